@@ -1,0 +1,90 @@
+"""Every environment setting jitgrad reads, read once at import.
+
+Importing this module must stay cheap: it configures Numba (threading layer, cache dir)
+but compiles nothing.
+
+Variables
+---------
+JITGRAD_NUM_THREADS      kernel (intra-op) threads; default: the number of cores.
+JITGRAD_DEFAULT_DTYPE    "float64" (default) or "float32": the dtype Python floats become.
+JITGRAD_CACHE_DIR        where compiled kernels are cached on disk; default
+                         ``$XDG_CACHE_HOME/jitgrad/<version>`` (``~/.cache/jitgrad/<version>``).
+JITGRAD_THREADING_LAYER  Numba threading layer to ask for: "tbb" (default), "omp" or "workqueue".
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import warnings
+
+__version__ = "0.1.0"
+
+
+def _default_cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    # Keyed by version: a changed helper in another module can leave cached callers stale.
+    return os.path.join(base, "jitgrad", __version__)
+
+
+NUM_THREADS = max(1, int(os.environ.get("JITGRAD_NUM_THREADS", "0") or 0) or (os.cpu_count() or 1))
+DEFAULT_DTYPE = os.environ.get("JITGRAD_DEFAULT_DTYPE", "float64")
+CACHE_DIR = os.path.abspath(os.environ.get("JITGRAD_CACHE_DIR") or _default_cache_dir())
+REQUESTED_THREADING_LAYER = os.environ.get("JITGRAD_THREADING_LAYER", "tbb")
+THREADING_LAYER_WARNING: str | None = None
+
+
+def _preload_tbb() -> bool:
+    """Make ``libtbb.so.12`` from the ``tbb`` wheel findable by Numba's tbbpool.
+
+    Note [tbb preload]: ``pip install tbb`` puts the library in ``<prefix>/lib``, which has no
+    RPATH from Numba's extension, so Numba silently falls back to ``omp``. Loading it first with
+    RTLD_GLOBAL lets the later ``dlopen`` by name succeed.
+    """
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix, sys.exec_prefix)):
+        for name in ("libtbb.so.12", "libtbb.12.dylib", "tbb12.dll"):
+            path = os.path.join(prefix, "lib", name)
+            if os.path.exists(path):
+                try:
+                    ctypes.CDLL(path, mode=getattr(ctypes, "RTLD_GLOBAL", 0))
+                    return True
+                except OSError:
+                    pass
+    try:  # a system-wide install
+        ctypes.CDLL("libtbb.so.12", mode=getattr(ctypes, "RTLD_GLOBAL", 0))
+        return True
+    except OSError:
+        return False
+
+
+def _configure_numba() -> None:
+    global THREADING_LAYER_WARNING
+    os.makedirs(CACHE_DIR, exist_ok=True)
+    import numba
+
+    numba.config.CACHE_DIR = CACHE_DIR
+    layer = REQUESTED_THREADING_LAYER
+    if layer == "tbb" and not _preload_tbb():
+        THREADING_LAYER_WARNING = (
+            "jitgrad: the tbb threading layer is not available (pip install tbb); "
+            "falling back to Numba's 'omp' layer, which stalls under contention")
+        warnings.warn(THREADING_LAYER_WARNING, RuntimeWarning, stacklevel=3)
+        layer = "omp"
+    # Numba's default 'workqueue' layer aborts the process when two threads enter parallel
+    # kernels at once (DESIGN-NUMBA.md); never let it be picked implicitly.
+    numba.config.THREADING_LAYER = layer
+    # numba.set_num_threads is applied by the device layer before the first parallel kernel:
+    # calling it here would start the thread pool at import.
+
+
+def threading_layer() -> str:
+    """The Numba threading layer in use (or requested, if no parallel kernel ran yet)."""
+    import numba
+
+    try:
+        return numba.threading_layer()
+    except ValueError:  # no parallel kernel launched yet
+        return f"{numba.config.THREADING_LAYER} (requested; no parallel kernel has run yet)"
+
+
+_configure_numba()
