@@ -1,0 +1,131 @@
+"""``backward`` and ``grad``: the entry points into the engine, with PyTorch's checks."""
+from __future__ import annotations
+
+from .. import engine
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _tensor_type():
+    from ..ops import dispatch
+
+    return dispatch.Tensor
+
+
+def _make_grads(outputs, grad_outputs, create_graph):
+    Tensor = _tensor_type()
+    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs: got "
+                           f"{len(grads)} gradients for {len(outputs)} outputs")
+    out = []
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not o.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
+                                   f"but got {o.dtype}")
+            from ..ops.creation import ones_like
+
+            g = ones_like(o)
+        else:
+            if not isinstance(g, Tensor):
+                from ..ops.creation import tensor
+
+                g = tensor(g, dtype=o.dtype)
+            if g.shape != o.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{list(g.shape)} and output[{i}] has a shape of {list(o.shape)}.")
+            if not create_graph:
+                g = g.detach()
+        out.append(g)
+    return out
+
+
+def _root_edges(outputs):
+    from ..ops.dispatch import gradient_edge
+
+    edges = []
+    for i, o in enumerate(outputs):
+        if o.grad_fn is None and not o.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
+                               "grad_fn")
+        edges.append(gradient_edge(o))
+    return edges
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves.
+
+    ``grad_tensors`` is needed for non-scalar outputs; the graph is freed unless ``retain_graph``
+    (default: ``create_graph``); ``create_graph`` records the backward itself for higher-order
+    derivatives; ``inputs`` restricts accumulation to those tensors (leaves or not).
+    """
+    tensors = _as_tuple(tensors)
+    if not tensors:
+        raise RuntimeError("backward: no tensors given")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(tensors, grad_tensors, create_graph)
+    edges = _root_edges(tensors)
+    if inputs is None:
+        engine.execute(edges, grads, retain_graph, create_graph)
+        return
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
+    from ..ops.dispatch import gradient_edge
+
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    captured = engine.execute(edges, grads, retain_graph, create_graph,
+                              capture_edges=[gradient_edge(t) for t in inputs], accumulate=True)
+    for t, g in zip(inputs, captured):
+        if t.grad_fn is not None and g is not None:  # non-leaf inputs accumulate like leaves
+            t._accumulate_grad(g, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Return d(outputs)/d(inputs) (vector-Jacobian products with ``grad_outputs``) without
+    touching ``.grad``. ``allow_unused`` permits inputs the outputs do not depend on (None, or
+    zeros with ``materialize_grads``)."""
+    if is_grads_batched:
+        raise NotImplementedError("grad(is_grads_batched=True) needs vmap, which jitgrad does not "
+                                  "have yet; loop over the grad_outputs instead")
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _make_grads(outputs, grad_outputs, create_graph)
+    edges = _root_edges(outputs)
+    from ..ops.dispatch import gradient_edge
+
+    captured = engine.execute(edges, grads, retain_graph, create_graph,
+                              capture_edges=[gradient_edge(t) for t in inputs], accumulate=False)
+    result = []
+    for t, g in zip(inputs, captured):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used "
+                                   "in the graph. Set allow_unused=True if this is the desired "
+                                   "behavior.")
+            if materialize_grads:
+                from ..ops.creation import zeros_like
+
+                g = zeros_like(t)
+        elif not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,156 @@
+"""Custom differentiable operations: ``class F(jitgrad.autograd.Function)`` with static
+``forward(ctx, ...)`` and ``backward(ctx, *grads)``, called as ``F.apply(...)``.
+
+The ctx IS the graph node (as in PyTorch), an instance of the generated ``<Name>Backward`` class.
+"""
+from __future__ import annotations
+
+from .grad_mode import is_grad_enabled, no_grad
+from .node import SECOND_BACKWARD_MSG, Node, SavedTensor
+
+
+def _Tensor():
+    from ..ops import dispatch
+
+    return dispatch.Tensor
+
+
+class BackwardCFunction(Node):
+    """The node (and ctx) of one ``Function.apply`` call."""
+
+    _forward_cls: type = None
+
+    def __init__(self):
+        super().__init__()
+        self.needs_input_grad: tuple = ()
+        self._to_save: tuple = ()
+        self._saved: list | None = None
+        self._non_differentiable: set = set()
+        self._materialize_grads = True
+        self._tensor_positions: tuple = ()
+        self._dirty: tuple = ()
+
+    # --- ctx API ---------------------------------------------------------------------------
+    def save_for_backward(self, *tensors) -> None:
+        """Save tensors (inputs or outputs, or None) for ``backward``; checked for in-place
+        modification when unpacked."""
+        for t in tensors:
+            if t is not None and not isinstance(t, _Tensor()):
+                raise TypeError("save_for_backward can only save variables, but argument "
+                                f"{tensors.index(t)} is of type {type(t).__name__}")
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._released:
+            raise RuntimeError(SECOND_BACKWARD_MSG)
+        if self._saved is None:  # inside forward, or no recording happened
+            return tuple(self._to_save)
+        return tuple(s.unpack(self) if s is not None else None for s in self._saved)
+
+    def mark_non_differentiable(self, *outputs) -> None:
+        """Mark outputs that never get a gradient (e.g. indices)."""
+        self._non_differentiable = {id(o) for o in outputs}
+
+    def mark_dirty(self, *tensors) -> None:
+        raise NotImplementedError("mark_dirty (in-place custom Functions) is not supported yet; "
+                                  "return a new tensor from forward instead")
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether missing output gradients reach ``backward`` as zeros (default) or None."""
+        self._materialize_grads = bool(value)
+
+    def _release(self):
+        super()._release()
+        self._saved = None
+        self._to_save = ()
+
+    # --- execution -------------------------------------------------------------------------
+    def apply(self, grad_outputs: list) -> list:
+        if self._materialize_grads:
+            from ..ops import dispatch
+
+            grad_outputs = [dispatch.zeros(*meta) if g is None and meta is not None else g
+                            for g, meta in zip(grad_outputs, self._output_meta)]
+        result = self._forward_cls.backward(self, *grad_outputs)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n_args = len(self.needs_input_grad)
+        if len(result) != n_args:
+            if len(result) > n_args and all(r is None for r in result[n_args:]):
+                result = result[:n_args]
+            else:
+                raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                                   f"gradients (expected {n_args}, got {len(result)})")
+        positions = set(self._tensor_positions)
+        for i, r in enumerate(result):
+            if i not in positions and r is not None:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than "
+                                   f"None at position {i + 1}, but the corresponding forward "
+                                   "input was not a Variable")
+        return [result[p] if self.needs_input_grad[p] else None for p in self._tensor_positions]
+
+
+class _FunctionMeta(type):
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls._backward_cls = type(f"{name}Backward", (BackwardCFunction,),
+                                 {"_forward_cls": cls, "__module__": cls.__module__})
+
+
+class Function(metaclass=_FunctionMeta):
+    """Base class for custom autograd operations (PyTorch's ``torch.autograd.Function``)."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        Tensor = _Tensor()
+        from ..ops.dispatch import gradient_edge
+
+        ctx = cls._backward_cls()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        ctx._tensor_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        with no_grad():
+            raw = cls.forward(ctx, *args, **kwargs)
+        is_tuple = isinstance(raw, tuple)
+        raw_outputs = raw if is_tuple else (raw,)
+        record = is_grad_enabled() and any(ctx.needs_input_grad)
+        inputs = {id(a) for a in args if isinstance(a, Tensor)}
+        outputs = []
+        for o in raw_outputs:
+            if isinstance(o, Tensor) and id(o) in inputs:
+                o = o.detach()  # an input returned as is: a new tensor object carries the history
+            outputs.append(o)
+        if not record:
+            return tuple(outputs) if is_tuple else outputs[0]
+        ctx._next_edges = tuple(gradient_edge(args[p]) if ctx.needs_input_grad[p] else (None, 0)
+                                for p in ctx._tensor_positions)
+        ctx._next_meta = tuple((args[p].shape, args[p].dtype) if ctx.needs_input_grad[p] else None
+                               for p in ctx._tensor_positions)
+        ctx._output_meta = []
+        for nr, (o, r) in enumerate(zip(outputs, raw_outputs)):
+            if not isinstance(o, Tensor):
+                ctx._output_meta.append(None)  # a non-tensor output never receives a gradient
+                continue
+            ctx._output_meta.append((o.shape, o.dtype))
+            if id(r) not in ctx._non_differentiable and o.dtype.is_floating_point:
+                o._grad_fn, o._output_nr, o._requires_grad = ctx, nr, True
+        by_id = {id(r): o for r, o in zip(raw_outputs, outputs)}
+        ctx._saved = [None if t is None else
+                      SavedTensor(by_id[id(t)], is_output=by_id[id(t)]._grad_fn is ctx)
+                      if id(t) in by_id else SavedTensor(t) for t in ctx._to_save]
+        ctx._to_save = ()
+        return tuple(outputs) if is_tuple else outputs[0]
+
+
+class FunctionCtx(BackwardCFunction):
+    """The type of ``ctx`` (for annotations)."""

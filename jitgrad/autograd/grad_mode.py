@@ -1,0 +1,84 @@
+"""Thread-local grad mode: ``no_grad``, ``enable_grad``, ``set_grad_enabled``.
+
+Each works as a context manager and as a decorator, like PyTorch's. The flag is thread-local,
+so a worker thread that runs backward nodes has its own mode.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """True when operations are being recorded for autograd on this thread."""
+    return getattr(_state, "enabled", True)
+
+
+def _set_enabled(mode: bool) -> None:
+    _state.enabled = bool(mode)
+
+
+class _GradModeContext:
+    """Base for grad-mode context managers that also decorate functions."""
+
+    _mode: bool
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        _set_enabled(self._mode)
+        return self
+
+    def __exit__(self, *exc):
+        _set_enabled(self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__(*self._ctor_args()):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    def _ctor_args(self):
+        return ()
+
+    def clone(self):
+        return self.__class__(*self._ctor_args())
+
+
+class no_grad(_GradModeContext):
+    """Disable graph recording: results of operations have ``grad_fn=None``."""
+
+    _mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Enable graph recording (inside a ``no_grad`` block, for example)."""
+
+    _mode = True
+
+
+class set_grad_enabled(_GradModeContext):
+    """Set grad mode on or off. Takes effect immediately (as a call) and as a context manager."""
+
+    def __init__(self, mode: bool):
+        self._prev = is_grad_enabled()
+        self._mode = bool(mode)
+        _set_enabled(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _set_enabled(self._prev)
+        return False
+
+    def __call__(self, fn):
+        _set_enabled(self._prev)  # as a decorator it must not change the mode when applied
+        return super().__call__(fn)
+
+    def _ctor_args(self):
+        return (self._mode,)

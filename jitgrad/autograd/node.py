@@ -1,0 +1,205 @@
+"""Graph nodes: ``Node`` (a backward function), ``AccumulateGrad``, ``SavedTensor`` and hooks.
+
+A node is created by each recorded operation. ``next_functions`` holds one ``(node, input_nr)``
+edge per differentiable forward input: the node that produced that input (its ``grad_fn``) or
+the ``AccumulateGrad`` of a leaf, or ``(None, 0)`` for an input that needs no gradient.
+
+This module knows tensors only by duck typing (``_version_counter``, ``_data``, ``grad``...):
+the autograd layer sits below ``tensor.py``.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+
+_sequence = itertools.count()
+_hook_ids = itertools.count()
+
+SECOND_BACKWARD_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward.")
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``-style calls; ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: dict, key):
+        self._hooks = hooks
+        self.id = key
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class HookDict(dict):
+    """An ordered id -> hook mapping; ``add`` returns the handle that removes the hook."""
+
+    def add(self, fn) -> RemovableHandle:
+        key = next(_hook_ids)
+        self[key] = fn
+        return RemovableHandle(self, key)
+
+
+class Node:
+    """A backward function in the graph (PyTorch's ``torch.autograd.graph.Node``).
+
+    Subclasses implement ``apply(grad_outputs) -> grad_inputs``: one gradient per forward output
+    in, one per ``next_functions`` edge out (``None`` where no gradient flows).
+    """
+
+    def __init__(self):
+        self._next_edges: tuple = ()
+        self._next_meta: tuple = ()  # (shape, dtype) of each forward input, for validation
+        self._output_meta: list = []  # (shape, dtype) of each forward output
+        self._sequence_nr = next(_sequence)
+        self._pre_hooks = HookDict()
+        self._post_hooks = HookDict()
+        self._tensor_hooks: dict = {}  # output_nr -> HookDict of tensor (pre) hooks
+        self._retain_grad_hooks: dict = {}  # output_nr -> callable, runs after tensor hooks
+        self._released = False
+        self.metadata: dict = {}
+
+    # --- introspection (PyTorch names) ---
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        return self._next_edges
+
+    def _sequence_number(self) -> int:
+        return self._sequence_nr
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    @property
+    def _num_outputs(self) -> int:
+        return len(self._output_meta)
+
+    # --- hooks ---
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after the node; a returned tuple replaces
+        ``grad_inputs``."""
+        return self._post_hooks.add(fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before the node; a returned tuple replaces ``grad_outputs``."""
+        return self._pre_hooks.add(fn)
+
+    def _tensor_pre_hooks(self, output_nr: int):
+        hooks = self._tensor_hooks.get(output_nr)
+        return hooks.values() if hooks else ()
+
+    def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
+        return self._tensor_hooks.setdefault(output_nr, HookDict()).add(fn)
+
+    # --- execution ---
+    def apply(self, grad_outputs: list) -> list:
+        raise NotImplementedError(f"{self.name()}.apply is not implemented")
+
+    def __call__(self, *grad_outputs):
+        return self.apply(list(grad_outputs))
+
+    def _release(self) -> None:
+        """Free saved tensors (called by the engine unless ``retain_graph``)."""
+        self._released = True
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved.
+
+    Note [saved tensor versions]: in-place ops bump a version counter shared by a tensor and its
+    views; unpacking compares it with the saved version and raises PyTorch's error when they
+    differ. An op's own output is saved without a reference to the tensor object (its data and
+    version counter only), so the node does not keep itself alive through a cycle; ``unpack``
+    rebuilds a tensor with ``grad_fn`` set to the node.
+    """
+
+    __slots__ = ("_tensor", "_data", "_counter", "_version", "_is_output", "_output_nr",
+                 "_requires_grad", "_make")
+
+    def __init__(self, tensor, is_output: bool = False):
+        self._counter = tensor._version_counter
+        self._version = self._counter.value
+        self._is_output = is_output
+        if is_output:
+            self._tensor = None
+            self._data = tensor._data
+            self._output_nr = tensor._output_nr
+            self._requires_grad = tensor.requires_grad
+            self._make = type(tensor)._from_saved
+        else:
+            self._tensor = tensor
+
+    def unpack(self, node: Node):
+        if node._released:
+            raise RuntimeError(SECOND_BACKWARD_MSG)
+        if self._counter.value != self._version:
+            t = self._tensor
+            shape = list(self._data.shape if t is None else t.shape)
+            dtype = (self._data.dtype if t is None else t._data.dtype).name
+            owner = node if self._is_output else (t.grad_fn if t is not None else None)
+            where = (f", which is output {self._output_nr if self._is_output else t._output_nr} of "
+                     f"{owner.name()}," if owner is not None else "")
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{dtype} {shape}]{where} is at version {self._counter.value}; "
+                f"expected version {self._version} instead. Hint: the backtrace further above shows "
+                "the operation that failed to compute its gradient. The variable in question was "
+                "changed in there or anywhere later. Good luck!")
+        if self._is_output:
+            return self._make(self._data, self._counter, node if self._requires_grad else None,
+                              self._output_nr)
+        return self._tensor
+
+
+class AccumulateGrad(Node):
+    """Sink node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+        self._output_meta = [(tuple(variable.shape), variable.dtype)]
+        self._lock = threading.Lock()
+        # a leaf's sink runs after everything else that is ready (PyTorch gives it UINT64_MAX)
+        self._sequence_nr = float("inf")
+
+    def _tensor_pre_hooks(self, output_nr: int):
+        hooks = self.variable._leaf_hooks
+        return hooks.values() if hooks else ()
+
+    def apply(self, grad_outputs: list) -> list:
+        new_grad = grad_outputs[0]
+        if new_grad is None:
+            return []
+        var = self.variable
+        from .grad_mode import is_grad_enabled
+
+        with self._lock:
+            var._accumulate_grad(new_grad, create_graph=is_grad_enabled())
+        for hook in list(var._post_accumulate_hooks.values()) if var._post_accumulate_hooks else ():
+            hook(var)
+        return []
+
+
+class GraphRoot(Node):
+    """Feeds the user's ``grad_tensors`` to the roots of a backward call."""
+
+    def __init__(self, edges, grads):
+        super().__init__()
+        self._next_edges = tuple(edges)
+        self._next_meta = (None,) * len(edges)
+        self._grads = list(grads)
+        self._sequence_nr = float("inf")
+
+    def apply(self, grad_outputs: list) -> list:
+        return self._grads
