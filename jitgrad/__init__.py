@@ -1,0 +1,63 @@
+"""jitgrad: a Numba-JIT reverse-mode autograd with PyTorch's autograd semantics.
+
+Nothing is compiled at import: kernels compile on first use and are cached on disk
+(``JITGRAD_CACHE_DIR``).
+"""
+from . import _config
+from ._config import __version__
+from .dtypes import (bool_, dtype, float16, float32, float64, get_default_dtype, int8, int16,
+                     int32, int64, set_default_dtype, uint8)
+from .tensor import Tensor
+from . import autograd
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                           linspace, manual_seed, ones, ones_like, rand, randint, randn, tensor,
+                           zeros, zeros_like)
+from .ops.unary import abs, clone, cos, exp, log, neg, relu, sigmoid, sign, sin, sqrt, tan, tanh
+from .ops.binary import add, clamp, div, maximum, minimum, mul, pow, sub, where
+try:  # TEMPORARY while the families are written
+    from .ops.reduce import amax, amin, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
+    from .ops.shape import (cat, expand, flatten, permute, reshape, squeeze, stack, t, transpose,
+                            unsqueeze)
+    from .ops.linalg import matmul
+    from .ops.nn import log_softmax, softmax
+except ImportError:
+    pass
+
+bool = bool_  # noqa: A001 - PyTorch's spelling (jitgrad.bool)
+float = float32  # noqa: A001 - PyTorch's aliases: float is float32, double float64, long int64
+double = float64
+long = int64
+clip = clamp
+
+
+def lt(x, y):
+    return x < y
+
+
+def gt(x, y):
+    return x > y
+
+
+def le(x, y):
+    return x <= y
+
+
+def ge(x, y):
+    return x >= y
+
+
+def eq(x, y):
+    return Tensor.__eq__(tensor(x) if not isinstance(x, Tensor) else x, y)
+
+
+def ne(x, y):
+    return Tensor.__ne__(tensor(x) if not isinstance(x, Tensor) else x, y)
+
+
+def is_tensor(obj) -> "bool_":
+    return isinstance(obj, Tensor)
+
+
+def numel(t) -> int:
+    return t.numel()

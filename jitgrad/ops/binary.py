@@ -1,0 +1,251 @@
+"""Elementwise binary and ternary ops with NumPy broadcasting.
+
+Derivative bodies return the gradient at the broadcast output shape; the engine sums it down to
+each input's shape (Note [broadcast reduction]).
+"""
+from __future__ import annotations
+
+from . import dispatch
+from . import smath as sm
+from .registry import def_elementwise, negate, passthrough
+
+
+# --- scalar bodies -------------------------------------------------------------------------
+def _add(x, y):
+    return x + y
+
+
+def _sub(x, y):
+    return x - y
+
+
+def _mul(x, y):
+    return x * y
+
+
+def _mul_dx(g, y):
+    return g * y
+
+
+def _mul_dy(g, x):
+    return g * x
+
+
+def _div(x, y):
+    return x / y
+
+
+def _div_dx(g, y):
+    return g / y
+
+
+def _div_dy(g, x, y):
+    return -(g * x) / (y * y)
+
+
+def _pow(x, y):
+    return x ** y
+
+
+def _pow_dx(g, x, y):
+    # d/dx x**y = y x**(y-1); PyTorch defines it as 0 where y == 0 (also at x == 0)
+    return sm.where(y == 0.0, 0.0 * g, g * (y * x ** (y - 1.0)))
+
+
+def _pow_dy(g, x, result):
+    # d/dy x**y = x**y log x; 0 at x == 0 (where the limit from y >= 0 is 0), as PyTorch
+    return g * sm.where(x == 0.0, 0.0 * result, result * sm.log(x))
+
+
+def _pow_scalar(x, exponent):
+    return x ** exponent
+
+
+def _pow_scalar_dx(g, x, exponent):
+    return sm.where(exponent == 0.0, 0.0 * g, g * (exponent * x ** (exponent - 1.0)))
+
+
+def _rpow(x, base):
+    return base ** x
+
+
+def _rpow_dx(g, result, base):
+    return g * sm.where(base == 0.0, 0.0 * result, result * sm.log(base))
+
+
+def _maximum(x, y):
+    if x != x or y != y:  # nan propagates, like NumPy and PyTorch
+        return x + y
+    return x if x >= y else y
+
+
+def _maximum_dx(g, x, y):
+    return sm.where(x == y, g * 0.5, g * (x > y))
+
+
+def _maximum_dy(g, x, y):
+    return sm.where(x == y, g * 0.5, g * (y > x))
+
+
+def _minimum(x, y):
+    if x != x or y != y:
+        return x + y
+    return x if x <= y else y
+
+
+def _minimum_dx(g, x, y):
+    return sm.where(x == y, g * 0.5, g * (x < y))
+
+
+def _minimum_dy(g, x, y):
+    return sm.where(x == y, g * 0.5, g * (y < x))
+
+
+def _where(condition, x, y):
+    return x if condition else y
+
+
+def _where_dx(g, condition):
+    return sm.where(condition, g, 0.0 * g)
+
+
+def _where_dy(g, condition):
+    return sm.where(condition, 0.0 * g, g)
+
+
+def _clamp(x, min, max):  # noqa: A002 - PyTorch's argument names
+    if x < min:
+        return min + 0 * x
+    if x > max:
+        return max + 0 * x
+    return x
+
+
+def _clamp_dx(g, x, min, max):  # noqa: A002
+    return g * ((x >= min) * (x <= max))
+
+
+def _lt(x, y):
+    return x < y
+
+
+def _le(x, y):
+    return x <= y
+
+
+def _gt(x, y):
+    return x > y
+
+
+def _ge(x, y):
+    return x >= y
+
+
+def _eq(x, y):
+    return x == y
+
+
+def _ne(x, y):
+    return x != y
+
+
+def _logical_and(x, y):
+    return bool(x) and bool(y)
+
+
+def _logical_or(x, y):
+    return bool(x) or bool(y)
+
+
+# --- rows ----------------------------------------------------------------------------------
+XY = ("x", "y")
+ADD = def_elementwise("add", "AddBackward0", XY, _add, {"x": passthrough, "y": passthrough})
+SUB = def_elementwise("sub", "SubBackward0", XY, _sub, {"x": passthrough, "y": negate})
+MUL = def_elementwise("mul", "MulBackward0", XY, _mul, {"x": _mul_dx, "y": _mul_dy})
+DIV = def_elementwise("div", "DivBackward0", XY, _div, {"x": _div_dx, "y": _div_dy},
+                      dtype_rule="float")
+POW = def_elementwise("pow", "PowBackward1", XY, _pow, {"x": _pow_dx, "y": _pow_dy})
+POW_SCALAR = def_elementwise("pow_scalar", "PowBackward0", ("x",), _pow_scalar,
+                             {"x": _pow_scalar_dx}, attrs=("exponent",))
+RPOW = def_elementwise("rpow", "PowBackward2", ("x",), _rpow, {"x": _rpow_dx}, attrs=("base",))
+MAXIMUM = def_elementwise("maximum", "MaximumBackward0", XY, _maximum,
+                          {"x": _maximum_dx, "y": _maximum_dy})
+MINIMUM = def_elementwise("minimum", "MinimumBackward0", XY, _minimum,
+                          {"x": _minimum_dx, "y": _minimum_dy})
+WHERE = def_elementwise("where", "WhereBackward0", ("condition", "x", "y"), _where,
+                        {"x": _where_dx, "y": _where_dy})
+CLAMP = def_elementwise("clamp", "ClampBackward1", ("x",), _clamp, {"x": _clamp_dx},
+                        attrs=("min", "max"))
+COMPARISONS = {name: def_elementwise(name, name, XY, body, dtype_rule="bool") for name, body in (
+    ("lt", _lt), ("le", _le), ("gt", _gt), ("ge", _ge), ("eq", _eq), ("ne", _ne),
+    ("logical_and", _logical_and), ("logical_or", _logical_or))}
+
+
+# --- public functions ----------------------------------------------------------------------
+def add(x, y, alpha=1):
+    """``x + alpha * y``. Derivatives: ``g`` and ``alpha * g``."""
+    return dispatch.elementwise(ADD, x, y if alpha == 1 else mul(y, alpha))
+
+
+def sub(x, y, alpha=1):
+    """``x - alpha * y``. Derivatives: ``g`` and ``-alpha * g``."""
+    return dispatch.elementwise(SUB, x, y if alpha == 1 else mul(y, alpha))
+
+
+def mul(x, y):
+    """``x * y``. Derivatives: ``g * y`` and ``g * x``."""
+    return dispatch.elementwise(MUL, x, y)
+
+
+def div(x, y):
+    """True division ``x / y``. Derivatives: ``g / y`` and ``-g x / y**2``."""
+    return dispatch.elementwise(DIV, x, y)
+
+
+def pow(x, y):  # noqa: A001 - NumPy's and PyTorch's name
+    """``x ** y`` for Tensor/scalar ``x`` and ``y``.
+
+    Derivatives: ``g y x**(y-1)`` (0 where y == 0) and ``g x**y log x`` (0 where x == 0).
+    Tensor**scalar records ``PowBackward0``, Tensor**Tensor ``PowBackward1`` and scalar**Tensor
+    ``PowBackward2``, as PyTorch.
+    """
+    x_t, y_t = isinstance(x, dispatch.Tensor), isinstance(y, dispatch.Tensor)
+    if x_t and not y_t and type(y) in (int, float):
+        return dispatch.elementwise(POW_SCALAR, x, exponent=y)
+    if y_t and not x_t and type(x) in (int, float):
+        return dispatch.elementwise(RPOW, y, base=x)
+    return dispatch.elementwise(POW, x, y)
+
+
+def maximum(x, y):
+    """Elementwise maximum (nan propagates). The gradient is split evenly on ties."""
+    return dispatch.elementwise(MAXIMUM, x, y)
+
+
+def minimum(x, y):
+    """Elementwise minimum (nan propagates). The gradient is split evenly on ties."""
+    return dispatch.elementwise(MINIMUM, x, y)
+
+
+def where(condition, x, y):
+    """``x`` where ``condition`` else ``y``. Derivatives: ``g`` masked by the condition."""
+    return dispatch.elementwise(WHERE, condition, x, y)
+
+
+def clamp(x, min=None, max=None):  # noqa: A002
+    """Clamp into ``[min, max]`` (either may be None). Derivative: ``g`` inside, 0 outside.
+
+    Tensor bounds are supported through ``maximum``/``minimum``.
+    """
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
+    if isinstance(min, dispatch.Tensor) or isinstance(max, dispatch.Tensor):
+        out = x if min is None else maximum(x, min)
+        return out if max is None else minimum(out, max)
+    return dispatch.elementwise(CLAMP, x, min=-float("inf") if min is None else min,
+                                max=float("inf") if max is None else max)
+
+
+def compare(name, x, y):
+    """Comparison / logical op ``name`` (lt le gt ge eq ne logical_and logical_or): bool."""
+    return dispatch.elementwise(COMPARISONS[name], x, y)

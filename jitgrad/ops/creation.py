@@ -1,0 +1,205 @@
+"""Tensor constructors (``tensor``, ``zeros``, ``randn``...) and the global random generator."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from . import dispatch
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int):
+    """Seed jitgrad's random generator (``rand``, ``randn``, ``randint``) for reproducibility."""
+    global _rng
+    _rng = np.random.default_rng(int(seed))
+    return _rng
+
+
+def _all_python_ints(data) -> bool:
+    if isinstance(data, (list, tuple)):
+        return all(_all_python_ints(d) for d in data)
+    return isinstance(data, (int, np.integer)) or isinstance(data, bool)
+
+
+def to_array(data, dtype=None) -> np.ndarray:
+    """Convert ``data`` to a fresh ndarray following PyTorch/NumPy dtype inference.
+
+    Python floats give the default float dtype, Python ints int64, bools bool; NumPy arrays
+    keep their dtype.
+    """
+    Tensor = dispatch.Tensor
+    if isinstance(data, Tensor):
+        arr = data._data.copy()
+    elif isinstance(data, np.ndarray):
+        arr = data.copy()
+    else:
+        if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
+            data = _tensors_to_lists(data)
+        arr = np.array(data)
+        if arr.dtype.kind == "f" and dtype is None:
+            arr = arr.astype(dtypes.get_default_dtype().np)
+        elif arr.dtype.kind in "iu" and arr.dtype != np.int64 and dtype is None:
+            arr = arr.astype(np.int64)
+        elif arr.dtype.kind not in "fiub":
+            raise TypeError(f"tensor(): could not convert data of type {type(data).__name__} "
+                            f"(NumPy dtype {arr.dtype}) to a numeric tensor")
+    if dtype is not None:
+        arr = arr.astype(dtypes.to_dtype(dtype).np, copy=False)
+    return arr
+
+
+def _flat(data):
+    for d in data:
+        if isinstance(d, (list, tuple)):
+            yield from _flat(d)
+        else:
+            yield d
+
+
+def _tensors_to_lists(data):
+    if isinstance(data, (list, tuple)):
+        return [_tensors_to_lists(d) for d in data]
+    return data.tolist() if isinstance(data, dispatch.Tensor) else data
+
+
+def _finish(arr, requires_grad):
+    t = dispatch.Tensor._make(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors)."""
+    _check_device(device)
+    return _finish(to_array(data, dtype), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like ``tensor`` but shares memory with an ndarray (or returns a tensor) when possible."""
+    _check_device(device)
+    if isinstance(data, dispatch.Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or dtypes.to_dtype(dtype).np == data.dtype):
+        dtypes.to_dtype(data.dtype)  # rejects unsupported dtypes
+        return dispatch.Tensor._make(data)
+    return tensor(data, dtype)
+
+
+def from_numpy(array: np.ndarray):
+    """A tensor sharing memory with ``array`` (writes through either are seen by both)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected np.ndarray (got {type(array).__name__})")
+    dtypes.to_dtype(array.dtype)
+    return dispatch.Tensor._make(array)
+
+
+def _check_device(device):
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError(f"device {device!r} is not available: this build of jitgrad runs on "
+                           "the CPU only (CUDA support is a separate feature)")
+
+
+def _size(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (int, np.integer)) or s < 0:
+            raise ValueError(f"size must be non-negative integers, got {size}")
+    return tuple(int(s) for s in size)
+
+
+def _float(dtype):
+    return dtypes.to_dtype(dtype).np if dtype is not None else dtypes.get_default_dtype().np
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros (default float dtype)."""
+    _check_device(device)
+    return _finish(np.zeros(_size(size), _float(dtype)), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones (default float dtype)."""
+    _check_device(device)
+    return _finish(np.ones(_size(size), _float(dtype)), requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """An uninitialised tensor."""
+    _check_device(device)
+    return _finish(np.empty(_size(size), _float(dtype)), requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    """A tensor filled with ``fill_value``; its dtype is inferred from the value like PyTorch."""
+    _check_device(device)
+    if dtype is None:
+        dtype = dtypes.result_type(fill_value)
+    size = (size,) if isinstance(size, int) else tuple(size)
+    return _finish(np.full(_size(size), fill_value, dtypes.to_dtype(dtype).np), requires_grad)
+
+
+def zeros_like(t, dtype=None, requires_grad=False):
+    return _finish(np.zeros(t.shape, _like(t, dtype)), requires_grad)
+
+
+def ones_like(t, dtype=None, requires_grad=False):
+    return _finish(np.ones(t.shape, _like(t, dtype)), requires_grad)
+
+
+def empty_like(t, dtype=None, requires_grad=False):
+    return _finish(np.empty(t.shape, _like(t, dtype)), requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, requires_grad=False):
+    return _finish(np.full(t.shape, fill_value, _like(t, dtype)), requires_grad)
+
+
+def _like(t, dtype):
+    return dtypes.to_dtype(dtype).np if dtype is not None else np.asarray(t).dtype
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a float is given."""
+    _check_device(device)
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        dtype = dtypes.result_type(start, end, step)
+    return _finish(np.arange(start, end, step, dtype=dtypes.to_dtype(dtype).np), requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    _check_device(device)
+    return _finish(np.linspace(start, end, int(steps), dtype=_float(dtype)), requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    """The identity matrix (``n x m``)."""
+    _check_device(device)
+    return _finish(np.eye(n, m, dtype=_float(dtype)), requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1) from the generator seeded by ``manual_seed``."""
+    _check_device(device)
+    return _finish(_rng.random(_size(size)).astype(_float(dtype)), requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples from the generator seeded by ``manual_seed``."""
+    _check_device(device)
+    return _finish(_rng.standard_normal(_size(size)).astype(_float(dtype)), requires_grad)
+
+
+def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
+    """Integers in ``[low, high)`` (int64)."""
+    _check_device(device)
+    if high is None:
+        low, high = 0, low
+    dt = dtypes.to_dtype(dtype).np if dtype is not None else np.int64
+    return _finish(_rng.integers(low, high, size=_size((size,) if isinstance(size, int) else size),
+                                 dtype=np.int64).astype(dt), requires_grad)

@@ -1,0 +1,158 @@
+"""The op registry: one declarative row per op, and the node classes generated from the rows.
+
+An **elementwise** row gives scalar bodies::
+
+    def _tanh(x):            return math.tanh(x)
+    def _tanh_dx(g, result): return g * (1.0 - result * result)
+    def_elementwise("tanh", "TanhBackward0", ("x",), _tanh, {"x": _tanh_dx})
+
+The forward body becomes a Numba kernel (``device.cpu``). Each backward body names what it
+needs by its parameters (``g`` first, then input names, ``result`` or attribute names), so only
+that is saved. Without ``create_graph`` the body is compiled into one fused kernel; with it, the
+same body is called on Tensors and records its own graph (double backward for free).
+
+A **composite** row (reductions, shape ops, matmul...) gives ``forward(ctx, *arrays, **attrs)``
+returning the output array(s), and ``backward(ctx, g, **saved)`` written with Tensor ops, which
+serves both plain and ``create_graph`` backward.
+
+Node classes are named like PyTorch's (``MulBackward0``...). Broadcast gradients are NOT reduced
+here: the engine sums them to the inputs' shapes (Note [broadcast reduction]).
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.node import Node
+
+OPS: dict = {}
+
+
+def passthrough(g):
+    """d/dx of x with respect to itself: the gradient flows unchanged."""
+    return g
+
+
+def negate(g):
+    """The gradient of ``-x``: ``-g``."""
+    return -g
+
+
+@dataclass
+class OpDef:
+    """One op: its name, node class, inputs, kernels and derivative rules."""
+
+    name: str
+    node_name: str
+    inputs: tuple
+    forward: object
+    backward: object = None  # elementwise: {input: body}; composite: fn(ctx, *grads, **saved)
+    attrs: tuple = ()
+    elementwise: bool = True
+    dtype_rule: str = "promote"  # "promote" | "float" | "bool" (bool: not differentiable)
+    save: tuple = ()  # composite: names among inputs/"result" saved as tensors
+    view: bool = False  # composite: output 0 is a view of input 0 (shares its version counter)
+    n_outputs: int = 1
+    params: dict = field(default_factory=dict)  # elementwise: input -> parameter names of its body
+    node_cls: type = None
+
+    @property
+    def differentiable(self) -> bool:
+        return self.dtype_rule != "bool"
+
+
+class OpNode(Node):
+    """The backward node of a registry op; subclasses are generated per op row."""
+
+    _op: OpDef
+
+    def __init__(self):
+        super().__init__()
+        self._saved: dict = {}
+        self._attrs: dict = {}
+        self.needs_input_grad: tuple = ()
+
+    def _release(self):
+        super()._release()
+        self._saved = {}
+
+    def _unpack(self, name):
+        if self._released:
+            from ..autograd.node import SECOND_BACKWARD_MSG
+            raise RuntimeError(SECOND_BACKWARD_MSG)
+        value = self._saved[name]
+        return value.unpack(self) if hasattr(value, "unpack") else value
+
+    def __getattr__(self, name):
+        # ctx-style access to attributes a composite forward stored (``ctx.dim``)
+        attrs = self.__dict__.get("_attrs")
+        if attrs is not None and name in attrs:
+            return attrs[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def apply(self, grad_outputs: list) -> list:
+        op = self._op
+        if all(g is None for g in grad_outputs):
+            return [None] * len(self._next_edges)
+        if op.elementwise:
+            return self._apply_elementwise(grad_outputs[0])
+        from . import dispatch
+
+        grads = [g if g is not None else dispatch.zeros(shape, dtype)
+                 for g, (shape, dtype) in zip(grad_outputs, self._output_meta)]
+        saved = {name: self._unpack(name) for name in op.save}
+        result = op.backward(self, *grads[: max(1, len(grads))], **saved)
+        if not isinstance(result, (tuple, list)):
+            result = (result,)
+        return [r if need else None for r, need in zip(result, self.needs_input_grad)]
+
+    def _apply_elementwise(self, g):
+        from . import dispatch
+
+        op = self._op
+        out = []
+        for name, need in zip(op.inputs, self.needs_input_grad):
+            if not need:
+                out.append(None)
+                continue
+            body = op.backward[name]
+            if body is passthrough:
+                out.append(g)
+                continue
+            args = [self._unpack(p) for p in op.params[name]]
+            if is_grad_enabled():  # create_graph: the same body records its own graph
+                res = body(g, *args)
+                out.append(res if isinstance(res, dispatch.Tensor) else dispatch.full_like(g, res))
+            else:
+                out.append(dispatch.run_body(body, [g, *args], g.dtype))
+        return out
+
+
+def _make_node_class(op: OpDef) -> type:
+    return type(op.node_name, (OpNode,), {"_op": op, "__module__": "jitgrad.autograd"})
+
+
+def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), dtype_rule="promote"):
+    """Declare an elementwise op from scalar bodies (see the module docstring)."""
+    backward = backward or {}
+    params = {inp: tuple(inspect.signature(body).parameters)[1:] for inp, body in backward.items()}
+    for inp, names in params.items():
+        unknown = set(names) - set(inputs) - set(attrs) - {"result"}
+        if unknown:
+            raise TypeError(f"{name}: backward body for {inp} takes unknown parameters {unknown}")
+    op = OpDef(name, node_name, tuple(inputs), forward, backward, tuple(attrs), True, dtype_rule,
+               params=params)
+    op.node_cls = _make_node_class(op)
+    OPS[name] = op
+    return op
+
+
+def def_composite(name, node_name, inputs, forward, backward, attrs=(), save=(), view=False,
+                  n_outputs=1, dtype_rule="promote"):
+    """Declare a non-elementwise op: an array-level forward and a Tensor-level backward."""
+    op = OpDef(name, node_name, tuple(inputs), forward, backward, tuple(attrs), False, dtype_rule,
+               tuple(save), view, n_outputs)
+    op.node_cls = _make_node_class(op)
+    OPS[name] = op
+    return op

@@ -1,0 +1,80 @@
+"""Scalar math usable in derivative bodies, on numbers inside Numba kernels AND on Tensors.
+
+A backward body such as ``def _sin_dx(g, x): return g * cos(x)`` is compiled into a kernel (Numba
+sees ``cos`` through the ``@overload`` below) and, for ``create_graph``, called on Tensors (the
+Python function dispatches to the registry op, recording the graph). One formula, both paths.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba.extending import overload
+
+from .registry import OPS
+
+
+def _is_tensor(x) -> bool:
+    from . import dispatch
+
+    return isinstance(x, dispatch.Tensor)
+
+
+def _unary(name: str, scalar_impl, np_impl):
+    """Build the dual-use function ``name`` and register its Numba overload."""
+
+    def fn(x):
+        if _is_tensor(x):
+            from . import dispatch
+
+            return dispatch.elementwise(OPS[name], x)
+        return np_impl(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``{name}`` of a number (in kernels) or of a Tensor (recorded)."
+
+    @overload(fn, inline="always")
+    def _ov(x):
+        return scalar_impl
+
+    return fn
+
+
+def _sigmoid_scalar(x):
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def _sign_scalar(x):
+    if x > 0:
+        return 1.0
+    if x < 0:
+        return -1.0
+    return 0.0 * x  # keeps nan as nan and the sign of zero
+
+
+exp = _unary("exp", lambda x: math.exp(x), np.exp)
+log = _unary("log", lambda x: math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan), np.log)
+sin = _unary("sin", lambda x: math.sin(x), np.sin)
+cos = _unary("cos", lambda x: math.cos(x), np.cos)
+tan = _unary("tan", lambda x: math.tan(x), np.tan)
+tanh = _unary("tanh", lambda x: math.tanh(x), np.tanh)
+sqrt = _unary("sqrt", lambda x: math.sqrt(x) if x >= 0 else math.nan, np.sqrt)
+sigmoid = _unary("sigmoid", _sigmoid_scalar, lambda x: 1.0 / (1.0 + np.exp(-x)))
+sign = _unary("sign", _sign_scalar, np.sign)
+
+
+def where(cond, a, b):
+    """``a`` where ``cond`` else ``b``; a Tensor in any position records a ``where`` op."""
+    if _is_tensor(cond) or _is_tensor(a) or _is_tensor(b):
+        from . import dispatch
+
+        return dispatch.elementwise(OPS["where"], cond, a, b)
+    return np.where(cond, a, b)[()]
+
+
+@overload(where, inline="always")
+def _where_ov(cond, a, b):
+    return lambda cond, a, b: a if cond else b

@@ -1,0 +1,222 @@
+"""Elementwise unary ops: one row per op, scalar bodies for forward and derivative.
+
+Each derivative body is written once: compiled into a fused backward kernel, and called on
+Tensors under ``create_graph`` (see ``registry``). ``result`` is the op's output.
+"""
+from __future__ import annotations
+
+import math
+
+from . import dispatch
+from .registry import def_composite, def_elementwise, negate
+from . import smath as sm
+
+
+# --- scalar bodies -------------------------------------------------------------------------
+def _neg(x):
+    return -x
+
+
+def _exp(x):
+    return math.exp(x)
+
+
+def _exp_dx(g, result):
+    return g * result
+
+
+def _log(x):
+    if x > 0:
+        return math.log(x)
+    return -math.inf if x == 0 else math.nan
+
+
+def _log_dx(g, x):
+    return g / x
+
+
+def _sin(x):
+    return math.sin(x)
+
+
+def _sin_dx(g, x):
+    return g * sm.cos(x)
+
+
+def _cos(x):
+    return math.cos(x)
+
+
+def _cos_dx(g, x):
+    return -(g * sm.sin(x))
+
+
+def _tan(x):
+    return math.tan(x)
+
+
+def _tan_dx(g, result):
+    return g * (result * result + 1.0)
+
+
+def _tanh(x):
+    return math.tanh(x)
+
+
+def _tanh_dx(g, result):
+    return g * (1.0 - result * result)
+
+
+def _sigmoid(x):
+    return sm.sigmoid(x)
+
+
+def _sigmoid_dx(g, result):
+    return g * (result * (1.0 - result))
+
+
+def _relu(x):
+    return 0.0 * x if x <= 0 else x  # 0*x keeps the dtype; relu(nan) is nan
+
+
+def _relu_dx(g, result):
+    return g * (result > 0)
+
+
+def _abs(x):
+    return abs(x)
+
+
+def _abs_dx(g, x):
+    return g * sm.sign(x)
+
+
+def _sqrt(x):
+    return math.sqrt(x) if x >= 0 else math.nan
+
+
+def _sqrt_dx(g, result):
+    return g / (result + result)
+
+
+def _sign(x):
+    if x > 0:
+        return 1 + 0 * x
+    if x < 0:
+        return -1 + 0 * x
+    return 0 * x
+
+
+def _zero_dx(g):
+    return 0.0 * g
+
+
+# --- rows ----------------------------------------------------------------------------------
+NEG = def_elementwise("neg", "NegBackward0", ("x",), _neg, {"x": negate})
+EXP = def_elementwise("exp", "ExpBackward0", ("x",), _exp, {"x": _exp_dx}, dtype_rule="float")
+LOG = def_elementwise("log", "LogBackward0", ("x",), _log, {"x": _log_dx}, dtype_rule="float")
+SIN = def_elementwise("sin", "SinBackward0", ("x",), _sin, {"x": _sin_dx}, dtype_rule="float")
+COS = def_elementwise("cos", "CosBackward0", ("x",), _cos, {"x": _cos_dx}, dtype_rule="float")
+TAN = def_elementwise("tan", "TanBackward0", ("x",), _tan, {"x": _tan_dx}, dtype_rule="float")
+TANH = def_elementwise("tanh", "TanhBackward0", ("x",), _tanh, {"x": _tanh_dx}, dtype_rule="float")
+SIGMOID = def_elementwise("sigmoid", "SigmoidBackward0", ("x",), _sigmoid, {"x": _sigmoid_dx},
+                          dtype_rule="float")
+RELU = def_elementwise("relu", "ReluBackward0", ("x",), _relu, {"x": _relu_dx})
+ABS = def_elementwise("abs", "AbsBackward0", ("x",), _abs, {"x": _abs_dx})
+SQRT = def_elementwise("sqrt", "SqrtBackward0", ("x",), _sqrt, {"x": _sqrt_dx}, dtype_rule="float")
+SIGN = def_elementwise("sign", "SignBackward0", ("x",), _sign, {"x": _zero_dx})
+
+
+# --- public functions ----------------------------------------------------------------------
+def neg(x):
+    """Negation, ``-x``. Derivative: ``-g``."""
+    return dispatch.elementwise(NEG, x)
+
+
+def exp(x):
+    """``e**x``. Derivative: ``g * exp(x)`` (the saved result)."""
+    return dispatch.elementwise(EXP, x)
+
+
+def log(x):
+    """Natural logarithm (``-inf`` at 0, ``nan`` below). Derivative: ``g / x``."""
+    return dispatch.elementwise(LOG, x)
+
+
+def sin(x):
+    """Sine. Derivative: ``g * cos(x)``."""
+    return dispatch.elementwise(SIN, x)
+
+
+def cos(x):
+    """Cosine. Derivative: ``-g * sin(x)``."""
+    return dispatch.elementwise(COS, x)
+
+
+def tan(x):
+    """Tangent. Derivative: ``g * (1 + tan(x)**2)``."""
+    return dispatch.elementwise(TAN, x)
+
+
+def tanh(x):
+    """Hyperbolic tangent. Derivative: ``g * (1 - tanh(x)**2)``."""
+    return dispatch.elementwise(TANH, x)
+
+
+def sigmoid(x):
+    """Logistic ``1 / (1 + e**-x)``, computed stably. Derivative: ``g * s * (1 - s)``."""
+    return dispatch.elementwise(SIGMOID, x)
+
+
+def relu(x):
+    """``max(x, 0)`` (nan stays nan). Derivative: ``g`` where the output is positive, else 0."""
+    return dispatch.elementwise(RELU, x)
+
+
+def abs(x):  # noqa: A001 - NumPy's name
+    """Absolute value. Derivative: ``g * sign(x)`` (0 at 0, like PyTorch)."""
+    return dispatch.elementwise(ABS, x)
+
+
+def sqrt(x):
+    """Square root (nan below 0). Derivative: ``g / (2 sqrt(x))``."""
+    return dispatch.elementwise(SQRT, x)
+
+
+def sign(x):
+    """-1, 0 or 1 by the sign of ``x`` (nan stays nan). Derivative: 0."""
+    return dispatch.elementwise(SIGN, x)
+
+
+# --- copies and dtype conversion (composite rows) -------------------------------------------
+def _clone_forward(ctx, x):
+    return x.copy()
+
+
+def _clone_backward(ctx, g):
+    return (g,)
+
+
+def _cast_forward(ctx, x, dtype):
+    return x.astype(dtype.np)
+
+
+def _cast_backward(ctx, g):
+    return (cast(g, ctx._next_meta[0][1]),)  # back to the input's recorded dtype
+
+
+CLONE = def_composite("clone", "CloneBackward0", ("x",), _clone_forward, _clone_backward)
+CAST = def_composite("cast", "ToCopyBackward0", ("x",), _cast_forward, _cast_backward,
+                     attrs=("dtype",))
+
+
+def clone(x):
+    """A copy with its own storage. Derivative: ``g``."""
+    return dispatch.composite(CLONE, x)
+
+
+def cast(x, dtype):
+    """Convert to ``dtype`` (a copy). Derivative: ``g`` converted back to the input's dtype."""
+    if x.dtype is dtype:
+        return x
+    return dispatch.composite(CAST, x, dtype=dtype)

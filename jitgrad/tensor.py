@@ -1,0 +1,483 @@
+"""Tensor: an ndarray plus autograd metadata. Operators and methods are thin calls into ops."""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from . import dtypes
+from .autograd import grad_mode
+from .autograd.node import AccumulateGrad, HookDict
+from .autograd.version import VersionCounter
+from .ops import binary, dispatch, indexing, linalg, nn as nn_ops, reduce, shape, unary
+from .ops.format import format_tensor
+
+
+class Tensor:
+    """A multi-dimensional array that records operations for reverse-mode autodiff.
+
+    Storage is a NumPy array (``numpy()`` shares it); views share storage and the version
+    counter with their base. ``requires_grad``, ``grad``, ``grad_fn``, ``is_leaf``, hooks and
+    ``backward`` follow PyTorch.
+    """
+
+    __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter",
+                 "_base", "_grad_acc_ref", "_leaf_hooks", "_post_accumulate_hooks",
+                 "_retains_grad", "__weakref__")
+    __array_priority__ = 1000
+    __array_ufunc__ = None  # NumPy defers binary operators to Tensor's reflected ones
+
+    @classmethod
+    def _make(cls, data: np.ndarray, requires_grad: bool = False) -> "Tensor":
+        t = object.__new__(cls)
+        t._data = data
+        t._requires_grad = requires_grad
+        t._grad = None
+        t._grad_fn = None
+        t._output_nr = 0
+        t._version_counter = VersionCounter()
+        t._base = None
+        t._grad_acc_ref = None
+        t._leaf_hooks = None
+        t._post_accumulate_hooks = None
+        t._retains_grad = False
+        return t
+
+    @classmethod
+    def _from_saved(cls, data, counter, grad_fn, output_nr) -> "Tensor":
+        t = cls._make(data, grad_fn is not None)
+        t._version_counter, t._grad_fn, t._output_nr = counter, grad_fn, output_nr
+        return t
+
+    def __init__(self, data=(), *, dtype=None, requires_grad=False):
+        from .ops.creation import to_array
+
+        src = Tensor._make(to_array(data, dtype))
+        for name in Tensor.__slots__[:-1]:
+            setattr(self, name, getattr(src, name))
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # --- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def size(self, dim=None):
+        return self._data.shape if dim is None else self._data.shape[dim]
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return dtypes.to_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def stride(self, dim=None):
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[dim]
+
+    def is_contiguous(self) -> bool:
+        return self._data.flags.c_contiguous
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    # --- autograd metadata ----------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use "
+                    "a computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach().")
+            return self
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               f"gradients (got dtype {self.dtype})")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: got "
+                                   f"{list(value.shape)}, expected {list(self.shape)}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: got "
+                                   f"{value.dtype}, expected {self.dtype}")
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def data(self) -> "Tensor":
+        return self.detach()
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    def _grad_accumulator(self) -> AccumulateGrad:
+        """The leaf's AccumulateGrad, shared by every use of it while a graph holds it."""
+        acc = self._grad_acc_ref() if self._grad_acc_ref is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._grad_acc_ref = weakref.ref(acc)
+        return acc
+
+    def _accumulate_grad(self, new_grad: "Tensor", create_graph: bool) -> None:
+        if self._grad is None:
+            # own the buffer: the incoming gradient may be shared with other edges or the caller
+            self._grad = new_grad if create_graph else Tensor._make(np.array(new_grad._data))
+        elif create_graph or grad_mode.is_grad_enabled():
+            self._grad = self._grad + new_grad
+        else:
+            np.add(self._grad._data, new_grad._data, out=self._grad._data, casting="unsafe")
+            self._grad._version_counter.bump()
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing storage (and version counter) with no autograd history."""
+        t = Tensor._make(self._data)
+        t._version_counter = self._version_counter
+        return t
+
+    def detach_(self) -> "Tensor":
+        if self._base is not None and self._grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn, self._requires_grad, self._output_nr = None, False, 0
+        return self
+
+    def retain_grad(self) -> None:
+        """Populate ``.grad`` for this non-leaf tensor during backward (a no-op on leaves)."""
+        if self._grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        ref = weakref.ref(self)
+
+        def retain(grad):
+            t = ref()
+            if t is None:
+                return
+            if t._grad is None:
+                t._grad = Tensor._make(np.array(grad._data))
+            else:
+                t._grad = Tensor._make(t._grad._data + grad._data)
+
+        self._grad_fn._retain_grad_hooks[self._output_nr] = retain
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """``hook(grad) -> Tensor or None`` runs when this tensor's gradient is computed; a
+        returned tensor replaces the gradient. Returns a handle with ``remove()``."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            return self._grad_fn._add_tensor_hook(self._output_nr, hook)
+        if self._leaf_hooks is None:
+            self._leaf_hooks = HookDict()
+        return self._leaf_hooks.add(hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after the gradient is accumulated into this leaf's ``.grad``."""
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = HookDict()
+        return self._post_accumulate_hooks.add(hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into the ``.grad`` of the leaves (see autograd.backward)."""
+        from .autograd.api import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # --- conversion ----------------------------------------------------------------------
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
+                               "Scalar")
+        return self._data.reshape(-1)[0].item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, *, force=False) -> np.ndarray:
+        """The data as an ndarray sharing memory. For a tensor that requires grad this is a
+        read-only view (PyTorch raises instead); writes must go through the Tensor."""
+        if self._requires_grad and not force:
+            view = self._data.view()
+            view.flags.writeable = False
+            return view
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self._data
+        if dtype is not None and arr.dtype != dtype:
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(-1)[0])
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __repr__(self):
+        return format_tensor(self)
+
+    def __hash__(self):
+        return id(self)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._data, self._requires_grad))
+
+    # --- dtype conversion ----------------------------------------------------------------
+    def to(self, dtype=None, *, copy=False):
+        if isinstance(dtype, str) and dtype.startswith("cpu"):
+            return self.clone() if copy else self
+        d = dtypes.to_dtype(dtype)
+        out = unary.cast(self, d)
+        return out.clone() if copy and out is self else out
+
+    def _cast(self, dtype):
+        return unary.cast(self, dtype)
+
+    def type(self, dtype=None):
+        return str(self.dtype) if dtype is None else self.to(dtype)
+
+    def float(self):
+        return unary.cast(self, dtypes.float32)
+
+    def double(self):
+        return unary.cast(self, dtypes.float64)
+
+    def long(self):
+        return unary.cast(self, dtypes.int64)
+
+    def int(self):
+        return unary.cast(self, dtypes.int32)
+
+    def bool(self):
+        return unary.cast(self, dtypes.bool_)
+
+    def cpu(self):
+        return self
+
+    def clone(self):
+        return unary.clone(self)
+
+    def contiguous(self):
+        return self if self._data.flags.c_contiguous else unary.clone(self)
+
+    def _sum_to_shape(self, shape):
+        return reduce.sum_to_shape(self, shape)
+
+    # --- arithmetic -----------------------------------------------------------------------
+    def __add__(self, other):
+        return binary.add(self, other)
+
+    def __radd__(self, other):
+        return binary.add(other, self)
+
+    def __sub__(self, other):
+        return binary.sub(self, other)
+
+    def __rsub__(self, other):
+        return binary.sub(other, self)
+
+    def __mul__(self, other):
+        return binary.mul(self, other)
+
+    def __rmul__(self, other):
+        return binary.mul(other, self)
+
+    def __truediv__(self, other):
+        return binary.div(self, other)
+
+    def __rtruediv__(self, other):
+        return binary.div(other, self)
+
+    def __pow__(self, other):
+        return binary.pow(self, other)
+
+    def __rpow__(self, other):
+        return binary.pow(other, self)
+
+    def __matmul__(self, other):
+        return linalg.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return linalg.matmul(other, self)
+
+    def __neg__(self):
+        return unary.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return unary.abs(self)
+
+    def __lt__(self, other):
+        return binary.compare("lt", self, other)
+
+    def __le__(self, other):
+        return binary.compare("le", self, other)
+
+    def __gt__(self, other):
+        return binary.compare("gt", self, other)
+
+    def __ge__(self, other):
+        return binary.compare("ge", self, other)
+
+    def __eq__(self, other):
+        return binary.compare("eq", self, other)
+
+    def __ne__(self, other):
+        return binary.compare("ne", self, other)
+
+    def __and__(self, other):
+        return binary.compare("logical_and", self, other)
+
+    def __or__(self, other):
+        return binary.compare("logical_or", self, other)
+
+    def __invert__(self):
+        if self._data.dtype.kind != "b":
+            raise TypeError(f"~ is only supported on bool tensors here, got {self.dtype}")
+        return binary.compare("eq", self, False)
+
+    def __getitem__(self, index):
+        return indexing.getitem(self, index)
+
+    def __setitem__(self, index, value):
+        indexing.setitem(self, index, value)
+
+    # in-place operators
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+
+def _rebuild(data, requires_grad):
+    return Tensor._make(data, requires_grad)
+
+
+def _method(fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+# Methods that are plain aliases of the op functions (NumPy names; PyTorch method spelling).
+_METHODS = {
+    unary: "exp log sin cos tan tanh sigmoid relu abs sqrt neg sign",
+    binary: "add sub mul div pow maximum minimum clamp",
+    reduce: "sum mean prod max min amax amin var std logsumexp argmax argmin",
+    shape: "view reshape flatten squeeze unsqueeze expand transpose permute t",
+    linalg: "matmul",
+    nn_ops: "softmax log_softmax",
+}
+for _module, _names in _METHODS.items():
+    for _name in _names.split():
+        if hasattr(_module, _name):
+            setattr(Tensor, _name, _method(getattr(_module, _name)))
+for _alias, _target in (("negative", "neg"), ("absolute", "abs"), ("multiply", "mul"),
+                       ("divide", "div"), ("subtract", "sub"), ("clip", "clamp"),
+                       ("swapaxes", "transpose")):
+    setattr(Tensor, _alias, getattr(Tensor, _target, None))
+Tensor.T = property(lambda self: shape.permute(self, tuple(range(self.ndim - 1, -1, -1))))
+Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
+Tensor.expand_as = lambda self, other: shape.expand(self, other.shape)
+Tensor.view_as = lambda self, other: shape.view(self, other.shape)
+Tensor.reshape_as = lambda self, other: shape.reshape(self, other.shape)
+
+from .ops import inplace as _inplace  # noqa: E402  (methods added after the class exists)
+
+_inplace.install(Tensor)
+dispatch.set_tensor_type(Tensor)
