@@ -39,6 +39,7 @@ uint8 = dtype("uint8")
 int16 = dtype("int16")
 
 _BY_NAME = {d.name: d for d in (float32, float64, int32, int64, bool_, float16, int8, uint8, int16)}
+_BY_NP = {d.np: d for d in _BY_NAME.values()}  # the hot path: ndarray.dtype -> jitgrad dtype
 _ALIASES = {"float": float64, "double": float64, "long": int64, "int": int64, "bool": bool_}
 
 _default_float = _BY_NAME.get(_config.DEFAULT_DTYPE, float64)
@@ -48,6 +49,10 @@ def to_dtype(d) -> dtype:
     """Convert a jitgrad dtype, NumPy dtype, type or name to a jitgrad dtype."""
     if isinstance(d, dtype):
         return d
+    if isinstance(d, np.dtype):
+        found = _BY_NP.get(d)
+        if found is not None:
+            return found
     if d is None:
         return _default_float
     if isinstance(d, str) and d in _ALIASES:
@@ -87,18 +92,24 @@ def result_type(*operands) -> dtype:
     Python ints/floats are weak: they do not widen an array's dtype. A Python float with only
     integer/bool arrays gives the default float dtype (NumPy would give float64).
     """
-    arrays = [o for o in operands if not isinstance(o, (bool, int, float))]
-    scalars = [o for o in operands if isinstance(o, (bool, int, float))]
+    weak = 0  # strongest Python scalar kind seen: 1 bool, 2 int, 3 float
+    arrays = []
+    for o in operands:
+        kind = type(o)
+        if kind is float:
+            weak = 3
+        elif kind is int:
+            weak = max(weak, 2)
+        elif kind is bool:
+            weak = max(weak, 1)
+        else:
+            arrays.append(o.dtype)
     if not arrays:
-        if any(isinstance(s, float) for s in scalars):
-            return _default_float
-        if any(isinstance(s, int) and not isinstance(s, bool) for s in scalars):
-            return int64
-        return bool_
-    res = np.result_type(*arrays)
-    if res.kind in "biu" and any(isinstance(s, float) for s in scalars):
+        return (bool_, bool_, int64, _default_float)[weak]
+    res = arrays[0] if all(a == arrays[0] for a in arrays) else np.result_type(*arrays)
+    if res.kind in "biu" and weak == 3:
         return _default_float
-    if res.kind == "b" and any(isinstance(s, int) and not isinstance(s, bool) for s in scalars):
+    if res.kind == "b" and weak == 2:
         return int64
     return to_dtype(res)
 

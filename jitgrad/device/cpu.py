@@ -156,60 +156,56 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     ``operands`` are NumPy arrays or Python/NumPy scalars, already broadcast-compatible with
     ``out_shape``; arrays are cast to ``compute_dtype`` (when given) and scalars are converted to
     it so constants keep the array's precision (a Python float would make float32 math float64).
-    Returns ``out`` (a fresh array unless one is given).
+    ``out``, when given, must be C-contiguous. Returns ``out`` (a fresh array unless given).
     """
     if out is None:
         out = np.empty(out_shape, dtype=out_dtype)
-    if out.size == 0:
+    size = out.size
+    if size == 0:
         return out
     cast = np.dtype(compute_dtype).type if compute_dtype is not None else None
-    size = out.size
-    modes, args, shapes, nd = [], [], [], len(out_shape)
+    modes, args = [], []
+    simple = True  # every operand full-shape C-contiguous or a scalar: the flat kernel
     for a in operands:
         if isinstance(a, np.ndarray) and (a.size != 1 or size == 1):
             if cast is not None and a.dtype != compute_dtype:
                 a = a.astype(compute_dtype)
-            args.append(a)
-            shapes.append((1,) * (nd - a.ndim) + a.shape)
-            modes.append(None)
+            if a.shape == out_shape and a.flags.c_contiguous:
+                mode = "f"
+            else:
+                simple, mode = False, None
         else:
             if isinstance(a, np.ndarray):
                 a = a.reshape(-1)[0]
-            args.append(cast(a) if cast is not None else a)
-            shapes.append(None)
-            modes.append("s")
+            a, mode = (cast(a) if cast is not None else a), "s"
+        args.append(a)
+        modes.append(mode)
     parallel = size >= PARALLEL_MIN_SIZE
     if parallel:
         _apply_thread_count()
-    full = all(s is None or s == out_shape for s in shapes)
-    if full:
-        for k, s in enumerate(shapes):
-            if s is not None:
-                args[k] = np.ascontiguousarray(args[k]).reshape(-1)
-                modes[k] = "f"
-        target = out.reshape(-1)
-        grid = False
-    else:
-        p, split = _split_modes(out_shape, [s for s in shapes if s is not None])
-        if p is None:  # an unusual broadcast: materialise the operands that do not fit
-            for k, s in enumerate(shapes):
-                if s is not None and s != out_shape:
-                    args[k] = np.broadcast_to(args[k], out_shape)
-            return elementwise(body, [np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a
-                                      for a in args], out_shape, out_dtype, None, out)
-        m = int(np.prod(out_shape[:p]))
-        n = size // m
-        it = iter(split)
-        for k, s in enumerate(shapes):
-            if s is None:
-                continue
+    if simple:
+        flat = [a.reshape(-1) if m == "f" else a for a, m in zip(args, modes)]
+        get_kernel(body, "".join(modes), False, parallel)(out.reshape(-1), *flat)
+        return out
+    nd = len(out_shape)
+    shapes = [None if m == "s" else (1,) * (nd - a.ndim) + a.shape for a, m in zip(args, modes)]
+    if all(sh is None or sh == out_shape for sh in shapes):  # non-contiguous full operands
+        args = [a if m == "s" else np.ascontiguousarray(a) for a, m in zip(args, modes)]
+        return elementwise(body, args, out_shape, out_dtype, None, out)
+    p, split = _split_modes(out_shape, [sh for sh in shapes if sh is not None])
+    if p is None:  # an unusual broadcast: materialise the operands that do not fit
+        args = [a if m == "s" else np.ascontiguousarray(np.broadcast_to(a, out_shape))
+                for a, m in zip(args, modes)]
+        return elementwise(body, args, out_shape, out_dtype, None, out)
+    m = int(np.prod(out_shape[:p]))
+    n = size // m
+    it = iter(split)
+    for k, sh in enumerate(shapes):
+        if sh is not None:
             mode = modes[k] = next(it)
             a = np.ascontiguousarray(args[k])
             args[k] = a.reshape(m, n) if mode == "f" else a.reshape(-1)
-        target = out.reshape(m, n)
-        grid = True
-    kern = get_kernel(body, "".join(modes), grid, parallel)
-    kern(target, *args)
+    get_kernel(body, "".join(modes), True, parallel)(out.reshape(m, n), *args)
     return out
 
 

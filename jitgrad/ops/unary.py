@@ -5,6 +5,7 @@ Tensors under ``create_graph`` (see ``registry``). ``result`` is the op's output
 """
 from __future__ import annotations
 
+import builtins
 import math
 
 from . import dispatch
@@ -84,7 +85,7 @@ def _relu_dx(g, result):
 
 
 def _abs(x):
-    return abs(x)
+    return builtins.abs(x)  # this module's public ``abs`` shadows the builtin
 
 
 def _abs_dx(g, x):

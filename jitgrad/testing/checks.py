@@ -95,9 +95,10 @@ def gradgradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, seed=0):
 
     def first_grads(*args):
         xs, v = args[:n_in], args[n_in:]
-        os_ = [o for o in _outputs(fn, xs) if o.requires_grad]
-        grads = jitgrad.autograd.grad(os_, [xs[i] for i in diff], v, create_graph=True,
-                                      allow_unused=True)
+        with jitgrad.enable_grad():  # also when called by the numerical check under no_grad
+            os_ = [o for o in _outputs(fn, xs) if o.requires_grad]
+            grads = jitgrad.autograd.grad(os_, [xs[i] for i in diff], v, create_graph=True,
+                                          allow_unused=True)
         return tuple(g if g is not None else jitgrad.zeros_like(xs[i]) * 0
                      for g, i in zip(grads, diff))
 

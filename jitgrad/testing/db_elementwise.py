@@ -1,0 +1,108 @@
+"""Op database entries for the elementwise families (ops/unary.py, ops/binary.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+import jitgrad
+
+from .opinfo import OpInfo, Sample
+
+
+def _away_from_zero(rng, shape, dtype, low=0.2, high=2.0):
+    """Values with |x| in [low, high): keeps finite differences off kinks at 0."""
+    mag = rng.uniform(low, high, shape)
+    return (mag * rng.choice([-1.0, 1.0], shape)).astype(dtype)
+
+
+def _positive(rng, shape, dtype, low=0.3, high=2.0):
+    return rng.uniform(low, high, shape).astype(dtype)
+
+
+def _unary_samples(gen):
+    def samples(rng, dtype):
+        return [Sample((gen(rng, s, dtype),)) for s in [(), (5,), (2, 3)]]
+
+    return samples
+
+
+UNARY = [
+    ("neg", jitgrad.neg, np.negative, _away_from_zero),
+    ("exp", jitgrad.exp, np.exp, _away_from_zero),
+    ("log", jitgrad.log, np.log, _positive),
+    ("sin", jitgrad.sin, np.sin, _away_from_zero),
+    ("cos", jitgrad.cos, np.cos, _away_from_zero),
+    ("tan", jitgrad.tan, np.tan, lambda r, s, d: r.uniform(-1.2, 1.2, s).astype(d)),
+    ("tanh", jitgrad.tanh, np.tanh, _away_from_zero),
+    ("sigmoid", jitgrad.sigmoid, lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype),
+     lambda r, s, d: r.uniform(-6, 6, s).astype(d)),
+    ("relu", jitgrad.relu, lambda x: np.maximum(x, 0).astype(x.dtype), _away_from_zero),
+    ("abs", jitgrad.abs, np.abs, _away_from_zero),
+    ("sqrt", jitgrad.sqrt, np.sqrt, _positive),
+]
+for name, fn, ref, gen in UNARY:
+    OpInfo(name, fn, ref, _unary_samples(gen))
+
+OpInfo("sign", jitgrad.sign, np.sign, _unary_samples(_away_from_zero), gradgrad=False)
+
+
+def _binary_samples(gen_x, gen_y, scalars=(2.5,)):
+    """Same shapes, both broadcast patterns the kernels specialise, an odd pattern, scalars."""
+
+    def samples(rng, dtype):
+        shapes = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((2, 3, 2), (2, 1, 2)),
+                  ((2, 3), ()), ((), (2, 2))]
+        out = [Sample((gen_x(rng, a, dtype), gen_y(rng, b, dtype))) for a, b in shapes]
+        out += [Sample((gen_x(rng, (2, 2), dtype), s)) for s in scalars]
+        out += [Sample((s, gen_y(rng, (3,), dtype))) for s in scalars]
+        return out
+
+    return samples
+
+
+def _pow_ref(x, y):
+    dt = np.result_type(*(a for a in (x, y) if isinstance(a, np.ndarray)))
+    return np.power(x, y).astype(dt)
+
+
+def _true_divide(x, y):
+    out = np.true_divide(x, y)
+    arrays = [a for a in (x, y) if isinstance(a, np.ndarray)]
+    return out.astype(np.result_type(*arrays)) if arrays else out
+
+
+OpInfo("add", jitgrad.add, np.add, _binary_samples(_away_from_zero, _away_from_zero))
+OpInfo("sub", jitgrad.sub, np.subtract, _binary_samples(_away_from_zero, _away_from_zero))
+OpInfo("mul", jitgrad.mul, np.multiply, _binary_samples(_away_from_zero, _away_from_zero))
+OpInfo("div", jitgrad.div, _true_divide, _binary_samples(_away_from_zero, _away_from_zero))
+OpInfo("pow", jitgrad.pow, _pow_ref, _binary_samples(_positive, _away_from_zero, (2, 0.5, 3.0)),
+       rtol=1e-6)
+OpInfo("maximum", jitgrad.maximum, np.maximum, _binary_samples(_away_from_zero, _away_from_zero, ()))
+OpInfo("minimum", jitgrad.minimum, np.minimum, _binary_samples(_away_from_zero, _away_from_zero, ()))
+
+
+def _clamp_samples(rng, dtype):
+    x = _away_from_zero(rng, (2, 4), dtype, 0.1, 3.0)
+    x[np.abs(np.abs(x) - 1.0) < 0.05] = 0.5  # keep finite differences off the clamp kinks
+    return [Sample((x,), {"min": -1.0, "max": 1.0}), Sample((x,), {"min": 0.0}),
+            Sample((x,), {"max": -0.5})]
+
+
+OpInfo("clamp", jitgrad.clamp, lambda x, min=None, max=None: np.clip(x, min, max),
+       _clamp_samples)
+
+
+def _where_samples(rng, dtype):
+    cond = rng.random((2, 3)) > 0.5
+    return [Sample((cond, _away_from_zero(rng, (2, 3), dtype), _away_from_zero(rng, (3,), dtype))),
+            Sample((cond, _away_from_zero(rng, (2, 3), dtype), 0.0))]
+
+
+OpInfo("where", jitgrad.where, lambda c, x, y: np.where(c, x, y).astype(x.dtype), _where_samples)
+
+for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
+    OpInfo(_name, getattr(jitgrad, _name), getattr(np, {"lt": "less", "le": "less_equal",
+                                                       "gt": "greater", "ge": "greater_equal",
+                                                       "eq": "equal", "ne": "not_equal"}[_name]),
+           _binary_samples(lambda r, s, d: r.integers(0, 3, s).astype(d),
+                           lambda r, s, d: r.integers(0, 3, s).astype(d), (1.0,)),
+           differentiable=False)
