@@ -11,11 +11,11 @@ from .opinfo import OpInfo, Sample
 def _away_from_zero(rng, shape, dtype, low=0.2, high=2.0):
     """Values with |x| in [low, high): keeps finite differences off kinks at 0."""
     mag = rng.uniform(low, high, shape)
-    return (mag * rng.choice([-1.0, 1.0], shape)).astype(dtype)
+    return np.asarray(mag * rng.choice([-1.0, 1.0], shape), dtype=dtype)  # 0-d stays an ndarray
 
 
 def _positive(rng, shape, dtype, low=0.3, high=2.0):
-    return rng.uniform(low, high, shape).astype(dtype)
+    return np.asarray(rng.uniform(low, high, shape), dtype=dtype)
 
 
 def _unary_samples(gen):
@@ -31,10 +31,10 @@ UNARY = [
     ("log", jitgrad.log, np.log, _positive),
     ("sin", jitgrad.sin, np.sin, _away_from_zero),
     ("cos", jitgrad.cos, np.cos, _away_from_zero),
-    ("tan", jitgrad.tan, np.tan, lambda r, s, d: r.uniform(-1.2, 1.2, s).astype(d)),
+    ("tan", jitgrad.tan, np.tan, lambda r, s, d: np.asarray(r.uniform(-1.2, 1.2, s), dtype=d)),
     ("tanh", jitgrad.tanh, np.tanh, _away_from_zero),
     ("sigmoid", jitgrad.sigmoid, lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype),
-     lambda r, s, d: r.uniform(-6, 6, s).astype(d)),
+     lambda r, s, d: np.asarray(r.uniform(-6, 6, s), dtype=d)),
     ("relu", jitgrad.relu, lambda x: np.maximum(x, 0).astype(x.dtype), _away_from_zero),
     ("abs", jitgrad.abs, np.abs, _away_from_zero),
     ("sqrt", jitgrad.sqrt, np.sqrt, _positive),
@@ -103,6 +103,6 @@ for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
     OpInfo(_name, getattr(jitgrad, _name), getattr(np, {"lt": "less", "le": "less_equal",
                                                        "gt": "greater", "ge": "greater_equal",
                                                        "eq": "equal", "ne": "not_equal"}[_name]),
-           _binary_samples(lambda r, s, d: r.integers(0, 3, s).astype(d),
-                           lambda r, s, d: r.integers(0, 3, s).astype(d), (1.0,)),
+           _binary_samples(lambda r, s, d: np.asarray(r.integers(0, 3, s), dtype=d),
+                           lambda r, s, d: np.asarray(r.integers(0, 3, s), dtype=d), (1.0,)),
            differentiable=False)

@@ -1,0 +1,117 @@
+"""Matrix products: ``matmul`` with NumPy's rank rules, and the ``dot``/``mm`` aliases.
+
+Forward is ``np.matmul`` (BLAS for float inputs; it releases the GIL). The backward rules are
+written with ``matmul`` itself (plus transposes and unsqueezes for the 1-d cases), so double
+backward records its own graph. Gradients over broadcast batch dims are summed to each input's
+shape by the engine (Note [broadcast reduction]).
+
+Node names follow PyTorch: 1-d @ 1-d DotBackward0, 2-d @ 1-d MvBackward0, 1-d @ 2-d and
+2-d @ 2-d MmBackward0, anything with a batch dim BmmBackward0.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dispatch
+from .registry import def_composite
+from .shape import squeeze, transpose, unsqueeze
+
+
+def _fmt(shape) -> str:
+    return "x".join(str(s) for s in shape)
+
+
+def _matmul_fwd(ctx, a, b):
+    return np.matmul(a, b)
+
+
+def _matmul_back(ctx, g, a, b):
+    """Gradients of ``out = a @ b``: ``ga = g @ b^T``, ``gb = a^T @ g``, with 1-d operands
+    promoted to matrices (a as a row ``1xk``, b as a column ``kx1``) and the added dim removed."""
+    need_a, need_b = ctx.needs_input_grad
+    ga = gb = None
+    if a.ndim == 1 and b.ndim == 1:  # out = sum_k a_k b_k
+        ga = g * b if need_a else None
+        gb = g * a if need_b else None
+    elif b.ndim == 1:  # out[..., n] = sum_k a[..., n, k] b[k]
+        if need_a:
+            ga = matmul(unsqueeze(g, -1), unsqueeze(b, 0))  # outer product g b^T: (..., n, k)
+        if need_b:
+            gb = squeeze(matmul(unsqueeze(g, -2), a), -2)  # g^T a: (..., k), summed by the engine
+    elif a.ndim == 1:  # out[..., m] = sum_k a[k] b[..., k, m]
+        if need_a:
+            ga = squeeze(matmul(b, unsqueeze(g, -1)), -1)  # b g: (..., k)
+        if need_b:
+            gb = matmul(unsqueeze(a, -1), unsqueeze(g, -2))  # outer product a g^T: (..., k, m)
+    else:
+        if need_a:
+            ga = matmul(g, transpose(b, -1, -2))
+        if need_b:
+            gb = matmul(transpose(a, -1, -2), g)
+    return ga, gb
+
+
+_NODES = {"dot": "DotBackward0", "mv": "MvBackward0", "mm": "MmBackward0", "bmm": "BmmBackward0"}
+MATMUL = {kind: def_composite(f"matmul_{kind}", node, ("a", "b"), _matmul_fwd, _matmul_back,
+                              save=("a", "b"))
+          for kind, node in _NODES.items()}
+
+
+def _tensor(x, op):
+    x = dispatch.operand(x, op)
+    return x if isinstance(x, dispatch.Tensor) else dispatch.Tensor._make(np.asarray(x))
+
+
+def matmul(a, b):
+    """Matrix product with NumPy's rules: 1-d @ 1-d is the dot product (0-d), a 1-d left
+    operand is a row vector and a 1-d right operand a column vector (the added dim is removed),
+    and leading batch dims broadcast.
+
+    ``out[..., n, m] = sum_k a[..., n, k] b[..., k, m]``; derivatives ``ga = g @ b^T`` and
+    ``gb = a^T @ g`` (summed over broadcast batch dims).
+    """
+    a, b = _tensor(a, "matmul"), _tensor(b, "matmul")
+    na, nb = a.ndim, b.ndim
+    if na == 0 or nb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{na}D and {nb}D")
+    ka = a.shape[-1]
+    kb = b.shape[0] if nb == 1 else b.shape[-2]
+    if na == 1 and nb == 1:
+        if ka != kb:
+            raise RuntimeError(f"matmul: inconsistent tensor size, expected tensor [{ka}] and src "
+                               f"[{kb}] to have the same number of elements, but got {ka} and "
+                               f"{kb} elements respectively")
+        kind = "dot"
+    else:
+        if ka != kb:
+            sa = (1, ka) if na == 1 else a.shape
+            sb = (kb, 1) if nb == 1 else b.shape
+            raise RuntimeError(f"matmul: mat1 and mat2 shapes cannot be multiplied "
+                               f"({_fmt(sa)} and {_fmt(sb)})")
+        dispatch.broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+        if na <= 2 and nb <= 2:
+            kind = "mv" if nb == 1 else "mm"
+        else:
+            kind = "bmm"
+    return dispatch.composite(MATMUL[kind], a, b)
+
+
+def dot(a, b):
+    """Inner product of two 1-d tensors: ``out = sum_k a_k b_k``; derivatives ``g b`` and
+    ``g a``."""
+    a, b = _tensor(a, "dot"), _tensor(b, "dot")
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"dot: 1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    return matmul(a, b)
+
+
+def mm(a, b):
+    """Product of two matrices: ``out[n, m] = sum_k a[n, k] b[k, m]``; derivatives
+    ``g @ b^T`` and ``a^T @ g``."""
+    a, b = _tensor(a, "mm"), _tensor(b, "mm")
+    if a.ndim != 2:
+        raise RuntimeError(f"mm: self must be a matrix, got a {a.ndim}D tensor")
+    if b.ndim != 2:
+        raise RuntimeError(f"mm: mat2 must be a matrix, got a {b.ndim}D tensor")
+    return matmul(a, b)

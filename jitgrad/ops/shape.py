@@ -1,0 +1,397 @@
+"""Shape ops: views (view, reshape, squeeze, unsqueeze, expand, transpose, permute, t) and
+joins (cat, stack).
+
+Every op here is linear, so each derivative is the "inverse" shape op applied to the incoming
+gradient ``g``: reshape back, inverse permutation, sum over broadcast dims, slices of ``g``.
+Backward rules use Tensor ops only, so double backward records its own graph.
+
+View ops are ``def_composite(..., view=True)`` rows: when NumPy returns a view the output
+shares the input's storage and version counter (``_base`` is set), as in PyTorch.
+Shapes accept varargs or one tuple/list (``x.view(2, 3)`` or ``x.view((2, 3))``), with one
+``-1`` inferred.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import dispatch
+from .registry import def_composite
+
+
+# --- argument helpers ----------------------------------------------------------------------
+def _shape_arg(shape) -> tuple:
+    """``(2, 3)`` from varargs ``(2, 3)`` or ``((2, 3),)``; sizes may be Tensors with __index__."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    try:
+        return tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of ints, got {tuple(shape)!r}") from None
+
+
+def wrap_dim(op: str, dim, ndim: int) -> int:
+    """PyTorch's dim wrapping: ``dim`` in ``[-ndim, ndim - 1]`` (a 0-d tensor acts as 1-d)."""
+    n = max(ndim, 1)
+    dim = operator.index(dim)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def infer_shape(op: str, shape: tuple, numel: int) -> tuple:
+    """Resolve a single ``-1`` in ``shape`` so that its product is ``numel``; check sizes."""
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1:
+        raise RuntimeError(f"{op}: only one dimension can be inferred")
+    bad = [s for s in shape if s < -1]
+    if bad:
+        raise RuntimeError(f"{op}: invalid shape dimension {bad[0]}")
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if unknown:
+        if known == 0:
+            if numel == 0:
+                raise RuntimeError(
+                    f"{op}: cannot reshape tensor of 0 elements into shape {list(shape)} because "
+                    "the unspecified dimension size -1 can be any value and is ambiguous")
+        elif numel % known == 0:
+            shape = shape[: unknown[0]] + (numel // known,) + shape[unknown[0] + 1:]
+            return shape
+        raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
+    if known != numel:
+        raise RuntimeError(f"{op}: shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _reshape_view(a: np.ndarray, shape: tuple):
+    """``a`` reshaped without copying, or None when NumPy would have to copy."""
+    try:
+        return np.reshape(a, shape, copy=False)
+    except ValueError:
+        return None
+
+
+# --- view / reshape ------------------------------------------------------------------------
+def _view_fwd(ctx, a, shape):
+    ctx.input_shape = a.shape
+    return np.reshape(a, shape, copy=False)
+
+
+def _copy_reshape_fwd(ctx, a, shape):
+    ctx.input_shape = a.shape
+    return np.reshape(a, shape, copy=True)
+
+
+def _reshape_back(ctx, g):
+    return (reshape(g, ctx.input_shape),)
+
+
+VIEW = def_composite("view", "ViewBackward0", ("x",), _view_fwd, _reshape_back, attrs=("shape",),
+                     view=True)
+UNSAFE_VIEW = def_composite("reshape_copy", "UnsafeViewBackward0", ("x",), _copy_reshape_fwd,
+                            _reshape_back, attrs=("shape",))
+
+
+def view(x, *shape):
+    """A view of ``x`` with a new shape (same elements in row-major order, shared storage).
+
+    ``y[i] = x.flatten()[i]``; derivative: ``g.reshape(x.shape)``. Raises when the strides of
+    ``x`` cannot express the new shape without a copy (use ``reshape``).
+    """
+    x = dispatch.operand(x, "view")
+    new = infer_shape("view", _shape_arg(shape), x._data.size)
+    if _reshape_view(x._data, new) is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return dispatch.composite(VIEW, x, shape=new)
+
+
+def reshape(x, *shape):
+    """``x`` with a new shape: a view when the strides allow it (ViewBackward0), else a copy
+    (UnsafeViewBackward0). Derivative: ``g.reshape(x.shape)``."""
+    x = dispatch.operand(x, "reshape")
+    new = infer_shape("reshape", _shape_arg(shape), x._data.size)
+    if _reshape_view(x._data, new) is not None:
+        return dispatch.composite(VIEW, x, shape=new)
+    return dispatch.composite(UNSAFE_VIEW, x, shape=new)
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    """Merge dims ``start_dim..end_dim`` into one (a 0-d tensor becomes shape ``(1,)``).
+
+    A reshape: derivative ``g.reshape(x.shape)``.
+    """
+    x = dispatch.operand(x, "flatten")
+    shp = x.shape
+    if len(shp) == 0:
+        return reshape(x, (1,))
+    s, e = wrap_dim("flatten", start_dim, len(shp)), wrap_dim("flatten", end_dim, len(shp))
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return x
+    return reshape(x, shp[:s] + (int(np.prod(shp[s:e + 1])),) + shp[e + 1:])
+
+
+# --- squeeze / unsqueeze -------------------------------------------------------------------
+def _squeeze_fwd(ctx, a, dims):
+    ctx.input_shape = a.shape
+    return np.squeeze(a, axis=dims)
+
+
+SQUEEZE_ALL = def_composite("squeeze", "SqueezeBackward0", ("x",), _squeeze_fwd, _reshape_back,
+                            attrs=("dims",), view=True)
+SQUEEZE_DIM = def_composite("squeeze_dim", "SqueezeBackward1", ("x",), _squeeze_fwd,
+                            _reshape_back, attrs=("dims",), view=True)
+SQUEEZE_DIMS = def_composite("squeeze_dims", "SqueezeBackward2", ("x",), _squeeze_fwd,
+                             _reshape_back, attrs=("dims",), view=True)
+
+
+def squeeze(x, dim=None):
+    """Remove size-1 dims: all of them (``dim=None``) or those listed in ``dim`` (int or tuple;
+    a listed dim whose size is not 1 is left alone, as in PyTorch). Derivative:
+    ``g.reshape(x.shape)``."""
+    x = dispatch.operand(x, "squeeze")
+    shp = x.shape
+    if dim is None:
+        op = SQUEEZE_ALL
+        dims = tuple(i for i, s in enumerate(shp) if s == 1)
+    else:
+        many = isinstance(dim, (tuple, list))
+        op = SQUEEZE_DIMS if many else SQUEEZE_DIM
+        wanted = [wrap_dim("squeeze", d, len(shp)) for d in (dim if many else (dim,))]
+        if len(set(wanted)) != len(wanted):
+            raise RuntimeError(f"squeeze: dim {wanted} appears multiple times in the list of dims")
+        dims = tuple(sorted(d for d in wanted if len(shp) and shp[d] == 1))
+    return dispatch.composite(op, x, dims=dims)
+
+
+def _unsqueeze_fwd(ctx, a, dim):
+    ctx.input_shape = a.shape
+    return np.expand_dims(a, dim)
+
+
+UNSQUEEZE = def_composite("unsqueeze", "UnsqueezeBackward0", ("x",), _unsqueeze_fwd,
+                          _reshape_back, attrs=("dim",), view=True)
+
+
+def unsqueeze(x, dim):
+    """Insert a size-1 dim at ``dim`` (in ``[-ndim-1, ndim]``). Derivative: ``g.squeeze(dim)``
+    (written as a reshape back to ``x.shape``)."""
+    x = dispatch.operand(x, "unsqueeze")
+    n = x.ndim + 1
+    d = operator.index(dim)
+    if not -n <= d < n:
+        raise IndexError(f"unsqueeze: Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {d})")
+    return dispatch.composite(UNSQUEEZE, x, dim=d % n)
+
+
+# --- expand --------------------------------------------------------------------------------
+def _expand_fwd(ctx, a, shape):
+    ctx.input_shape = a.shape
+    return np.broadcast_to(a, shape)
+
+
+def _expand_back(ctx, g):
+    from . import reduce
+
+    return (reduce.sum_to_shape(g, ctx.input_shape),)
+
+
+EXPAND = def_composite("expand", "ExpandBackward0", ("x",), _expand_fwd, _expand_back,
+                       attrs=("shape",), view=True)
+
+
+def expand(x, *sizes):
+    """Broadcast ``x`` to ``sizes`` without copying (a read-only view; ``-1`` keeps a dim, new
+    dims are prepended). ``y[..., i, ...] = x[..., 0, ...]`` along expanded dims; derivative:
+    ``g`` summed over the expanded dims (``sum_to_shape(g, x.shape)``)."""
+    x = dispatch.operand(x, "expand")
+    sizes = _shape_arg(sizes)
+    shp = x.shape
+    lead = len(sizes) - len(shp)
+    if lead < 0:
+        raise RuntimeError(f"expand({x.dtype.name}{list(shp)}, size={list(sizes)}): the number "
+                           f"of sizes provided ({len(sizes)}) must be greater or equal to the "
+                           f"number of dimensions in the tensor ({len(shp)})")
+    out = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"expand: The expanded size of the tensor ({s}) isn't allowed "
+                                   f"in a leading, non-existing dimension {i}")
+            out.append(s)
+            continue
+        cur = shp[i - lead]
+        if s == -1:
+            s = cur
+        elif cur != s and cur != 1 or s < 0:
+            raise RuntimeError(
+                f"expand: The expanded size of the tensor ({s}) must match the existing size "
+                f"({cur}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                f"Tensor sizes: {list(shp)}")
+        out.append(s)
+    return dispatch.composite(EXPAND, x, shape=tuple(out))
+
+
+# --- transpose / permute / t ---------------------------------------------------------------
+def _transpose_fwd(ctx, a, dim0, dim1):
+    return np.swapaxes(a, dim0, dim1) if a.ndim else a.view()
+
+
+def _transpose_back(ctx, g):
+    return (transpose(g, ctx.dim0, ctx.dim1),)
+
+
+TRANSPOSE = def_composite("transpose", "TransposeBackward0", ("x",), _transpose_fwd,
+                          _transpose_back, attrs=("dim0", "dim1"), view=True)
+
+
+def transpose(x, dim0, dim1):
+    """Swap dims ``dim0`` and ``dim1`` (a view). Derivative: ``g.transpose(dim0, dim1)``."""
+    x = dispatch.operand(x, "transpose")
+    d0, d1 = wrap_dim("transpose", dim0, x.ndim), wrap_dim("transpose", dim1, x.ndim)
+    return dispatch.composite(TRANSPOSE, x, dim0=d0, dim1=d1)
+
+
+def _permute_fwd(ctx, a, dims):
+    return np.transpose(a, dims)
+
+
+def _permute_back(ctx, g):
+    return (permute(g, tuple(int(i) for i in np.argsort(ctx.dims))),)
+
+
+PERMUTE = def_composite("permute", "PermuteBackward0", ("x",), _permute_fwd, _permute_back,
+                        attrs=("dims",), view=True)
+
+
+def permute(x, *dims):
+    """Reorder dims: ``y.shape[i] = x.shape[dims[i]]`` (a view). Derivative: ``g`` permuted by
+    the inverse permutation ``argsort(dims)``."""
+    x = dispatch.operand(x, "permute")
+    dims = _shape_arg(dims)
+    if len(dims) != x.ndim:
+        raise RuntimeError(f"permute(): number of dimensions in the tensor input does not match "
+                           f"the length of the desired ordering of dimensions i.e. input.dim() = "
+                           f"{x.ndim} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(wrap_dim("permute", d, x.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return dispatch.composite(PERMUTE, x, dims=dims)
+
+
+def _t_fwd(ctx, a):
+    return a.T
+
+
+def _t_back(ctx, g):
+    return (t(g),)
+
+
+T = def_composite("t", "TBackward0", ("x",), _t_fwd, _t_back, view=True)
+
+
+def t(x):
+    """Transpose of a matrix; 0-d and 1-d tensors are returned as views unchanged.
+    Derivative: ``g.t()``."""
+    x = dispatch.operand(x, "t")
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return dispatch.composite(T, x)
+
+
+# --- cat / stack ---------------------------------------------------------------------------
+def _tensor_list(op: str, tensors, empty_msg: str) -> list:
+    if isinstance(tensors, dispatch.Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' must be a tuple or list of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(empty_msg)
+    out = [dispatch.operand(a, op) for a in tensors]
+    return [o if isinstance(o, dispatch.Tensor) else dispatch.Tensor._make(np.asarray(o))
+            for o in out]
+
+
+def _cat_fwd(ctx, *arrays, dim, ndim):
+    # None marks a legacy 1-d empty tensor that PyTorch skips when joining n-d tensors
+    ctx.sizes = tuple(None if a.shape == (0,) and ndim != 1 else a.shape[dim] for a in arrays)
+    kept = [a for a, s in zip(arrays, ctx.sizes) if s is not None]
+    return np.concatenate(kept, axis=dim)
+
+
+def _cat_back(ctx, g):
+    out, offset = [], 0
+    lead = (slice(None),) * ctx.dim
+    for need, size, meta in zip(ctx.needs_input_grad, ctx.sizes, ctx._next_meta):
+        if size is None:  # a skipped legacy empty tensor
+            out.append(dispatch.zeros(meta[0], meta[1]) if need else None)
+            continue
+        out.append(g[lead + (slice(offset, offset + size),)] if need else None)
+        offset += size
+    return tuple(out)
+
+
+CAT = def_composite("cat", "CatBackward0", ("tensors",), _cat_fwd, _cat_back, attrs=("dim", "ndim"))
+
+
+def cat(tensors, dim=0):
+    """Concatenate along ``dim`` (dtypes promote as NumPy's; 1-d empty tensors are skipped as
+    in PyTorch). Derivative: input ``i`` gets the slice of ``g`` it occupied along ``dim``."""
+    ts = _tensor_list("cat", tensors, "cat(): expected a non-empty list of Tensors")
+    real = [t_ for t_ in ts if t_.shape != (0,)] or ts[:1]
+    ref = real[0]
+    for i, t_ in enumerate(ts):
+        if t_.ndim == 0:
+            raise RuntimeError(f"cat(): zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+    d = wrap_dim("cat", dim, ref.ndim)
+    for i, t_ in enumerate(ts):
+        if t_.shape == (0,) and ref.ndim != 1:
+            continue
+        if t_.ndim != ref.ndim:
+            raise RuntimeError(f"cat(): Tensors must have same number of dimensions: got "
+                               f"{ref.ndim} and {t_.ndim}")
+        for k in range(ref.ndim):
+            if k != d and t_.shape[k] != ref.shape[k]:
+                raise RuntimeError(
+                    f"cat(): Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{ref.shape[k]} but got size {t_.shape[k]} for tensor number {i} in the list.")
+    return dispatch.composite(CAT, *ts, dim=d, ndim=ref.ndim)
+
+
+def _stack_fwd(ctx, *arrays, dim):
+    return np.stack(arrays, axis=dim)
+
+
+def _stack_back(ctx, g):
+    lead = (slice(None),) * ctx.dim
+    return tuple(g[lead + (i,)] if need else None for i, need in enumerate(ctx.needs_input_grad))
+
+
+STACK = def_composite("stack", "StackBackward0", ("tensors",), _stack_fwd, _stack_back,
+                      attrs=("dim",))
+
+
+def stack(tensors, dim=0):
+    """Join equal-shaped tensors along a new dim ``dim`` (in ``[-ndim-1, ndim]``). Derivative:
+    input ``i`` gets ``g.select(dim, i)``."""
+    ts = _tensor_list("stack", tensors, "stack expects a non-empty TensorList")
+    shp = ts[0].shape
+    for i, t_ in enumerate(ts):
+        if t_.shape != shp:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shp)} "
+                               f"at entry 0 and {list(t_.shape)} at entry {i}")
+    n = len(shp) + 1
+    d = operator.index(dim)
+    if not -n <= d < n:
+        raise IndexError(f"stack: Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {d})")
+    return dispatch.composite(STACK, *ts, dim=d % n)
