@@ -1,0 +1,49 @@
+"""Environment settings and the Numba threading-layer choice (jitgrad/_config.py)."""
+import os
+import subprocess
+import sys
+
+import jitgrad
+from jitgrad import _config
+
+
+def _run(code, **env):
+    full = dict(os.environ, **env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full,
+                          check=True)
+
+
+def test_tbb_is_requested_and_used_by_default():
+    import numba
+
+    assert numba.config.THREADING_LAYER == "tbb"
+    jitgrad.device.cpu.warm_parallel()
+    assert numba.threading_layer() == "tbb"
+
+
+def test_missing_tbb_falls_back_to_omp_with_a_warning(tmp_path):
+    code = ("import warnings, jitgrad._config as c\n"
+            "c._preload_tbb = lambda: False\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    c._configure_numba()\n"
+            "import numba\n"
+            "print(numba.config.THREADING_LAYER, '|', w[0].message)\n")
+    out = _run(code, JITGRAD_CACHE_DIR=str(tmp_path)).stdout
+    layer, message = out.split("|")
+    assert layer.strip() == "omp"
+    assert "tbb threading layer is not available" in message
+
+
+def test_env_settings_are_read(tmp_path):
+    code = ("import jitgrad, jitgrad._config as c; "
+            "print(c.NUM_THREADS, c.CACHE_DIR, jitgrad.get_default_dtype(), jitgrad.tensor(1.5).dtype)")
+    out = _run(code, JITGRAD_NUM_THREADS="1", JITGRAD_CACHE_DIR=str(tmp_path / "k"),
+               JITGRAD_DEFAULT_DTYPE="float32").stdout.split()
+    assert out == ["1", str(tmp_path / "k"), "jitgrad.float32", "jitgrad.float32"]
+
+
+def test_cache_dir_is_keyed_by_version_by_default(monkeypatch):
+    monkeypatch.delenv("JITGRAD_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
+    assert _config._default_cache_dir() == os.path.join("/somewhere", "jitgrad", jitgrad.__version__)
