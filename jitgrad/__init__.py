@@ -15,14 +15,11 @@ from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy
                            zeros, zeros_like)
 from .ops.unary import abs, clone, cos, exp, log, neg, relu, sigmoid, sign, sin, sqrt, tan, tanh
 from .ops.binary import add, clamp, div, maximum, minimum, mul, pow, sub, where
-try:  # TEMPORARY while the families are written
-    from .ops.reduce import amax, amin, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
-    from .ops.shape import (cat, expand, flatten, permute, reshape, squeeze, stack, t, transpose,
-                            unsqueeze)
-    from .ops.linalg import matmul
-    from .ops.nn import log_softmax, softmax
-except ImportError:
-    pass
+from .ops.reduce import amax, amin, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
+from .ops.shape import (cat, expand, flatten, permute, reshape, squeeze, stack, t, transpose,
+                        unsqueeze, view)
+from .ops.linalg import dot, matmul, mm
+from .ops.nn import log_softmax, softmax
 
 bool = bool_  # noqa: A001 - PyTorch's spelling (jitgrad.bool)
 float = float32  # noqa: A001 - PyTorch's aliases: float is float32, double float64, long int64
