@@ -1,6 +1,7 @@
 """Tensor: an ndarray plus autograd metadata. Operators and methods are thin calls into ops."""
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import numpy as np
@@ -11,6 +12,13 @@ from .autograd.node import AccumulateGrad, HookDict
 from .autograd.version import VersionCounter
 from .ops import binary, dispatch, indexing, linalg, nn as nn_ops, reduce, shape, unary
 from .ops.format import format_tensor
+
+_NON_LEAF_GRAD_MSG = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information.")
 
 
 class Tensor:
@@ -52,11 +60,12 @@ class Tensor:
     def __init__(self, data=(), *, dtype=None, requires_grad=False):
         from .ops.creation import to_array
 
-        src = Tensor._make(to_array(data, dtype))
+        # like torch.Tensor(data): the default float dtype whatever the data (jitgrad.tensor infers)
+        src = Tensor._make(to_array(data, dtype if dtype is not None else dtypes.get_default_dtype()))
         for name in Tensor.__slots__[:-1]:
             setattr(self, name, getattr(src, name))
         if requires_grad:
-            self.requires_grad_(True)
+            self.requires_grad = True
 
     # --- metadata -------------------------------------------------------------------------
     @property
@@ -117,9 +126,15 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        self.requires_grad_(value)
+        self._set_requires_grad(value, "Only Tensors of floating point and complex dtype can "
+                                       "require gradients")
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        # PyTorch words the method's error differently from the setter's/constructors'
+        return self._set_requires_grad(
+            requires_grad, "only Tensors of floating point dtype can require gradients")
+
+    def _set_requires_grad(self, requires_grad: bool, dtype_msg: str) -> "Tensor":
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -128,8 +143,7 @@ class Tensor:
                     "var_no_grad = var.detach().")
             return self
         if requires_grad and self._data.dtype.kind != "f":
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
-                               f"gradients (got dtype {self.dtype})")
+            raise RuntimeError(dtype_msg)
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -143,6 +157,8 @@ class Tensor:
 
     @property
     def grad(self):
+        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(_NON_LEAF_GRAD_MSG, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -350,25 +366,29 @@ class Tensor:
     def __add__(self, other):
         return binary.add(self, other)
 
-    def __radd__(self, other):
-        return binary.add(other, self)
+    def __radd__(self, other):  # PyTorch commutes: 3 + x records add(x, 3)
+        return binary.add(self, other)
 
     def __sub__(self, other):
         return binary.sub(self, other)
 
-    def __rsub__(self, other):
+    def __rsub__(self, other):  # PyTorch: 3 - x records RsubBackward1, 3 / x reciprocal * 3
+        if type(other) in (bool, int, float):
+            return binary.rsub(self, other)
         return binary.sub(other, self)
 
     def __mul__(self, other):
         return binary.mul(self, other)
 
     def __rmul__(self, other):
-        return binary.mul(other, self)
+        return binary.mul(self, other)
 
     def __truediv__(self, other):
         return binary.div(self, other)
 
     def __rtruediv__(self, other):
+        if type(other) in (bool, int, float):
+            return binary.mul(unary.reciprocal(self), other)
         return binary.div(other, self)
 
     def __pow__(self, other):
@@ -456,7 +476,7 @@ def _method(fn):
 
 # Methods that are plain aliases of the op functions (NumPy names; PyTorch method spelling).
 _METHODS = {
-    unary: "exp log sin cos tan tanh sigmoid relu abs sqrt neg sign",
+    unary: "exp log sin cos tan tanh sigmoid relu abs sqrt neg sign reciprocal",
     binary: "add sub mul div pow maximum minimum clamp",
     reduce: "sum mean prod max min amax amin var std logsumexp argmax argmin",
     shape: "view reshape flatten squeeze unsqueeze expand transpose permute t",

@@ -25,6 +25,9 @@ def _make_grads(outputs, grad_outputs, create_graph):
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
+            if not o.requires_grad:
+                out.append(None)  # _root_edges raises PyTorch's "does not require grad" error
+                continue
             if o.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not o.dtype.is_floating_point:
@@ -78,12 +81,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         return
     inputs = _as_tuple(inputs)
     if not inputs:
-        raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     from ..ops.dispatch import gradient_edge
 
     for t in inputs:
-        if not t.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        if not t.requires_grad:  # PyTorch retains grad on each input, hence its wording
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     captured = engine.execute(edges, grads, retain_graph, create_graph,
                               capture_edges=[gradient_edge(t) for t in inputs], accumulate=True)
     for t, g in zip(inputs, captured):
@@ -115,12 +118,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     captured = engine.execute(edges, grads, retain_graph, create_graph,
                               capture_edges=[gradient_edge(t) for t in inputs], accumulate=False)
     result = []
-    for t, g in zip(inputs, captured):
+    for i, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used "
-                                   "in the graph. Set allow_unused=True if this is the desired "
-                                   "behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
             if materialize_grads:
                 from ..ops.creation import zeros_like
 

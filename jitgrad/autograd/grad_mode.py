@@ -6,6 +6,8 @@ so a worker thread that runs backward nodes has its own mode.
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
 import threading
 
 _state = threading.local()
@@ -28,16 +30,18 @@ class _GradModeContext:
     def __enter__(self):
         self._prev = is_grad_enabled()
         _set_enabled(self._mode)
-        return self
 
     def __exit__(self, *exc):
         _set_enabled(self._prev)
         return False
 
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(self.clone, fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__(*self._ctor_args()):
+            with self.clone():
                 return fn(*args, **kwargs)
 
         return wrapper
@@ -49,13 +53,50 @@ class _GradModeContext:
         return self.__class__(*self._ctor_args())
 
 
-class no_grad(_GradModeContext):
+def _wrap_generator(make_ctx, gen_fn):
+    """Run each step of the generator (not just its creation) under a fresh context."""
+
+    @functools.wraps(gen_fn)
+    def generator_context(*args, **kwargs):
+        gen = gen_fn(*args, **kwargs)
+        try:
+            with make_ctx():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_ctx():
+                        gen.close()
+                    raise
+                except BaseException:
+                    with make_ctx():
+                        response = gen.throw(*sys.exc_info())
+                else:
+                    with make_ctx():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+
+    return generator_context
+
+
+class _NoParamContext(_GradModeContext):
+    """Usable as ``@ctx`` as well as ``@ctx()`` and ``with ctx():`` (PyTorch allows all three)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamContext):
     """Disable graph recording: results of operations have ``grad_fn=None``."""
 
     _mode = False
 
 
-class enable_grad(_GradModeContext):
+class enable_grad(_NoParamContext):
     """Enable graph recording (inside a ``no_grad`` block, for example)."""
 
     _mode = True
@@ -70,7 +111,7 @@ class set_grad_enabled(_GradModeContext):
         _set_enabled(mode)
 
     def __enter__(self):
-        return self
+        pass
 
     def __exit__(self, *exc):
         _set_enabled(self._prev)

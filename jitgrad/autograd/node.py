@@ -10,6 +10,7 @@ the autograd layer sits below ``tensor.py``.
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 
 _sequence = itertools.count()
@@ -148,8 +149,10 @@ class SavedTensor:
             shape = list(self._data.shape if t is None else t.shape)
             dtype = (self._data.dtype if t is None else t._data.dtype).name
             owner = node if self._is_output else (t.grad_fn if t is not None else None)
+            # PyTorch names the op here without its "Backward<N>" suffix ("output 0 of Exp")
+            op = re.sub(r"Backward\d*$", "", owner.name()) if owner is not None else ""
             where = (f", which is output {self._output_nr if self._is_output else t._output_nr} of "
-                     f"{owner.name()}," if owner is not None else "")
+                     f"{op}," if owner is not None else "")
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [{dtype} {shape}]{where} is at version {self._counter.value}; "

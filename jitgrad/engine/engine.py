@@ -112,10 +112,43 @@ def _validate(node, grads):
     return out
 
 
+def _hook_name(hook) -> str:
+    return getattr(hook, "__name__", "<unknown>")
+
+
+def _check_hook_value(hook, old, new) -> None:
+    """PyTorch's check of a gradient a hook returned in place of ``old``."""
+    if old is None:
+        if new is not None:
+            raise RuntimeError("can't replace a empty gradient with a non-empty value")
+        return
+    if new is None:
+        return
+    if not (hasattr(new, "shape") and hasattr(new, "dtype") and hasattr(new, "_sum_to_shape")):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if new.dtype is not old.dtype:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"{old.dtype.name} got {new.dtype.name})")
+    if tuple(new.shape) != tuple(old.shape):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+
+
+def _check_hook_values(hook, old: tuple, new) -> list:
+    if not isinstance(new, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    if len(new) != len(old):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of values "
+                           f"(got {len(new)}, but expected {len(old)})")
+    for o, n in zip(old, new):
+        _check_hook_value(hook, o, n)
+    return list(new)
+
+
 def _call_hooks(hooks, grad):
     for hook in list(hooks):
         res = hook(grad)
         if res is not None:
+            _check_hook_value(hook, grad, res)
             grad = res
     return grad
 
@@ -136,17 +169,17 @@ def _run_node(task: GraphTask, node, inputs: list):
     for hook in list(node._pre_hooks.values()):
         res = hook(tuple(inputs))
         if res is not None:
-            inputs = list(res)
-    with grad_mode.set_grad_enabled(task.create_graph):
-        outputs = node.apply(inputs)
+            inputs = _check_hook_values(hook, tuple(inputs), res)
+    outputs = node.apply(inputs)
     if not task.keep_graph:
         node._release()
+    outputs = _validate(node, outputs)  # post hooks see gradients shaped like the inputs
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
             res = hook(tuple(outputs), tuple(inputs))
             if res is not None:
-                outputs = list(res)
-    return _validate(node, outputs)
+                outputs = _check_hook_values(hook, tuple(outputs), res)
+    return outputs
 
 
 def execute(root_edges, root_grads, keep_graph: bool, create_graph: bool,
@@ -169,7 +202,9 @@ def execute(root_edges, root_grads, keep_graph: bool, create_graph: bool,
     tie = 1
     while ready:
         _, _, node, inputs = heapq.heappop(ready)
-        outputs = _run_node(task, node, inputs)
+        # the node AND its hooks run with grad mode = create_graph, as in PyTorch
+        with grad_mode.set_grad_enabled(create_graph):
+            outputs = _run_node(task, node, inputs)
         if outputs is None:
             continue
         for (nxt, nr), grad in zip(node._next_edges, outputs):

@@ -73,6 +73,10 @@ def _rpow_dx(g, result, base):
     return g * sm.where(base == 0.0, 0.0 * result, result * sm.log(base))
 
 
+def _rsub(x, other):
+    return other - x
+
+
 def _maximum(x, y):
     if x != x or y != y:  # nan propagates, like NumPy and PyTorch
         return x + y
@@ -168,6 +172,7 @@ POW = def_elementwise("pow", "PowBackward1", XY, _pow, {"x": _pow_dx, "y": _pow_
 POW_SCALAR = def_elementwise("pow_scalar", "PowBackward0", ("x",), _pow_scalar,
                              {"x": _pow_scalar_dx}, attrs=("exponent",))
 RPOW = def_elementwise("rpow", "PowBackward2", ("x",), _rpow, {"x": _rpow_dx}, attrs=("base",))
+RSUB = def_elementwise("rsub", "RsubBackward1", ("x",), _rsub, {"x": negate}, attrs=("other",))
 MAXIMUM = def_elementwise("maximum", "MaximumBackward0", XY, _maximum,
                           {"x": _maximum_dx, "y": _maximum_dy})
 MINIMUM = def_elementwise("minimum", "MinimumBackward0", XY, _minimum,
@@ -190,6 +195,12 @@ def add(x, y, alpha=1):
 def sub(x, y, alpha=1):
     """``x - alpha * y``. Derivatives: ``g`` and ``-alpha * g``."""
     return dispatch.elementwise(SUB, x, y if alpha == 1 else mul(y, alpha))
+
+
+def rsub(x, other):
+    """``other - x`` for a Python number ``other`` (what ``3 - x`` records, as PyTorch).
+    Derivative: ``-g``."""
+    return dispatch.elementwise(RSUB, x, other=other)
 
 
 def mul(x, y):

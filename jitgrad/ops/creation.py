@@ -26,20 +26,22 @@ def to_array(data, dtype=None) -> np.ndarray:
     """Convert ``data`` to a fresh ndarray following PyTorch/NumPy dtype inference.
 
     Python floats give the default float dtype, Python ints int64, bools bool; NumPy arrays
-    keep their dtype.
+    and scalars keep their dtype; a sequence takes the promotion of its elements' dtypes, a
+    float one winning over integers (PyTorch's ``infer_scalar_type``).
     """
     Tensor = dispatch.Tensor
     if isinstance(data, Tensor):
         arr = data._data.copy()
-    elif isinstance(data, np.ndarray):
-        arr = data.copy()
+    elif isinstance(data, (np.ndarray, np.generic)):
+        arr = np.array(data)
     else:
+        inferred = _infer_dtype(data) if dtype is None else None
         if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
             data = _tensors_to_lists(data)
-        arr = np.array(data)
-        if arr.dtype.kind == "f" and dtype is None:
+        arr = np.array(data, dtype=inferred)
+        if arr.dtype.kind == "f" and dtype is None and inferred is None:  # e.g. []
             arr = arr.astype(dtypes.get_default_dtype().np)
-        elif arr.dtype.kind in "iu" and arr.dtype != np.int64 and dtype is None:
+        elif arr.dtype.kind in "iu" and arr.dtype != np.int64 and dtype is None and inferred is None:
             arr = arr.astype(np.int64)
         elif arr.dtype.kind not in "fiub":
             raise TypeError(f"tensor(): could not convert data of type {type(data).__name__} "
@@ -47,6 +49,36 @@ def to_array(data, dtype=None) -> np.ndarray:
     if dtype is not None:
         arr = arr.astype(dtypes.to_dtype(dtype).np, copy=False)
     return arr
+
+
+def _infer_dtype(data):
+    """The dtype PyTorch infers for nested sequences/scalars, or None to let NumPy decide."""
+    if isinstance(data, dispatch.Tensor):
+        return data._data.dtype
+    if isinstance(data, np.generic):
+        return data.dtype
+    if isinstance(data, bool):
+        return np.dtype(bool)
+    if isinstance(data, int):
+        return np.dtype(np.int64)
+    if isinstance(data, float):
+        return dtypes.get_default_dtype().np
+    if not isinstance(data, (list, tuple)) or not data:
+        return None
+    kinds = set(map(type, data))
+    if kinds <= {bool, int, float}:  # fast path: plain Python numbers
+        return (dtypes.get_default_dtype().np if float in kinds else
+                np.dtype(np.int64) if int in kinds else np.dtype(bool))
+    result = None
+    for d in data:
+        dt = _infer_dtype(d)
+        if dt is None:
+            return None
+        if result is None or (dt.kind == "f") != (result.kind == "f"):
+            result = dt if result is None or dt.kind == "f" else result  # float beats integers
+        else:
+            result = np.promote_types(result, dt)
+    return result
 
 
 def _flat(data):
@@ -66,7 +98,7 @@ def _tensors_to_lists(data):
 def _finish(arr, requires_grad):
     t = dispatch.Tensor._make(arr)
     if requires_grad:
-        t.requires_grad_(True)
+        t.requires_grad = True
     return t
 
 
@@ -198,8 +230,8 @@ def randn(*size, dtype=None, device=None, requires_grad=False):
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
     """Integers in ``[low, high)`` (int64)."""
     _check_device(device)
-    if high is None:
-        low, high = 0, low
+    if high is None or isinstance(high, (tuple, list)):  # randint(high, size) overload
+        low, high, size = 0, low, size if high is None else high
     dt = dtypes.to_dtype(dtype).np if dtype is not None else np.int64
     return _finish(_rng.integers(low, high, size=_size((size,) if isinstance(size, int) else size),
                                  dtype=np.int64).astype(dt), requires_grad)

@@ -24,11 +24,11 @@ def operand(x, op: str):
     """A Tensor, or a Python scalar kept weak for promotion (NumPy's NEP 50 rules)."""
     if isinstance(x, Tensor) or type(x) in (bool, int, float):
         return x
+    if isinstance(x, (np.ndarray, np.generic)):  # before the loop: np.float64 subclasses float
+        return Tensor._make(np.asarray(x))  # but NumPy scalars are strongly typed (NEP 50)
     for kind in (bool, int, float):  # subclasses of Python numbers (IntEnum...) become plain
         if isinstance(x, kind):
             return kind(x)
-    if isinstance(x, (np.ndarray, np.generic)):
-        return Tensor._make(np.asarray(x))
     if isinstance(x, (list, tuple)):
         return Tensor._make(np.asarray(x))
     raise TypeError(f"{op}(): unsupported operand type {type(x).__name__}; expected a Tensor, "
@@ -43,9 +43,10 @@ def broadcast_shapes(op: str, *shapes) -> tuple:
         nd = max(len(s) for s in shapes)
         padded = [(1,) * (nd - len(s)) + tuple(s) for s in shapes]
         for d in range(nd - 1, -1, -1):
-            sizes = {p[d] for p in padded} - {1}
-            if len(sizes) > 1:
-                a, b = sorted(sizes)[:2]
+            sizes = [p[d] for p in padded if p[d] != 1]
+            if len(set(sizes)) > 1:  # a, b: the first two differing sizes, in operand order
+                a = sizes[0]
+                b = next(n for n in sizes if n != a)
                 raise RuntimeError(
                     f"{op}: the size of tensor a ({a}) must match the size of tensor b ({b}) at "
                     f"non-singleton dimension {d}; shapes {' and '.join(str(tuple(s)) for s in shapes)} "
@@ -83,7 +84,8 @@ def elementwise(op, *args, **attrs):
         dt = dtypes.float_type_for(dt)
     out_dt = dtypes.bool_ if op.dtype_rule == "bool" else dt
     shape = broadcast_shapes(op.name, *[v.shape for v in values if isinstance(v, np.ndarray)])
-    data = cpu.elementwise(op.forward, values + attr_values, shape, out_dt.np, dt.np)
+    data = cpu.elementwise(op.forward, values + attr_values, shape, out_dt.np, dt.np,
+                           ufunc=op.cpu_ufunc)
     out = Tensor._make(data)
     needs = _needs(operands)
     if op.differentiable and out_dt.is_floating_point and any(needs) and is_grad_enabled():

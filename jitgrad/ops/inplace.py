@@ -16,6 +16,8 @@ from . import binary, dispatch, unary
 from .registry import def_composite
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in an in-place "
+                    "operation.")
 
 
 def _fill_forward(ctx, x, value):
@@ -34,7 +36,8 @@ def _copy_backward(ctx, g):
     return (g * 0.0, g)
 
 
-FILL = def_composite("fill_", "FillBackward0", ("x",), _fill_forward, _zero_grad, attrs=("value",))
+# PyTorch names the node of fill_(Scalar) FillBackward2 (fill.Scalar is FillBackward0)
+FILL = def_composite("fill_", "FillBackward2", ("x",), _fill_forward, _zero_grad, attrs=("value",))
 ZERO = def_composite("zero_", "ZeroBackward0", ("x",), _fill_forward, _zero_grad, attrs=("value",))
 COPY = def_composite("copy_", "CopyBackwards", ("x", "src"), _copy_forward, _copy_backward)
 
@@ -52,6 +55,9 @@ def apply_inplace(self, name, compute, *others):
         _write(self, name, result)
         return self
     if self._base is not None:
+        base = self._base
+        if base._grad_fn is None and base._requires_grad:
+            raise RuntimeError(VIEW_OF_LEAF_MSG)
         raise RuntimeError(
             f"{name}: in-place operations on a view of a tensor that requires grad are not "
             "supported yet; apply the operation out of place (y = op(y)) or to the base tensor")

@@ -55,6 +55,7 @@ class OpDef:
     view: bool = False  # composite: output 0 is a view of input 0 (shares its version counter)
     n_outputs: int = 1
     params: dict = field(default_factory=dict)  # elementwise: input -> parameter names of its body
+    cpu_ufunc: object = None  # elementwise: NumPy ufunc for large CPU forwards (Note [NumPy forward])
     node_cls: type = None
 
     @property
@@ -133,7 +134,8 @@ def _make_node_class(op: OpDef) -> type:
     return type(op.node_name, (OpNode,), {"_op": op, "__module__": "jitgrad.autograd"})
 
 
-def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), dtype_rule="promote"):
+def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), dtype_rule="promote",
+                    cpu_ufunc=None):
     """Declare an elementwise op from scalar bodies (see the module docstring)."""
     backward = backward or {}
     params = {inp: tuple(inspect.signature(body).parameters)[1:] for inp, body in backward.items()}
@@ -142,7 +144,7 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
         if unknown:
             raise TypeError(f"{name}: backward body for {inp} takes unknown parameters {unknown}")
     op = OpDef(name, node_name, tuple(inputs), forward, backward, tuple(attrs), True, dtype_rule,
-               params=params)
+               params=params, cpu_ufunc=cpu_ufunc)
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op

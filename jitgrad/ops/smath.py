@@ -67,7 +67,13 @@ sign = _unary("sign", _sign_scalar, np.sign)
 
 
 def where(cond, a, b):
-    """``a`` where ``cond`` else ``b``; a Tensor in any position records a ``where`` op."""
+    """``a`` where ``cond`` else ``b``; a Tensor in any position records a ``where`` op.
+
+    A scalar ``cond`` (e.g. ``exponent == 0`` for a Python exponent) just picks a branch, so the
+    recorded graph is the branch's own (``MulBackward0`` for ``x**3``'s derivative, as PyTorch).
+    """
+    if not _is_tensor(cond) and np.ndim(cond) == 0 and (_is_tensor(a) or _is_tensor(b)):
+        return a if cond else b
     if _is_tensor(cond) or _is_tensor(a) or _is_tensor(b):
         from . import dispatch
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import builtins
 import math
 
+import numpy as np
+
 from . import dispatch
 from .registry import def_composite, def_elementwise, negate
 from . import smath as sm
@@ -77,7 +79,9 @@ def _sigmoid_dx(g, result):
 
 
 def _relu(x):
-    return 0.0 * x if x <= 0 else x  # 0*x keeps the dtype; relu(nan) is nan
+    if x > 0 or x != x:  # relu(nan) is nan
+        return x
+    return 0 * (x > 0)  # +0 for -0 and -inf too (0 * x would give -0 and nan)
 
 
 def _relu_dx(g, result):
@@ -108,24 +112,37 @@ def _sign(x):
     return 0 * x
 
 
+def _reciprocal(x):
+    return 1.0 / x
+
+
+def _reciprocal_dx(g, result):
+    return -g * (result * result)  # PyTorch: -grad * (result * result), a Mul on top
+
+
 def _zero_dx(g):
     return 0.0 * g
 
 
 # --- rows ----------------------------------------------------------------------------------
 NEG = def_elementwise("neg", "NegBackward0", ("x",), _neg, {"x": negate})
-EXP = def_elementwise("exp", "ExpBackward0", ("x",), _exp, {"x": _exp_dx}, dtype_rule="float")
-LOG = def_elementwise("log", "LogBackward0", ("x",), _log, {"x": _log_dx}, dtype_rule="float")
+EXP = def_elementwise("exp", "ExpBackward0", ("x",), _exp, {"x": _exp_dx}, dtype_rule="float",
+                      cpu_ufunc=np.exp)
+LOG = def_elementwise("log", "LogBackward0", ("x",), _log, {"x": _log_dx}, dtype_rule="float",
+                      cpu_ufunc=np.log)
 SIN = def_elementwise("sin", "SinBackward0", ("x",), _sin, {"x": _sin_dx}, dtype_rule="float")
 COS = def_elementwise("cos", "CosBackward0", ("x",), _cos, {"x": _cos_dx}, dtype_rule="float")
 TAN = def_elementwise("tan", "TanBackward0", ("x",), _tan, {"x": _tan_dx}, dtype_rule="float")
-TANH = def_elementwise("tanh", "TanhBackward0", ("x",), _tanh, {"x": _tanh_dx}, dtype_rule="float")
+TANH = def_elementwise("tanh", "TanhBackward0", ("x",), _tanh, {"x": _tanh_dx}, dtype_rule="float",
+                       cpu_ufunc=np.tanh)
 SIGMOID = def_elementwise("sigmoid", "SigmoidBackward0", ("x",), _sigmoid, {"x": _sigmoid_dx},
                           dtype_rule="float")
 RELU = def_elementwise("relu", "ReluBackward0", ("x",), _relu, {"x": _relu_dx})
 ABS = def_elementwise("abs", "AbsBackward0", ("x",), _abs, {"x": _abs_dx})
 SQRT = def_elementwise("sqrt", "SqrtBackward0", ("x",), _sqrt, {"x": _sqrt_dx}, dtype_rule="float")
 SIGN = def_elementwise("sign", "SignBackward0", ("x",), _sign, {"x": _zero_dx})
+RECIPROCAL = def_elementwise("reciprocal", "ReciprocalBackward0", ("x",), _reciprocal,
+                             {"x": _reciprocal_dx}, dtype_rule="float")
 
 
 # --- public functions ----------------------------------------------------------------------
@@ -187,6 +204,11 @@ def sqrt(x):
 def sign(x):
     """-1, 0 or 1 by the sign of ``x`` (nan stays nan). Derivative: 0."""
     return dispatch.elementwise(SIGN, x)
+
+
+def reciprocal(x):
+    """``1 / x``. Derivative: ``-g / x**2`` (``-g * result**2``)."""
+    return dispatch.elementwise(RECIPROCAL, x)
 
 
 # --- copies and dtype conversion (composite rows) -------------------------------------------
