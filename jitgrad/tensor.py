@@ -236,7 +236,7 @@ class Tensor:
             else:
                 t._grad = Tensor._make(t._grad._data + grad._data)
 
-        self._grad_fn._retain_grad_hooks[self._output_nr] = retain
+        self._grad_fn._set_retain_grad_hook(self._output_nr, retain)
         self._retains_grad = True
 
     def register_hook(self, hook):

@@ -10,6 +10,7 @@ the autograd layer sits below ``tensor.py``.
 from __future__ import annotations
 
 import itertools
+from types import MappingProxyType
 import re
 import threading
 
@@ -49,6 +50,9 @@ class HookDict(dict):
         return RemovableHandle(self, key)
 
 
+_NO_HOOKS = MappingProxyType({})
+
+
 class Node:
     """A backward function in the graph (PyTorch's ``torch.autograd.graph.Node``).
 
@@ -56,17 +60,26 @@ class Node:
     in, one per ``next_functions`` edge out (``None`` where no gradient flows).
     """
 
+    # Hook tables are created on first registration: most nodes never get one, and a node is
+    # made per recorded op (read-only empty tables stand in until then).
+    _pre_hooks = _NO_HOOKS
+    _post_hooks = _NO_HOOKS
+    _tensor_hooks = _NO_HOOKS  # output_nr -> HookDict of tensor (pre) hooks
+    _retain_grad_hooks = _NO_HOOKS  # output_nr -> callable, runs after the tensor hooks
+    _metadata = None
+
     def __init__(self):
         self._next_edges: tuple = ()
         self._next_meta: tuple = ()  # (shape, dtype) of each forward input, for validation
         self._output_meta: list = []  # (shape, dtype) of each forward output
         self._sequence_nr = next(_sequence)
-        self._pre_hooks = HookDict()
-        self._post_hooks = HookDict()
-        self._tensor_hooks: dict = {}  # output_nr -> HookDict of tensor (pre) hooks
-        self._retain_grad_hooks: dict = {}  # output_nr -> callable, runs after tensor hooks
         self._released = False
-        self.metadata: dict = {}
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     # --- introspection (PyTorch names) ---
     def name(self) -> str:
@@ -90,18 +103,34 @@ class Node:
     def register_hook(self, fn) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after the node; a returned tuple replaces
         ``grad_inputs``."""
+        if "_post_hooks" not in self.__dict__:
+            self._post_hooks = HookDict()
         return self._post_hooks.add(fn)
 
     def register_prehook(self, fn) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before the node; a returned tuple replaces ``grad_outputs``."""
+        if "_pre_hooks" not in self.__dict__:
+            self._pre_hooks = HookDict()
         return self._pre_hooks.add(fn)
+
+    def _has_tensor_hooks(self) -> bool:
+        """Whether tensor hooks or retain_grad are registered on any output (a cheap check the
+        engine makes before looking per output)."""
+        return bool(self._tensor_hooks or self._retain_grad_hooks)
 
     def _tensor_pre_hooks(self, output_nr: int):
         hooks = self._tensor_hooks.get(output_nr)
         return hooks.values() if hooks else ()
 
     def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
+        if "_tensor_hooks" not in self.__dict__:
+            self._tensor_hooks = {}
         return self._tensor_hooks.setdefault(output_nr, HookDict()).add(fn)
+
+    def _set_retain_grad_hook(self, output_nr: int, fn) -> None:
+        if "_retain_grad_hooks" not in self.__dict__:
+            self._retain_grad_hooks = {}
+        self._retain_grad_hooks[output_nr] = fn
 
     # --- execution ---
     def apply(self, grad_outputs: list) -> list:
@@ -175,6 +204,9 @@ class AccumulateGrad(Node):
         self._lock = threading.Lock()
         # a leaf's sink runs after everything else that is ready (PyTorch gives it UINT64_MAX)
         self._sequence_nr = float("inf")
+
+    def _has_tensor_hooks(self) -> bool:
+        return bool(self.variable._leaf_hooks)
 
     def _tensor_pre_hooks(self, output_nr: int):
         hooks = self.variable._leaf_hooks

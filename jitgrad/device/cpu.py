@@ -180,7 +180,9 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     size = out.size
     if size == 0:
         return out
-    cast = np.dtype(compute_dtype).type if compute_dtype is not None else None
+    if compute_dtype is not None and not isinstance(compute_dtype, np.dtype):
+        compute_dtype = np.dtype(compute_dtype)
+    cast = compute_dtype.type if compute_dtype is not None else None
     modes, args = [], []
     simple = True  # every operand full-shape C-contiguous or a scalar: the flat kernel
     for a in operands:
@@ -201,8 +203,10 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     if parallel:
         _apply_thread_count()
     if simple:
-        flat = [a.reshape(-1) if m == "f" else a for a, m in zip(args, modes)]
-        get_kernel(body, "".join(modes), False, parallel)(out.reshape(-1), *flat)
+        if len(out_shape) != 1:
+            args = [a.reshape(-1) if m == "f" else a for a, m in zip(args, modes)]
+        get_kernel(body, "".join(modes), False, parallel)(
+            out if len(out_shape) == 1 else out.reshape(-1), *args)
         return out
     nd = len(out_shape)
     shapes = [None if m == "s" else (1,) * (nd - a.ndim) + a.shape for a, m in zip(args, modes)]

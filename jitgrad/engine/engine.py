@@ -155,13 +155,14 @@ def _call_hooks(hooks, grad):
 
 def _run_node(task: GraphTask, node, inputs: list):
     """Hooks, captures and apply for one ready node; returns its outputs or None to skip."""
-    for nr in range(len(inputs)):
-        hooks = node._tensor_pre_hooks(nr)
-        if hooks and inputs[nr] is not None:
-            inputs[nr] = _call_hooks(hooks, inputs[nr])
-        retain = node._retain_grad_hooks.get(nr)
-        if retain is not None and inputs[nr] is not None:
-            retain(inputs[nr])
+    if node._has_tensor_hooks():
+        for nr in range(len(inputs)):
+            hooks = node._tensor_pre_hooks(nr)
+            if hooks and inputs[nr] is not None:
+                inputs[nr] = _call_hooks(hooks, inputs[nr])
+            retain = node._retain_grad_hooks.get(nr)
+            if retain is not None and inputs[nr] is not None:
+                retain(inputs[nr])
     for nr, idx in task.captures.get(node, ()):
         task.captured[idx] = inputs[nr]
     if not task.runs(node):
@@ -197,32 +198,38 @@ def execute(root_edges, root_grads, keep_graph: bool, create_graph: bool,
             task.captures.setdefault(node, []).append((nr, idx))
         task.needed = _reachable_needed(root, set(task.captures), accumulate)
     _count_dependencies(task, root)
-    deps, buffers = task.dependencies, task.buffers
     ready = [(0, 0, root, [])]
     tie = 1
-    while ready:
-        _, _, node, inputs = heapq.heappop(ready)
-        # the node AND its hooks run with grad mode = create_graph, as in PyTorch
-        with grad_mode.set_grad_enabled(create_graph):
+    caller_mode = grad_mode.is_grad_enabled()
+    try:
+        while ready:
+            _, _, node, inputs = heapq.heappop(ready)
+            # the node AND its hooks run with grad mode = create_graph, as in PyTorch (set per
+            # node: a hook may have changed it)
+            grad_mode._set_enabled(create_graph)
             outputs = _run_node(task, node, inputs)
-        if outputs is None:
-            continue
-        for (nxt, nr), grad in zip(node._next_edges, outputs):
-            if nxt is None or not task.receives(nxt):
-                continue
-            buf = buffers.get(nxt)
-            if buf is None:
-                buf = buffers[nxt] = [None] * max(nxt._num_outputs, nr + 1)
-            if grad is not None:
-                buf[nr] = grad if buf[nr] is None else _accumulate(buf[nr], grad, create_graph)
-            deps[nxt] -= 1
-            if deps[nxt] == 0:
-                del buffers[nxt]
-                tie += 1
-                heapq.heappush(ready, (-nxt._sequence_nr, tie, nxt, buf))
+            if outputs is not None:
+                tie = _pass_on(task, node, outputs, ready, tie)
+    finally:
+        grad_mode._set_enabled(caller_mode)
     return task.captured
 
 
-def _accumulate(old, new, create_graph):
-    with grad_mode.set_grad_enabled(create_graph):
-        return old + new
+def _pass_on(task: GraphTask, node, outputs, ready: list, tie: int) -> int:
+    """Add a node's output gradients into the input buffers of the nodes they feed; push the
+    nodes whose dependencies are all satisfied. Returns the updated tie-breaker counter."""
+    deps, buffers = task.dependencies, task.buffers
+    for (nxt, nr), grad in zip(node._next_edges, outputs):
+        if nxt is None or not task.receives(nxt):
+            continue
+        buf = buffers.get(nxt)
+        if buf is None:
+            buf = buffers[nxt] = [None] * max(nxt._num_outputs, nr + 1)
+        if grad is not None:
+            buf[nr] = grad if buf[nr] is None else buf[nr] + grad  # recorded iff create_graph
+        deps[nxt] -= 1
+        if deps[nxt] == 0:
+            del buffers[nxt]
+            tie += 1
+            heapq.heappush(ready, (-nxt._sequence_nr, tie, nxt, buf))
+    return tie

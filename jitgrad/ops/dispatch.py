@@ -74,6 +74,31 @@ def _needs(operands) -> tuple:
     return tuple(isinstance(o, Tensor) and o._requires_grad for o in operands)
 
 
+def _result_shape(op: str, values) -> tuple:
+    """The broadcast shape of the array operands (a fast path when they all agree)."""
+    shapes = [v.shape for v in values if isinstance(v, np.ndarray)]
+    if not shapes:
+        return ()
+    first = shapes[0]
+    for sh in shapes:
+        if sh != first:
+            return broadcast_shapes(op, *shapes)
+    return first
+
+
+def _save_plan(op, needs: tuple) -> tuple:
+    """``(name, source)`` pairs an elementwise node saves for these ``needs_input_grad``:
+    source is an input index, "attr" or "result". Computed once per op and needs pattern."""
+    plan = op.save_plans.get(needs)
+    if plan is None:
+        names = sorted({p for inp, need in zip(op.inputs, needs) if need
+                        for p in op.params.get(inp, ())})
+        plan = op.save_plans[needs] = tuple(
+            (n, "attr" if n in op.attrs else "result" if n == "result" else op.inputs.index(n))
+            for n in names)
+    return plan
+
+
 def elementwise(op, *args, **attrs):
     """Run an elementwise registry op on Tensors/scalars and record its node."""
     operands = [operand(a, op.name) for a in args]
@@ -83,33 +108,36 @@ def elementwise(op, *args, **attrs):
     if op.dtype_rule == "float":
         dt = dtypes.float_type_for(dt)
     out_dt = dtypes.bool_ if op.dtype_rule == "bool" else dt
-    shape = broadcast_shapes(op.name, *[v.shape for v in values if isinstance(v, np.ndarray)])
+    shape = _result_shape(op.name, values)
     data = cpu.elementwise(op.forward, values + attr_values, shape, out_dt.np, dt.np,
                            ufunc=op.cpu_ufunc)
     out = Tensor._make(data)
+    if not (op.differentiable and out_dt.is_floating_point and is_grad_enabled()):
+        return out
     needs = _needs(operands)
-    if op.differentiable and out_dt.is_floating_point and any(needs) and is_grad_enabled():
-        node = op.node_cls()
-        _connect(node, operands, needs)
-        node._attrs = attrs
-        node._output_meta = [(shape, out_dt)]
-        names = {p for inp, need in zip(op.inputs, needs) if need for p in op.params.get(inp, ())}
-        for name in names:
-            if name in attrs:
-                node._saved[name] = attrs[name]
-            elif name != "result":
-                v = operands[op.inputs.index(name)]
-                node._saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
-        out._grad_fn, out._requires_grad = node, True
-        if "result" in names:
-            node._saved["result"] = SavedTensor(out, is_output=True)
+    if not any(needs):
+        return out
+    node = op.node_cls()
+    _connect(node, operands, needs)
+    node._attrs = attrs
+    node._output_meta = [(shape, out_dt)]
+    out._grad_fn, out._requires_grad = node, True
+    saved = node._saved
+    for name, source in _save_plan(op, needs):
+        if source == "attr":
+            saved[name] = attrs[name]
+        elif source == "result":
+            saved[name] = SavedTensor(out, is_output=True)
+        else:
+            v = operands[source]
+            saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
     return out
 
 
 def run_body(body, args, dtype):
     """Run a scalar body as one fused kernel over Tensors/scalars (no graph recorded)."""
     values = [a._data if isinstance(a, Tensor) else a for a in args]
-    shape = broadcast_shapes(body.__name__, *[v.shape for v in values if isinstance(v, np.ndarray)])
+    shape = _result_shape(body.__name__, values)
     return Tensor._make(cpu.elementwise(body, values, shape, dtype.np, dtype.np))
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import Node
+from . import dispatch
 
 OPS: dict = {}
 
@@ -56,6 +57,7 @@ class OpDef:
     n_outputs: int = 1
     params: dict = field(default_factory=dict)  # elementwise: input -> parameter names of its body
     cpu_ufunc: object = None  # elementwise: NumPy ufunc for large CPU forwards (Note [NumPy forward])
+    save_plans: dict = field(default_factory=dict)  # needs_input_grad -> what to save (dispatch)
     node_cls: type = None
 
     @property
@@ -98,8 +100,6 @@ class OpNode(Node):
             return [None] * len(self._next_edges)
         if op.elementwise:
             return self._apply_elementwise(grad_outputs[0])
-        from . import dispatch
-
         grads = [g if g is not None else dispatch.zeros(shape, dtype)
                  for g, (shape, dtype) in zip(grad_outputs, self._output_meta)]
         saved = {name: self._unpack(name) for name in op.save}
@@ -109,8 +109,6 @@ class OpNode(Node):
         return [r if need else None for r, need in zip(result, self.needs_input_grad)]
 
     def _apply_elementwise(self, g):
-        from . import dispatch
-
         op = self._op
         out = []
         for name, need in zip(op.inputs, self.needs_input_grad):
