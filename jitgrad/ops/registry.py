@@ -24,7 +24,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import Node
+from ..autograd.node import SECOND_BACKWARD_MSG, Node
 from . import dispatch
 
 OPS: dict = {}
@@ -82,7 +82,6 @@ class OpNode(Node):
 
     def _unpack(self, name):
         if self._released:
-            from ..autograd.node import SECOND_BACKWARD_MSG
             raise RuntimeError(SECOND_BACKWARD_MSG)
         value = self._saved[name]
         return value.unpack(self) if hasattr(value, "unpack") else value
@@ -103,7 +102,7 @@ class OpNode(Node):
         grads = [g if g is not None else dispatch.zeros(shape, dtype)
                  for g, (shape, dtype) in zip(grad_outputs, self._output_meta)]
         saved = {name: self._unpack(name) for name in op.save}
-        result = op.backward(self, *grads[: max(1, len(grads))], **saved)
+        result = op.backward(self, *grads, **saved)
         if not isinstance(result, (tuple, list)):
             result = (result,)
         return [r if need else None for r, need in zip(result, self.needs_input_grad)]
