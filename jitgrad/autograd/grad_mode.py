@@ -10,12 +10,16 @@ import inspect
 import sys
 import threading
 
-_state = threading.local()
+class _State(threading.local):
+    enabled = True  # the default in every thread (a class attribute: no getattr fallback)
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
     """True when operations are being recorded for autograd on this thread."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set_enabled(mode: bool) -> None:

@@ -65,9 +65,15 @@ def gradient_edge(t) -> tuple:
 
 def _connect(node, operands, needs) -> None:
     node.needs_input_grad = needs
-    node._next_edges = tuple(gradient_edge(o) if need else (None, 0)
-                             for o, need in zip(operands, needs))
-    node._next_meta = tuple((o.shape, o.dtype) if need else None for o, need in zip(operands, needs))
+    edges, meta = [], []
+    for o, need in zip(operands, needs):
+        if need:
+            edges.append(gradient_edge(o))
+            meta.append((o._data.shape, o.dtype))
+        else:
+            edges.append((None, 0))
+            meta.append(None)
+    node._next_edges, node._next_meta = tuple(edges), tuple(meta)
 
 
 def _needs(operands) -> tuple:
