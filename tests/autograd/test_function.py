@@ -12,7 +12,22 @@ def t(values, requires_grad=True):
     return jg.tensor(values, requires_grad=requires_grad)
 
 
+def error_message(fn, exc=RuntimeError):
+    """The message of the ``exc`` that ``fn()`` raises."""
+    with pytest.raises(exc) as info:
+        fn()
+    return str(info.value)
+
+
+def saved_modified_msg(op):
+    return ("one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: [float64 [2]], which is output 0 of {op}, is at version 1; expected "
+            "version 0 instead.")
+
+
 class Square(Function):
+    """x * x, saving its input."""
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -22,6 +37,45 @@ class Square(Function):
     def backward(ctx, g):
         x, = ctx.saved_tensors
         return 2 * x * g
+
+
+class Exp(Function):
+    """exp(x), saving its output."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = x.exp()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * y
+
+
+class Double(Function):
+    """2 x, saving nothing; tests subclass it to vary a method (a node takes its class's name)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+class Product(Function):
+    """x * y, returning a gradient for both inputs whether they need one or not."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return x * y
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, g
 
 
 def test_save_for_backward_and_saved_tensors():
@@ -232,18 +286,6 @@ def test_input_returned_as_is_becomes_new_tensor():
 
 
 def test_saved_output():
-    class Exp(Function):
-        @staticmethod
-        def forward(ctx, x):
-            y = x.exp()
-            ctx.save_for_backward(y)
-            return y
-
-        @staticmethod
-        def backward(ctx, g):
-            y, = ctx.saved_tensors
-            return g * y
-
     x = t([0.0, 1.0])
     y = Exp.apply(x)
     saved, = y.grad_fn.saved_tensors
@@ -263,42 +305,26 @@ def test_double_backward_through_custom_function():
 
 
 def test_wrong_number_of_grads():
-    class TooMany(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
+    class TooMany(Double):
         @staticmethod
         def backward(ctx, g):
             return g, g
 
-    class TooFew(Function):
-        @staticmethod
-        def forward(ctx, x, y):
-            return x * y
-
+    class TooFew(Product):
         @staticmethod
         def backward(ctx, g):
             return g
 
     x = t([1.0, 2.0])
-    with pytest.raises(RuntimeError) as info:
-        TooMany.apply(x).sum().backward()
-    assert str(info.value) == ("function TooManyBackward returned an incorrect number of gradients "
-                               "(expected 1, got 2)")
-    with pytest.raises(RuntimeError) as info:
-        TooFew.apply(x, x).sum().backward()
-    assert str(info.value) == ("function TooFewBackward returned an incorrect number of gradients "
-                               "(expected 2, got 1)")
+    assert error_message(TooMany.apply(x).sum().backward) == (
+        "function TooManyBackward returned an incorrect number of gradients (expected 1, got 2)")
+    assert error_message(TooFew.apply(x, x).sum().backward) == (
+        "function TooFewBackward returned an incorrect number of gradients (expected 2, got 1)")
     assert x.grad is None
 
 
 def test_extra_none_grads_are_allowed():
-    class Extra(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
+    class Extra(Double):
         @staticmethod
         def backward(ctx, g):
             return g * 2, None, None
@@ -309,28 +335,19 @@ def test_extra_none_grads_are_allowed():
 
 
 def test_wrong_shape_grad():
-    class BadShape(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
+    class BadShape(Double):
         @staticmethod
         def backward(ctx, g):
             return jg.ones(3)
 
     x = t([1.0, 2.0])
-    with pytest.raises(RuntimeError) as info:
-        BadShape.apply(x).sum().backward()
-    assert str(info.value) == ("Function BadShapeBackward returned an invalid gradient at index 0 - "
-                               "got [3] but expected shape compatible with [2]")
+    assert error_message(BadShape.apply(x).sum().backward) == (
+        "Function BadShapeBackward returned an invalid gradient at index 0 - got [3] but expected "
+        "shape compatible with [2]")
 
 
 def test_broadcastable_grad_is_summed_to_input_shape():
-    class Broad(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
+    class Broad(Double):
         @staticmethod
         def backward(ctx, g):
             return jg.ones(3, 2)  # expandable from (2,): reduced like PyTorch does
@@ -341,11 +358,7 @@ def test_broadcastable_grad_is_summed_to_input_shape():
 
 
 def test_grad_dtype_is_cast_to_input_dtype():
-    class BadDtype(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
+    class BadDtype(Double):
         @staticmethod
         def backward(ctx, g):
             return g.float()
@@ -357,36 +370,19 @@ def test_grad_dtype_is_cast_to_input_dtype():
 
 
 def test_non_none_grad_for_non_tensor_input():
-    class NonTensor(Function):
-        @staticmethod
-        def forward(ctx, x, k):
-            return x * k
-
-        @staticmethod
-        def backward(ctx, g):
-            return g, g
+    class NonTensor(Product):
+        """x * k, with a gradient returned for the float k too."""
 
     x = t([1.0, 2.0])
-    with pytest.raises(RuntimeError) as info:
-        NonTensor.apply(x, 2.0).sum().backward()
-    assert str(info.value) == ("function NonTensorBackward returned a gradient different than None "
-                               "at position 2, but the corresponding forward input was not a "
-                               "Variable")
+    assert error_message(NonTensor.apply(x, 2.0).sum().backward) == (
+        "function NonTensorBackward returned a gradient different than None at position 2, but the "
+        "corresponding forward input was not a Variable")
 
 
 def test_grad_for_input_not_requiring_grad_is_dropped():
-    class Both(Function):
-        @staticmethod
-        def forward(ctx, x, y):
-            return x * y
-
-        @staticmethod
-        def backward(ctx, g):
-            return g, g  # a gradient for y, which does not require grad: ignored
-
     x = t([1.0, 2.0])
     y = t([3.0, 4.0], requires_grad=False)
-    Both.apply(x, y).sum().backward()
+    Product.apply(x, y).sum().backward()  # its gradient for y, which does not require grad: ignored
     assert x.grad.tolist() == [1.0, 1.0]
     assert y.grad is None
 
@@ -396,36 +392,17 @@ def test_saved_tensor_modified_in_place():
     y = x * 1
     z = Square.apply(y)
     y.add_(1)
-    with pytest.raises(RuntimeError) as info:
-        z.sum().backward()
-    assert str(info.value).startswith(
-        "one of the variables needed for gradient computation has been modified by an inplace "
-        "operation: [float64 [2]], which is output 0 of Add, is at version 1; expected version 0 "
-        "instead.")
+    assert error_message(z.sum().backward).startswith(saved_modified_msg("Add"))
 
 
 def test_saved_output_modified_in_place():
-    class SO(Function):
-        @staticmethod
-        def forward(ctx, x):
-            y = x.exp()
-            ctx.save_for_backward(y)
-            return y
-
-        @staticmethod
-        def backward(ctx, g):
-            y, = ctx.saved_tensors
-            return g * y
+    class SO(Exp):
+        """Exp under another name, which the message carries."""
 
     x = t([1.0, 2.0])
     z = SO.apply(x)
     z.mul_(2)
-    with pytest.raises(RuntimeError) as info:
-        z.sum().backward()
-    assert str(info.value).startswith(
-        "one of the variables needed for gradient computation has been modified by an inplace "
-        "operation: [float64 [2]], which is output 0 of SO, is at version 1; expected version 0 "
-        "instead.")
+    assert error_message(z.sum().backward).startswith(saved_modified_msg("SO"))
 
 
 def test_backward_twice_errors_and_retain_graph_allows_it():
@@ -444,15 +421,6 @@ def test_backward_twice_errors_and_retain_graph_allows_it():
 
 
 def test_function_without_saved_tensors_can_backward_twice():
-    class Double(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
     x = t([1.0])
     y = Double.apply(x)
     y.backward()
@@ -461,15 +429,11 @@ def test_function_without_saved_tensors_can_backward_twice():
 
 
 def test_save_for_backward_rejects_non_tensors():
-    class Bad(Function):
+    class Bad(Double):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x, 3)
             return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g
 
     with pytest.raises(TypeError, match="save_for_backward can only save variables, but argument 1 "
                                         "is of type int"):
@@ -477,7 +441,7 @@ def test_save_for_backward_rejects_non_tensors():
 
 
 def test_save_none():
-    class SaveNone(Function):
+    class SaveNone(Double):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x, None)
@@ -504,11 +468,7 @@ def test_custom_function_chain_with_builtin_ops():
 
 
 def test_exception_in_backward_propagates():
-    class Boom(Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
+    class Boom(Double):
         @staticmethod
         def backward(ctx, g):
             raise ValueError("boom in backward")

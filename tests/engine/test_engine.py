@@ -439,36 +439,38 @@ def test_exception_in_backward_restores_grad_mode():
 
 
 # --- reentrant backward -------------------------------------------------------------------------
-class ReentrantCube(Function):
-    """Computes its gradient by running a nested backward on a fresh graph (checkpoint style)."""
+def checkpointed(name, fn, derivative):
+    """A Function class ``name`` that saves x and returns fn(x), and whose backward returns g times
+    ``derivative(xd)``, run with grad enabled on a fresh leaf xd = x.detach() (checkpoint style:
+    the derivative comes from a nested, reentrant backward or autograd.grad)."""
 
-    @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x ** 3
+        return fn(x)
 
-    @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
         with jg.enable_grad():
-            xd = x.detach().requires_grad_()
-            (xd ** 3).sum().backward()
-        return g * xd.grad
-
-
-class ReentrantGrad(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x.sin()
-
-    @staticmethod
-    def backward(ctx, g):
-        x, = ctx.saved_tensors
-        with jg.enable_grad():
-            xd = x.detach().requires_grad_()
-            (d,) = jg.autograd.grad(xd.sin().sum(), xd)
+            d = derivative(x.detach().requires_grad_())
         return g * d
+
+    return type(name, (Function,), {"forward": staticmethod(forward),
+                                    "backward": staticmethod(backward)})
+
+
+def by_backward(f):
+    """A derivative for ``checkpointed``: runs f(xd).sum().backward() and returns xd.grad."""
+
+    def derivative(xd):
+        f(xd).sum().backward()
+        return xd.grad
+
+    return derivative
+
+
+ReentrantCube = checkpointed("ReentrantCube", lambda x: x ** 3, by_backward(lambda xd: xd ** 3))
+ReentrantGrad = checkpointed("ReentrantGrad", lambda x: x.sin(),
+                             lambda xd: jg.autograd.grad(xd.sin().sum(), xd)[0])
 
 
 def test_reentrant_backward_inside_function_backward():
@@ -486,20 +488,8 @@ def test_reentrant_autograd_grad_inside_function_backward():
 
 
 def test_nested_reentrant_levels():
-    class Outer(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * 1
-
-        @staticmethod
-        def backward(ctx, g):
-            x, = ctx.saved_tensors
-            with jg.enable_grad():
-                xd = x.detach().requires_grad_()
-                ReentrantCube.apply(xd).sum().backward()  # itself reentrant
-            return g * xd.grad
-
+    # x * 1 forward, whose backward runs a backward through ReentrantCube, itself reentrant
+    Outer = checkpointed("Outer", lambda x: x * 1, by_backward(ReentrantCube.apply))
     x = leaf([2.0])
     Outer.apply(x).sum().backward()
     assert x.grad.tolist() == [12.0]

@@ -43,19 +43,21 @@ def _diff_fn(op, sample, tensors):
     return fn, [tensors[p] for p in positions]
 
 
+def _diff_samples(op, rng):
+    """(sample, fn, inputs) for each float64 sample of ``op`` drawn from ``rng`` (see _diff_fn)."""
+    for sample in op.samples(rng, np.dtype("float64")):
+        yield (sample, *_diff_fn(op, sample, to_tensors(sample, True)))
+
+
 @pytest.mark.parametrize("op", DIFF, ids=_ids(DIFF))
 def test_gradcheck(op):
-    rng = np.random.default_rng(1)
-    for sample in op.samples(rng, np.dtype("float64")):
-        fn, inputs = _diff_fn(op, sample, to_tensors(sample, True))
+    for sample, fn, inputs in _diff_samples(op, np.random.default_rng(1)):
         assert gradcheck(fn, inputs, atol=op.grad_atol), (op.name, sample)
 
 
 @pytest.mark.parametrize("op", GRADGRAD, ids=_ids(GRADGRAD))
 def test_gradgradcheck(op):
-    rng = np.random.default_rng(2)
-    for sample in op.samples(rng, np.dtype("float64")):
-        fn, inputs = _diff_fn(op, sample, to_tensors(sample, True))
+    for sample, fn, inputs in _diff_samples(op, np.random.default_rng(2)):
         assert gradgradcheck(fn, inputs, atol=op.grad_atol), (op.name, sample)
 
 
@@ -63,8 +65,7 @@ def test_gradgradcheck(op):
 def test_kernel_backward_equals_graph_backward(op):
     """The fused-kernel backward (no create_graph) and the Tensor-level one agree."""
     rng = np.random.default_rng(3)
-    for sample in op.samples(rng, np.dtype("float64")):
-        fn, inputs = _diff_fn(op, sample, to_tensors(sample, True))
+    for sample, fn, inputs in _diff_samples(op, rng):
         out = fn(*inputs)
         seed = jitgrad.tensor(rng.standard_normal(out.shape))
         plain = jitgrad.autograd.grad(out, inputs, seed, retain_graph=True, allow_unused=True)
