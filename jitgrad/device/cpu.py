@@ -208,8 +208,10 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
         return out
     nd = len(out_shape)
     shapes = [None if m == "s" else (1,) * (nd - a.ndim) + a.shape for a, m in zip(args, modes)]
-    if all(sh is None or sh == out_shape for sh in shapes):  # non-contiguous full operands
-        args = [a if m == "s" else np.ascontiguousarray(a) for a, m in zip(args, modes)]
+    if all(sh is None or sh == out_shape for sh in shapes):  # full but non-contiguous, or with
+        # fewer dims that are all leading 1s ((3,) into (1, 3)): one flat kernel after all
+        args = [a if m == "s" else np.ascontiguousarray(a).reshape(out_shape)
+                for a, m in zip(args, modes)]
         return elementwise(body, args, out_shape, out_dtype, None, out)
     p, split = _split_modes(out_shape, [sh for sh in shapes if sh is not None])
     if p is None:  # an unusual broadcast: materialise the operands that do not fit

@@ -6,7 +6,6 @@ import sys
 import numpy as np
 import pytest
 
-import jitgrad
 from jitgrad import _config
 from jitgrad.device import cpu
 
