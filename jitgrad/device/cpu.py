@@ -184,6 +184,10 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     modes, args = [], []
     simple = True  # every operand full-shape C-contiguous or a scalar: the flat kernel
     for a in operands:
+        if isinstance(a, np.ndarray) and a.size > 1 and 0 in a.strides:
+            # a broadcast view (e.g. the expanded gradient of a sum): read the values it repeats
+            # (a scalar, a row or a column) instead of materialising it
+            a = a[tuple(slice(0, 1) if st == 0 else slice(None) for st in a.strides)]
         if isinstance(a, np.ndarray) and (a.size != 1 or size == 1):
             if cast is not None and a.dtype != compute_dtype:
                 a = a.astype(compute_dtype)

@@ -77,3 +77,15 @@ def test_import_compiles_nothing_and_is_fast(tmp_path):
                          check=True).stdout.split()
     assert out[0] == "0"  # no kernel was built at import
     assert not (tmp_path / "kernels").exists() or not os.listdir(tmp_path / "kernels")
+
+
+def test_broadcast_views_are_read_in_place_not_copied():
+    """A stride-0 operand (np.broadcast_to, e.g. the expanded gradient of a sum) is read as the
+    scalar/row/column it repeats; values match the materialised computation."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4))
+    for small in (np.array(2.5), rng.standard_normal(4), rng.standard_normal((3, 1))):
+        view = np.broadcast_to(small, (3, 4))
+        assert 0 in view.strides
+        out = cpu.elementwise(_fma, [view, x, view], (3, 4), np.float64, np.float64)
+        np.testing.assert_array_equal(out, np.ascontiguousarray(view) * x + view)
