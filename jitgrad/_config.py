@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import tempfile
 import warnings
 
 __version__ = "0.1.0"
@@ -57,9 +58,26 @@ def _preload_tbb() -> bool:
         return False
 
 
+def _writable_cache_dir(path: str) -> str:
+    """``path`` if it can be created and written, else a per-user temporary dir (with a
+    warning): a read-only home must not make ``import jitgrad`` fail."""
+    try:
+        os.makedirs(path, exist_ok=True)
+        if os.access(path, os.W_OK):
+            return path
+    except OSError:
+        pass
+    user = os.getuid() if hasattr(os, "getuid") else "user"
+    fallback = os.path.join(tempfile.gettempdir(), f"jitgrad-{user}", __version__)
+    warnings.warn(f"jitgrad: kernel cache dir {path!r} is not writable; using {fallback!r} "
+                  "(set JITGRAD_CACHE_DIR to choose another)", RuntimeWarning, stacklevel=3)
+    os.makedirs(fallback, exist_ok=True)
+    return fallback
+
+
 def _configure_numba() -> None:
-    global THREADING_LAYER_WARNING
-    os.makedirs(CACHE_DIR, exist_ok=True)
+    global THREADING_LAYER_WARNING, CACHE_DIR
+    CACHE_DIR = _writable_cache_dir(CACHE_DIR)
     import numba
 
     numba.config.CACHE_DIR = CACHE_DIR

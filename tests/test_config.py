@@ -3,6 +3,8 @@ import os
 import subprocess
 import sys
 
+import numpy as np
+
 import jitgrad
 from jitgrad import _config
 
@@ -47,3 +49,19 @@ def test_cache_dir_is_keyed_by_version_by_default(monkeypatch):
     monkeypatch.delenv("JITGRAD_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
     assert _config._default_cache_dir() == os.path.join("/somewhere", "jitgrad", jitgrad.__version__)
+
+
+def test_unwritable_cache_dir_falls_back_with_a_warning(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")  # a dir cannot be made below a file, even by root
+    code = ("import warnings\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    import jitgrad, jitgrad._config as c\n"
+            "print(c.CACHE_DIR, '|', [str(x.message) for x in w if 'not writable' in str(x.message)])\n"
+            "print(jitgrad.tensor([1.0, 2.0]).exp().sum().item())")
+    out = _run(code, JITGRAD_CACHE_DIR=str(blocker / "cache"), TMPDIR=str(tmp_path)).stdout
+    first, second = out.splitlines()
+    cache_dir, warned = first.split("|")
+    assert cache_dir.strip().startswith(str(tmp_path / "jitgrad-")) and "not writable" in warned
+    assert abs(float(second) - (np.e + np.e ** 2)) < 1e-12
