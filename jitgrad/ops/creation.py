@@ -16,12 +16,6 @@ def manual_seed(seed: int):
     return _rng
 
 
-def _all_python_ints(data) -> bool:
-    if isinstance(data, (list, tuple)):
-        return all(_all_python_ints(d) for d in data)
-    return isinstance(data, (int, np.integer)) or isinstance(data, bool)
-
-
 def to_array(data, dtype=None) -> np.ndarray:
     """Convert ``data`` to a fresh ndarray following PyTorch/NumPy dtype inference.
 
