@@ -28,7 +28,6 @@ class BackwardCFunction(Node):
         self._non_differentiable: set = set()
         self._materialize_grads = True
         self._tensor_positions: tuple = ()
-        self._dirty: tuple = ()
 
     # --- ctx API ---------------------------------------------------------------------------
     def save_for_backward(self, *tensors) -> None:
