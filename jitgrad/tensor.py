@@ -31,7 +31,7 @@ class Tensor:
 
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter",
                  "_base", "_grad_acc_ref", "_leaf_hooks", "_post_accumulate_hooks",
-                 "_retains_grad", "__weakref__")
+                 "_retains_grad", "_views", "__weakref__")
     __array_priority__ = 1000
     __array_ufunc__ = None  # NumPy defers binary operators to Tensor's reflected ones
 
@@ -49,6 +49,7 @@ class Tensor:
         t._leaf_hooks = None
         t._post_accumulate_hooks = None
         t._retains_grad = False
+        t._views = None  # WeakSet of live views of this base (see ops/inplace.py)
         return t
 
     @classmethod
@@ -195,11 +196,18 @@ class Tensor:
             self._grad_acc_ref = weakref.ref(acc)
         return acc
 
-    def _accumulate_grad(self, new_grad: "Tensor", create_graph: bool) -> None:
+    def _accumulate_grad(self, new_grad: "Tensor") -> None:
+        """Add ``new_grad`` into ``.grad`` (PyTorch's AccumulateGrad rule, also used by
+        ``retain_grad`` and ``backward(inputs=...)``).
+
+        The first gradient is stored as a buffer of our own (the incoming tensor may be shared
+        with other edges, other leaves or the caller), a recorded clone when grad mode is on
+        (``create_graph``); later ones are added in place, or out of place when recording.
+        """
+        recording = grad_mode.is_grad_enabled()
         if self._grad is None:
-            # own the buffer: the incoming gradient may be shared with other edges or the caller
-            self._grad = new_grad if create_graph else Tensor._make(np.array(new_grad._data))
-        elif create_graph or grad_mode.is_grad_enabled():
+            self._grad = unary.clone(new_grad) if recording else Tensor._make(np.array(new_grad._data))
+        elif recording:
             self._grad = self._grad + new_grad
         else:
             np.add(self._grad._data, new_grad._data, out=self._grad._data, casting="unsafe")
@@ -229,12 +237,8 @@ class Tensor:
 
         def retain(grad):
             t = ref()
-            if t is None:
-                return
-            if t._grad is None:
-                t._grad = Tensor._make(np.array(grad._data))
-            else:
-                t._grad = Tensor._make(t._grad._data + grad._data)
+            if t is not None:
+                t._accumulate_grad(grad)
 
         self._grad_fn._set_retain_grad_hook(self._output_nr, retain)
         self._retains_grad = True
@@ -286,7 +290,7 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        arr = self._data
+        arr = self.numpy()  # read-only for a tensor that requires grad, like numpy()
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
         return arr.copy() if copy else arr

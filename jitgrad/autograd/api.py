@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import engine
+from .grad_mode import set_grad_enabled
 
 
 def _as_tuple(x):
@@ -44,6 +45,8 @@ def _make_grads(outputs, grad_outputs, create_graph):
             if g.shape != o.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{list(g.shape)} and output[{i}] has a shape of {list(o.shape)}.")
+            if g.dtype is not o.dtype:  # as PyTorch: the backward runs in the output's dtype
+                g = g._cast(o.dtype)
             if not create_graph:
                 g = g.detach()
         out.append(g)
@@ -89,9 +92,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     captured = engine.execute(edges, grads, retain_graph, create_graph,
                               capture_edges=[gradient_edge(t) for t in inputs], accumulate=True)
-    for t, g in zip(inputs, captured):
-        if t.grad_fn is not None and g is not None:  # non-leaf inputs accumulate like leaves
-            t._accumulate_grad(g, create_graph)
+    with set_grad_enabled(create_graph):
+        for t, g in zip(inputs, captured):
+            if t.grad_fn is not None and g is not None:  # non-leaf inputs accumulate like leaves
+                t._accumulate_grad(g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -202,7 +202,7 @@ class AccumulateGrad(Node):
         self.variable = variable
         self._output_meta = [(tuple(variable.shape), variable.dtype)]
         self._lock = threading.Lock()
-        # a leaf's sink runs after everything else that is ready (PyTorch gives it UINT64_MAX)
+        # a leaf's sink runs before anything else that is ready (PyTorch gives it UINT64_MAX)
         self._sequence_nr = float("inf")
 
     def _has_tensor_hooks(self) -> bool:
@@ -217,12 +217,12 @@ class AccumulateGrad(Node):
         if new_grad is None:
             return []
         var = self.variable
-        from .grad_mode import is_grad_enabled
-
         with self._lock:
-            var._accumulate_grad(new_grad, create_graph=is_grad_enabled())
+            var._accumulate_grad(new_grad)
         for hook in list(var._post_accumulate_hooks.values()) if var._post_accumulate_hooks else ():
-            hook(var)
+            if hook(var) is not None:
+                raise TypeError("hooks registered with register_post_accumulate_grad_hook must "
+                                f"return None, but {getattr(hook, '__name__', hook)} returned a value")
         return []
 
 

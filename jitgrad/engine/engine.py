@@ -27,13 +27,10 @@ from ..autograd.node import GraphRoot
 class GraphTask:
     """State of one backward()/grad() call."""
 
-    __slots__ = ("keep_graph", "create_graph", "dependencies", "buffers", "needed", "captures",
-                 "captured", "accumulate")
+    __slots__ = ("keep_graph", "dependencies", "buffers", "needed", "captures", "captured")
 
-    def __init__(self, keep_graph, create_graph, accumulate):
+    def __init__(self, keep_graph):
         self.keep_graph = keep_graph
-        self.create_graph = create_graph
-        self.accumulate = accumulate
         self.dependencies: dict = {}
         self.buffers: dict = {}
         self.needed = None  # set of nodes to execute, or None for all
@@ -190,7 +187,7 @@ def execute(root_edges, root_grads, keep_graph: bool, create_graph: bool,
     With ``capture_edges`` (for ``autograd.grad`` or ``backward(inputs=...)``) only the nodes on a
     path to them run, and the gradients arriving at those edges are returned in order.
     """
-    task = GraphTask(keep_graph, create_graph, accumulate)
+    task = GraphTask(keep_graph)
     root = GraphRoot(root_edges, root_grads)
     if capture_edges is not None:
         task.captured = [None] * len(capture_edges)

@@ -5,6 +5,8 @@ each input's shape (Note [broadcast reduction]).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import dispatch
 from . import smath as sm
 from .registry import def_elementwise, negate, passthrough
@@ -47,14 +49,17 @@ def _pow(x, y):
     return x ** y
 
 
+# Note [masked gradients]: a gradient is masked with ``where(cond, 0.0, ...)``, never by
+# multiplying with 0 or a boolean, since an inf gradient times 0 would turn into nan where
+# PyTorch gives 0 (e.g. relu followed by sqrt at 0).
 def _pow_dx(g, x, y):
     # d/dx x**y = y x**(y-1); PyTorch defines it as 0 where y == 0 (also at x == 0)
-    return sm.where(y == 0.0, 0.0 * g, g * (y * x ** (y - 1.0)))
+    return sm.where(y == 0.0, 0.0, g * (y * x ** (y - 1.0)))
 
 
-def _pow_dy(g, x, result):
-    # d/dy x**y = x**y log x; 0 at x == 0 (where the limit from y >= 0 is 0), as PyTorch
-    return g * sm.where(x == 0.0, 0.0 * result, result * sm.log(x))
+def _pow_dy(g, x, y, result):
+    # d/dy x**y = x**y log x; PyTorch takes it as 0 where x == 0 and y >= 0 (the limit there)
+    return g * sm.where((x == 0.0) * (y >= 0.0), 0.0, result * sm.log(x))
 
 
 def _pow_scalar(x, exponent):
@@ -62,15 +67,15 @@ def _pow_scalar(x, exponent):
 
 
 def _pow_scalar_dx(g, x, exponent):
-    return sm.where(exponent == 0.0, 0.0 * g, g * (exponent * x ** (exponent - 1.0)))
+    return sm.where(exponent == 0.0, 0.0, g * (exponent * x ** (exponent - 1.0)))
 
 
 def _rpow(x, base):
     return base ** x
 
 
-def _rpow_dx(g, result, base):
-    return g * sm.where(base == 0.0, 0.0 * result, result * sm.log(base))
+def _rpow_dx(g, x, result, base):
+    return g * sm.where((base == 0.0) * (x >= 0.0), 0.0, result * sm.log(base))
 
 
 def _rsub(x, other):
@@ -84,11 +89,12 @@ def _maximum(x, y):
 
 
 def _maximum_dx(g, x, y):
-    return sm.where(x == y, g * 0.5, g * (x > y))
+    # PyTorch: split evenly on ties, 0 where x < y (nan compares false: the gradient passes)
+    return sm.where(x < y, 0.0, sm.where(x == y, g * 0.5, g))
 
 
 def _maximum_dy(g, x, y):
-    return sm.where(x == y, g * 0.5, g * (y > x))
+    return sm.where(x > y, 0.0, sm.where(x == y, g * 0.5, g))
 
 
 def _minimum(x, y):
@@ -98,11 +104,11 @@ def _minimum(x, y):
 
 
 def _minimum_dx(g, x, y):
-    return sm.where(x == y, g * 0.5, g * (x < y))
+    return sm.where(x > y, 0.0, sm.where(x == y, g * 0.5, g))
 
 
 def _minimum_dy(g, x, y):
-    return sm.where(x == y, g * 0.5, g * (y < x))
+    return sm.where(x < y, 0.0, sm.where(x == y, g * 0.5, g))
 
 
 def _where(condition, x, y):
@@ -110,11 +116,11 @@ def _where(condition, x, y):
 
 
 def _where_dx(g, condition):
-    return sm.where(condition, g, 0.0 * g)
+    return sm.where(condition, g, 0.0)
 
 
 def _where_dy(g, condition):
-    return sm.where(condition, 0.0 * g, g)
+    return sm.where(condition, 0.0, g)
 
 
 def _clamp(x, min, max):  # noqa: A002 - PyTorch's argument names
@@ -126,7 +132,7 @@ def _clamp(x, min, max):  # noqa: A002 - PyTorch's argument names
 
 
 def _clamp_dx(g, x, min, max):  # noqa: A002
-    return g * ((x >= min) * (x <= max))
+    return sm.where((x >= min) * (x <= max), g, 0.0)
 
 
 def _lt(x, y):
@@ -221,6 +227,8 @@ def pow(x, y):  # noqa: A001 - NumPy's and PyTorch's name
     ``PowBackward2``, as PyTorch.
     """
     x_t, y_t = isinstance(x, dispatch.Tensor), isinstance(y, dispatch.Tensor)
+    if (x_t and x._data.dtype.kind in "biu" and type(y) is int and y < 0):
+        raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
     if x_t and not y_t and type(y) in (int, float):
         return dispatch.elementwise(POW_SCALAR, x, exponent=y)
     if y_t and not x_t and type(x) in (int, float):
@@ -253,8 +261,13 @@ def clamp(x, min=None, max=None):  # noqa: A002
     if isinstance(min, dispatch.Tensor) or isinstance(max, dispatch.Tensor):
         out = x if min is None else maximum(x, min)
         return out if max is None else minimum(out, max)
-    return dispatch.elementwise(CLAMP, x, min=-float("inf") if min is None else min,
-                                max=float("inf") if max is None else max)
+    if isinstance(x, dispatch.Tensor) and x._data.dtype.kind in "iu":
+        info = np.iinfo(x._data.dtype)  # a missing bound must not promote an int tensor
+        lo, hi = info.min, info.max
+    else:
+        lo, hi = -float("inf"), float("inf")
+    return dispatch.elementwise(CLAMP, x, min=lo if min is None else min,
+                                max=hi if max is None else max)
 
 
 def compare(name, x, y):

@@ -5,6 +5,8 @@ results without importing the layer above it.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import dtypes
@@ -162,8 +164,12 @@ def composite(op, *args, **attrs):
     if op.view:
         base = operands[0]
         if np.may_share_memory(outs[0]._data, base._data):
+            root = base._base if base._base is not None else base
             outs[0]._version_counter = base._version_counter
-            outs[0]._base = base._base if base._base is not None else base
+            outs[0]._base = root
+            if root._views is None:
+                root._views = weakref.WeakSet()
+            root._views.add(outs[0])
     needs = _needs(operands)
     if op.differentiable and any(needs) and is_grad_enabled():
         node = op.node_cls()

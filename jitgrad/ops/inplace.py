@@ -25,7 +25,7 @@ def _fill_forward(ctx, x, value):
 
 
 def _zero_grad(ctx, g):
-    return (g * 0.0,)
+    return (dispatch.zeros(g.shape, g.dtype),)  # the old value is overwritten: no gradient
 
 
 def _copy_forward(ctx, x, src):
@@ -33,7 +33,7 @@ def _copy_forward(ctx, x, src):
 
 
 def _copy_backward(ctx, g):
-    return (g * 0.0, g)
+    return (dispatch.zeros(g.shape, g.dtype), g)
 
 
 # PyTorch names the node of fill_(Scalar) FillBackward2 (fill.Scalar is FillBackward0)
@@ -61,6 +61,12 @@ def apply_inplace(self, name, compute, *others):
         raise RuntimeError(
             f"{name}: in-place operations on a view of a tensor that requires grad are not "
             "supported yet; apply the operation out of place (y = op(y)) or to the base tensor")
+    if self._views:
+        # the views would keep the old history (and requires_grad): silently wrong gradients
+        raise RuntimeError(
+            f"{name}: in-place operation on a tensor that has live views ({len(self._views)}), "
+            "with autograd recording: rebasing the views' history is not supported yet; apply "
+            "the operation out of place (y = op(y)), or drop the views first")
     old = Tensor._make(self._data.copy(), self._requires_grad)
     old._grad_fn, old._output_nr = self._grad_fn, self._output_nr
     result = compute(old)

@@ -28,12 +28,13 @@ def _unary(name: str, scalar_impl, np_impl):
             from . import dispatch
 
             return dispatch.elementwise(OPS[name], x)
-        return np_impl(x)
+        with np.errstate(all="ignore"):  # log(0) is -inf here, as in the kernels
+            return np_impl(x)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{name}`` of a number (in kernels) or of a Tensor (recorded)."
 
-    @overload(fn, inline="always")
+    @overload(fn)
     def _ov(x):
         return scalar_impl
 
@@ -66,6 +67,20 @@ sigmoid = _unary("sigmoid", _sigmoid_scalar, lambda x: 1.0 / (1.0 + np.exp(-x)))
 sign = _unary("sign", _sign_scalar, np.sign)
 
 
+def zero(g):
+    """A zero gradient shaped like ``g`` (``0 * g`` would be nan where ``g`` is inf)."""
+    if _is_tensor(g):
+        from . import dispatch
+
+        return dispatch.zeros(g.shape, g.dtype)
+    return 0.0
+
+
+@overload(zero)
+def _zero_ov(g):
+    return lambda g: 0.0
+
+
 def where(cond, a, b):
     """``a`` where ``cond`` else ``b``; a Tensor in any position records a ``where`` op.
 
@@ -81,6 +96,6 @@ def where(cond, a, b):
     return np.where(cond, a, b)[()]
 
 
-@overload(where, inline="always")
+@overload(where)
 def _where_ov(cond, a, b):
     return lambda cond, a, b: a if cond else b

@@ -85,7 +85,7 @@ def _relu(x):
 
 
 def _relu_dx(g, result):
-    return g * (result > 0)
+    return sm.where(result <= 0, 0.0, g)  # Note [masked gradients]; nan passes, as PyTorch
 
 
 def _abs(x):
@@ -109,7 +109,7 @@ def _sign(x):
         return 1 + 0 * x
     if x < 0:
         return -1 + 0 * x
-    return 0 * x
+    return x - x  # +0 for both zeros (as PyTorch), nan for nan
 
 
 def _reciprocal(x):
@@ -121,7 +121,7 @@ def _reciprocal_dx(g, result):
 
 
 def _zero_dx(g):
-    return 0.0 * g
+    return sm.zero(g)  # not 0 * g: an inf gradient must give 0, not nan
 
 
 # --- rows ----------------------------------------------------------------------------------
