@@ -107,3 +107,12 @@ def test_post_accumulate_grad_hook_must_return_none():
     x.register_post_accumulate_grad_hook(lambda tensor: 5)
     with pytest.raises(TypeError, match="must return None"):
         (x * 2).sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [jg.int32, jg.int16, jg.int8, jg.uint8])
+def test_max_min_of_small_ints_keep_their_dtype(dtype):
+    x = t([[3, 1], [2, 7]], dtype=dtype)
+    assert x.max().dtype == dtype and x.max().item() == 7
+    assert x.amin(1).dtype == dtype and x.amin(1).tolist() == [1, 2]
+    values, indices = x.min(0)
+    assert values.dtype == dtype and values.tolist() == [2, 1] and indices.tolist() == [1, 0]

@@ -306,7 +306,8 @@ def _extreme_dim_fwd(ctx, x, dims, keepdim, kind):
     shape = _stash(ctx, x, dims, keepdim)
     vals, idx = _KERNELS[kind](_to3(x, dims))
     ctx.indices = idx.reshape(ctx.keep_shape)  # where the backward scatters the gradient
-    return _finish(vals, x, shape), idx.reshape(shape)
+    # a selected value keeps the input's dtype (the kernels widen small ints to int64)
+    return _finish(vals, x, shape).astype(x.dtype, copy=False), idx.reshape(shape)
 
 
 def _extreme_dim_bwd(ctx, g, _g_indices):
@@ -334,7 +335,7 @@ def _extreme_rows(kind, upper):
 
 def _extreme_values_fwd(ctx, x, dims, keepdim, kind):
     shape = _stash(ctx, x, dims, keepdim)
-    return _finish(_KERNELS[kind](_to3(x, dims))[0], x, shape)
+    return _finish(_KERNELS[kind](_to3(x, dims))[0], x, shape).astype(x.dtype, copy=False)
 
 
 MAX, MAX_DIM, AMAX = _extreme_rows("max", "Max")
