@@ -116,3 +116,37 @@ def test_max_min_of_small_ints_keep_their_dtype(dtype):
     assert x.amin(1).dtype == dtype and x.amin(1).tolist() == [1, 2]
     values, indices = x.min(0)
     assert values.dtype == dtype and values.tolist() == [2, 1] and indices.tolist() == [1, 0]
+
+
+def test_full_max_gradient_is_a_masked_fill():
+    x = t([0.0, -1.0, -2.0], requires_grad=True)
+    x.max().sqrt().backward()  # d sqrt/dy = inf at 0: PyTorch gives [inf, 0, 0], not nan elsewhere
+    assert x.grad.tolist() == [np.inf, 0.0, 0.0]
+
+
+def test_var_std_positional_signature_and_small_samples():
+    x = t([[1.0, 3.0], [2.0, 5.0]], requires_grad=True)
+    assert_close(x.var(1, True), [2.0, 4.5])
+    assert x.var(1, False, True).shape == (2, 1)
+    assert_close(x.std(0, False, True), [[0.5, 1.0]])
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        v = x.var(1, correction=3)  # PyTorch: forward divides by max(0, n - c), backward by n - c
+    assert v.tolist() == [np.inf, np.inf]
+    v.sum().backward()
+    assert x.grad.tolist() == [[2.0, -2.0], [3.0, -3.0]]
+
+
+def test_float16_elementwise_computes_in_float32_and_rounds_once():
+    x = t([1.5, 2.25], dtype=jg.float16, requires_grad=True)
+    y = (x * x).exp()
+    assert y.dtype == jg.float16
+    assert_close(y, np.exp(np.array([1.5, 2.25], np.float32) ** 2).astype(np.float16))
+    y.sum().backward()
+    assert x.grad.dtype == jg.float16
+
+
+def test_released_nodes_drop_stashed_index_arrays():
+    x = t(np.arange(6.0), requires_grad=True)
+    y = x[x > 2.0]
+    y.sum().backward()
+    assert not any(isinstance(v, np.ndarray) for v in y.grad_fn._attrs.values())

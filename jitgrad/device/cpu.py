@@ -164,6 +164,15 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     ``ufunc``: a NumPy ufunc computing the same function, used instead of the Numba kernel for
     one large operand (Note [NumPy forward]).
     """
+    if compute_dtype is not None and np.dtype(compute_dtype) == np.float16:
+        # Numba has no float16 arithmetic on the CPU: compute in float32, round once at the end
+        wide = elementwise(body, operands, out_shape,
+                           np.float32 if np.dtype(out_dtype) == np.float16 else out_dtype,
+                           np.float32, None, ufunc)
+        if out is None:
+            return wide.astype(out_dtype)
+        out[...] = wide
+        return out
     if (ufunc is not None and len(operands) == 1 and isinstance(operands[0], np.ndarray)
             and operands[0].size >= UFUNC_MIN_SIZE and np.dtype(out_dtype).kind == "f"):
         a = operands[0]

@@ -404,18 +404,20 @@ def reduce_logsumexp(x3):
 
 
 def reduce_var(x3, correction=1):
-    """out[o, j] = sum_i (x3[o, i, j] - mean[o, j])^2 / (r - correction), two passes (mean,
-    then squared deviations), in the input float dtype. r - correction <= 0 gives NaN (no
-    exception, like torch). Float input only (TypeError)."""
+    """out[o, j] = sum_i (x3[o, i, j] - mean[o, j])^2 / max(0, r - correction), two passes
+    (mean, then squared deviations), in the input float dtype. As PyTorch, a divisor of 0 gives
+    inf (nan for a constant slice) and an empty slice nan, without an exception. Float input
+    only (TypeError)."""
     x3 = _need_float(x3, "var")
     x, outer, r, inner = _prep(x3)
     dt = x.dtype
-    if r == 0 or r - correction <= 0:
+    if r == 0:
         return np.full((outer, inner), np.nan, dt)
     mean = _fold(_K_SUM, x, outer, r, inner, _NOC, dt, _par(x))
     mean /= dt.type(r)
     ss = _fold(_K_SQ, x, outer, r, inner, mean.reshape(-1), dt, _par(x))
-    ss /= dt.type(r - correction)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ss /= dt.type(max(0, r - correction))
     return ss
 
 

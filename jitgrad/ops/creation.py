@@ -184,7 +184,9 @@ def full_like(t, fill_value, dtype=None, requires_grad=False):
 
 
 def _like(t, dtype):
-    return dtypes.to_dtype(dtype).np if dtype is not None else np.asarray(t).dtype
+    if dtype is not None:
+        return dtypes.to_dtype(dtype).np
+    return t._data.dtype if isinstance(t, dispatch.Tensor) else np.asarray(t).dtype
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -297,9 +298,10 @@ def _tie_mask(x, value):
 
 
 def _extreme_full_bwd(ctx, g, x, result):
-    # PyTorch's evenly_distribute_backward: ties share the gradient equally
+    # PyTorch's evenly_distribute_backward: ties share the gradient equally; a masked fill, so an
+    # inf gradient stays inf at the maximum and 0 elsewhere (Note [masked gradients])
     mask = _tie_mask(x, result)
-    return (mask * (g / unary.cast(sum(mask), g.dtype)),)
+    return (binary.where(mask, g / unary.cast(sum(mask), g.dtype), 0.0),)
 
 
 def _extreme_dim_fwd(ctx, x, dims, keepdim, kind):
@@ -429,6 +431,10 @@ def argmin(x, dim=None, keepdim=False):
 def _var_fwd(ctx, x, dims, keepdim, correction, sqrt):
     shape = _stash(ctx, x, dims, keepdim)
     ctx.n = math.prod(x.shape[d] for d in dims)
+    if ctx.n - correction <= 0:
+        warnings.warn(f"{'std' if sqrt else 'var'}(): degrees of freedom is <= 0. Correction should "
+                      "be strictly less than the reduction factor (input numel divided by output "
+                      "numel).", UserWarning, stacklevel=4)
     res = cpu_reduce.reduce_var(_to3(x, dims), correction)
     if sqrt:
         np.sqrt(res, out=res)
@@ -436,10 +442,11 @@ def _var_fwd(ctx, x, dims, keepdim, correction, sqrt):
 
 
 def _centered(ctx, x):
-    """``(x - mean(x)) / (n - correction)``, nan when ``n - correction <= 0`` (like forward)."""
+    """``(x - mean(x)) / (n - correction)``, by the raw divisor as PyTorch's backward (inf at 0,
+    negative below)."""
     dof = ctx.n - ctx.correction
     mu = mean(x, ctx.dims if ctx.dims else None, keepdim=True)
-    return (x - mu) * (1.0 / dof if dof > 0 else math.nan)
+    return (x - mu) * (1.0 / dof if dof != 0 else math.inf)
 
 
 def _var_bwd(ctx, g, x):
@@ -471,9 +478,10 @@ def _var_args(op, x, dim, correction, unbiased):
     return x, _dims(op, dim, x.ndim), 1 if correction is None else correction
 
 
-def var(x, dim=None, *, correction=None, keepdim=False, unbiased=None):
-    """Variance over ``dim``: ``sum_i (x_i - mean)**2 / (n - correction)`` (``correction``
-    defaults to 1; ``unbiased=False`` means 0). nan when ``n <= correction``.
+def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over ``dim``: ``sum_i (x_i - mean)**2 / max(0, n - correction)`` (``correction``
+    defaults to 1; ``unbiased=False`` means 0; PyTorch's positional ``(dim, unbiased, keepdim)``
+    form works). inf (with a warning) when ``n <= correction``.
     Derivative: ``g * 2 (x - mean) / (n - correction)``. Records ``VarBackward0``.
     """
     x, dims, correction = _var_args("var", x, dim, correction, unbiased)
@@ -481,7 +489,7 @@ def var(x, dim=None, *, correction=None, keepdim=False, unbiased=None):
                               sqrt=False)
 
 
-def std(x, dim=None, *, correction=None, keepdim=False, unbiased=None):
+def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation ``sqrt(var(x, dim, correction))``. Derivative:
     ``g (x - mean) / ((n - correction) std)``, 0 where std is 0. Records ``StdBackward0``.
     """

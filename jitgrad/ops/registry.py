@@ -23,6 +23,8 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import SECOND_BACKWARD_MSG, Node
 from . import dispatch
@@ -79,6 +81,8 @@ class OpNode(Node):
     def _release(self):
         super()._release()
         self._saved = {}
+        # arrays a composite forward stashed (indices, masks) go with the saved tensors
+        self._attrs = {k: v for k, v in self._attrs.items() if not isinstance(v, np.ndarray)}
 
     def _unpack(self, name):
         if self._released:
