@@ -37,6 +37,12 @@ def operand(x, op: str):
                     "a NumPy array or a Python number")
 
 
+def tensor_operand(x, op: str):
+    """``operand`` for ops whose inputs must be Tensors: a Python number becomes a 0-d one."""
+    x = operand(x, op)
+    return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
+
+
 def broadcast_shapes(op: str, *shapes) -> tuple:
     """NumPy's broadcast, with PyTorch's message naming the first mismatching dimension."""
     try:
@@ -155,8 +161,7 @@ class _Ctx:
 
 def composite(op, *args, **attrs):
     """Run a composite registry op: array-level forward, Tensor-level backward."""
-    operands = [operand(a, op.name) for a in args]
-    operands = [o if isinstance(o, Tensor) else Tensor._make(np.asarray(o)) for o in operands]
+    operands = [tensor_operand(a, op.name) for a in args]
     ctx = _Ctx()
     result = op.forward(ctx, *[o._data for o in operands], **attrs)
     results = result if isinstance(result, tuple) else (result,)

@@ -117,9 +117,7 @@ def _zero_(self):
 
 
 def _copy_(self, src):
-    src = dispatch.operand(src, "copy_")
-    if not isinstance(src, dispatch.Tensor):
-        src = dispatch.Tensor._make(np.asarray(src))
+    src = dispatch.tensor_operand(src, "copy_")
     dispatch.broadcast_shapes("copy_", src.shape, self.shape)
     return apply_inplace(self, "copy_", lambda t: dispatch.composite(COPY, t, src), src)
 

@@ -57,11 +57,6 @@ MATMUL = {kind: def_composite(f"matmul_{kind}", node, ("a", "b"), _matmul_fwd, _
           for kind, node in _NODES.items()}
 
 
-def _tensor(x, op):
-    x = dispatch.operand(x, op)
-    return x if isinstance(x, dispatch.Tensor) else dispatch.Tensor._make(np.asarray(x))
-
-
 def matmul(a, b):
     """Matrix product with NumPy's rules: 1-d @ 1-d is the dot product (0-d), a 1-d left
     operand is a row vector and a 1-d right operand a column vector (the added dim is removed),
@@ -70,7 +65,7 @@ def matmul(a, b):
     ``out[..., n, m] = sum_k a[..., n, k] b[..., k, m]``; derivatives ``ga = g @ b^T`` and
     ``gb = a^T @ g`` (summed over broadcast batch dims).
     """
-    a, b = _tensor(a, "matmul"), _tensor(b, "matmul")
+    a, b = dispatch.tensor_operand(a, "matmul"), dispatch.tensor_operand(b, "matmul")
     na, nb = a.ndim, b.ndim
     if na == 0 or nb == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
@@ -100,7 +95,7 @@ def matmul(a, b):
 def dot(a, b):
     """Inner product of two 1-d tensors: ``out = sum_k a_k b_k``; derivatives ``g b`` and
     ``g a``."""
-    a, b = _tensor(a, "dot"), _tensor(b, "dot")
+    a, b = dispatch.tensor_operand(a, "dot"), dispatch.tensor_operand(b, "dot")
     if a.ndim != 1 or b.ndim != 1:
         raise RuntimeError(f"dot: 1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     return matmul(a, b)
@@ -109,7 +104,7 @@ def dot(a, b):
 def mm(a, b):
     """Product of two matrices: ``out[n, m] = sum_k a[n, k] b[k, m]``; derivatives
     ``g @ b^T`` and ``a^T @ g``."""
-    a, b = _tensor(a, "mm"), _tensor(b, "mm")
+    a, b = dispatch.tensor_operand(a, "mm"), dispatch.tensor_operand(b, "mm")
     if a.ndim != 2:
         raise RuntimeError(f"mm: self must be a matrix, got a {a.ndim}D tensor")
     if b.ndim != 2:

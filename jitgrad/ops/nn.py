@@ -54,7 +54,7 @@ LOG_SOFTMAX = def_composite("log_softmax", "LogSoftmaxBackward0", ("x",), _softm
 
 
 def _prepare(op, x, dim, dtype):
-    x = _reduce._tensor(x, op)
+    x = dispatch.tensor_operand(x, op)
     if dtype is not None:
         x = unary.cast(x, dtypes.to_dtype(dtype))
     if not x.dtype.is_floating_point:

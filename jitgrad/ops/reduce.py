@@ -36,11 +36,6 @@ def torch_dtype_name(d) -> str:
 
 
 # --- argument and layout helpers -----------------------------------------------------------
-def _tensor(x, op):
-    x = dispatch.operand(x, op)
-    return x if isinstance(x, dispatch.Tensor) else dispatch.Tensor._make(np.asarray(x))
-
-
 def _dims(op, dim, ndim, multi=True) -> tuple:
     """``dim`` (None, int, tuple/list; negatives wrap) as sorted non-negative axes.
 
@@ -156,7 +151,7 @@ def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - NumPy's and PyT
     first. Empty reductions give 0. Derivative: ``g`` broadcast back over the reduced dims.
     Records ``SumBackward0`` (full sum) or ``SumBackward1`` (with ``dim``/``keepdim``).
     """
-    x = _tensor(x, "sum")
+    x = dispatch.tensor_operand(x, "sum")
     dims = _dims("sum", dim, x.ndim)
     op = SUM if dim is None and not keepdim else SUM_DIM
     return dispatch.composite(op, x, dims=dims, keepdim=bool(keepdim),
@@ -188,7 +183,7 @@ def mean(x, dim=None, keepdim=False, dtype=None):
     Float input only (or pass ``dtype``). Derivative: ``g / n`` broadcast back.
     Records ``MeanBackward0`` (full) or ``MeanBackward1`` (with ``dim``/``keepdim``).
     """
-    x = _tensor(x, "mean")
+    x = dispatch.tensor_operand(x, "mean")
     if dtype is not None:
         x = unary.cast(x, dtypes.to_dtype(dtype))
     if not x.dtype.is_floating_point:
@@ -238,7 +233,7 @@ def prod(x, dim=None, keepdim=False, dtype=None):
     has no zeros, else a differentiable masked product.
     Records ``ProdBackward0`` (full) or ``ProdBackward1`` (with ``dim``).
     """
-    x = _tensor(x, "prod")
+    x = dispatch.tensor_operand(x, "prod")
     dims = _dims("prod", dim, x.ndim, multi=False)
     op = PROD if dim is None else PROD_DIM
     if dim is None and keepdim:
@@ -354,7 +349,7 @@ def _check_nonempty(op, x, dims, full):
 
 
 def _extreme(kind, x, dim, keepdim):
-    x = _tensor(x, kind)
+    x = dispatch.tensor_operand(x, kind)
     if dim is None:
         if keepdim:
             raise TypeError(f"{kind}(): keepdim=True needs an int 'dim'")
@@ -387,7 +382,7 @@ def min(x, dim=None, keepdim=False):  # noqa: A001
 
 
 def _amax(kind, x, dim, keepdim):
-    x = _tensor(x, f"a{kind}")
+    x = dispatch.tensor_operand(x, f"a{kind}")
     dims = _dims(f"a{kind}", dim, x.ndim)
     _check_nonempty(f"a{kind}", x, dims, x.ndim == 0 or len(dims) == x.ndim)
     return dispatch.composite(AMAX if kind == "max" else AMIN, x, dims=dims,
@@ -409,7 +404,7 @@ def amin(x, dim=(), keepdim=False):
 
 
 def _arg(kind, x, dim, keepdim):
-    x = _tensor(x, f"arg{kind}")
+    x = dispatch.tensor_operand(x, f"arg{kind}")
     dims = _dims(f"arg{kind}", dim, x.ndim, multi=False)  # None: the flattened input
     _check_nonempty(f"arg{kind}", x, () if dim is None else dims, dim is None)
     _, idx = _KERNELS[kind](_to3(x._data, dims))
@@ -467,7 +462,7 @@ STD = def_composite("std", "StdBackward0", ("x",), _var_fwd, _std_bwd,
 
 
 def _var_args(op, x, dim, correction, unbiased):
-    x = _tensor(x, op)
+    x = dispatch.tensor_operand(x, op)
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{op}(): std and var only support floating point and complex dtypes, "
                            f"got {torch_dtype_name(x.dtype)}")
@@ -516,7 +511,7 @@ def logsumexp(x, dim, keepdim=False):
     ``m = max x_i``. Int inputs use the default float dtype. Derivative:
     ``g * exp(x - out)`` (the softmax). Records ``LogsumexpBackward0``.
     """
-    x = _tensor(x, "logsumexp")
+    x = dispatch.tensor_operand(x, "logsumexp")
     if not x.dtype.is_floating_point:
         x = unary.cast(x, dtypes.get_default_dtype())
     return dispatch.composite(LOGSUMEXP, x, dims=_dims("logsumexp", dim, x.ndim),

@@ -103,7 +103,7 @@ def view(x, *shape):
     ``y[i] = x.flatten()[i]``; derivative: ``g.reshape(x.shape)``. Raises when the strides of
     ``x`` cannot express the new shape without a copy (use ``reshape``).
     """
-    x = dispatch.operand(x, "view")
+    x = dispatch.tensor_operand(x, "view")
     new = infer_shape("view", _shape_arg(shape), x._data.size)
     if _reshape_view(x._data, new) is None:
         raise RuntimeError(
@@ -115,7 +115,7 @@ def view(x, *shape):
 def reshape(x, *shape):
     """``x`` with a new shape: a view when the strides allow it (ViewBackward0), else a copy
     (UnsafeViewBackward0). Derivative: ``g.reshape(x.shape)``."""
-    x = dispatch.operand(x, "reshape")
+    x = dispatch.tensor_operand(x, "reshape")
     new = infer_shape("reshape", _shape_arg(shape), x._data.size)
     if _reshape_view(x._data, new) is not None:
         return dispatch.composite(VIEW, x, shape=new)
@@ -127,7 +127,7 @@ def flatten(x, start_dim=0, end_dim=-1):
 
     A reshape: derivative ``g.reshape(x.shape)``.
     """
-    x = dispatch.operand(x, "flatten")
+    x = dispatch.tensor_operand(x, "flatten")
     shp = x.shape
     if len(shp) == 0:
         return reshape(x, (1,))
@@ -157,7 +157,7 @@ def squeeze(x, dim=None):
     """Remove size-1 dims: all of them (``dim=None``) or those listed in ``dim`` (int or tuple;
     a listed dim whose size is not 1 is left alone, as in PyTorch). Derivative:
     ``g.reshape(x.shape)``."""
-    x = dispatch.operand(x, "squeeze")
+    x = dispatch.tensor_operand(x, "squeeze")
     shp = x.shape
     if dim is None:
         op = SQUEEZE_ALL
@@ -184,7 +184,7 @@ UNSQUEEZE = def_composite("unsqueeze", "UnsqueezeBackward0", ("x",), _unsqueeze_
 def unsqueeze(x, dim):
     """Insert a size-1 dim at ``dim`` (in ``[-ndim-1, ndim]``). Derivative: ``g.squeeze(dim)``
     (written as a reshape back to ``x.shape``)."""
-    x = dispatch.operand(x, "unsqueeze")
+    x = dispatch.tensor_operand(x, "unsqueeze")
     n = x.ndim + 1
     d = operator.index(dim)
     if not -n <= d < n:
@@ -213,7 +213,7 @@ def expand(x, *sizes):
     """Broadcast ``x`` to ``sizes`` without copying (a read-only view; ``-1`` keeps a dim, new
     dims are prepended). ``y[..., i, ...] = x[..., 0, ...]`` along expanded dims; derivative:
     ``g`` summed over the expanded dims (``sum_to_shape(g, x.shape)``)."""
-    x = dispatch.operand(x, "expand")
+    x = dispatch.tensor_operand(x, "expand")
     sizes = _shape_arg(sizes)
     shp = x.shape
     lead = len(sizes) - len(shp)
@@ -256,7 +256,7 @@ TRANSPOSE = def_composite("transpose", "TransposeBackward0", ("x",), _transpose_
 
 def transpose(x, dim0, dim1):
     """Swap dims ``dim0`` and ``dim1`` (a view). Derivative: ``g.transpose(dim0, dim1)``."""
-    x = dispatch.operand(x, "transpose")
+    x = dispatch.tensor_operand(x, "transpose")
     d0, d1 = wrap_dim("transpose", dim0, x.ndim), wrap_dim("transpose", dim1, x.ndim)
     return dispatch.composite(TRANSPOSE, x, dim0=d0, dim1=d1)
 
@@ -276,7 +276,7 @@ PERMUTE = def_composite("permute", "PermuteBackward0", ("x",), _permute_fwd, _pe
 def permute(x, *dims):
     """Reorder dims: ``y.shape[i] = x.shape[dims[i]]`` (a view). Derivative: ``g`` permuted by
     the inverse permutation ``argsort(dims)``."""
-    x = dispatch.operand(x, "permute")
+    x = dispatch.tensor_operand(x, "permute")
     dims = _shape_arg(dims)
     if len(dims) != x.ndim:
         raise RuntimeError(f"permute(): number of dimensions in the tensor input does not match "
@@ -302,7 +302,7 @@ T = def_composite("t", "TBackward0", ("x",), _t_fwd, _t_back, view=True)
 def t(x):
     """Transpose of a matrix; 0-d and 1-d tensors are returned as views unchanged.
     Derivative: ``g.t()``."""
-    x = dispatch.operand(x, "t")
+    x = dispatch.tensor_operand(x, "t")
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
     return dispatch.composite(T, x)
@@ -315,9 +315,7 @@ def _tensor_list(op: str, tensors, empty_msg: str) -> list:
                         f"{type(tensors).__name__}")
     if not tensors:
         raise RuntimeError(empty_msg)
-    out = [dispatch.operand(a, op) for a in tensors]
-    return [o if isinstance(o, dispatch.Tensor) else dispatch.Tensor._make(np.asarray(o))
-            for o in out]
+    return [dispatch.tensor_operand(a, op) for a in tensors]
 
 
 def _cat_fwd(ctx, *arrays, dim, ndim):
