@@ -469,16 +469,8 @@ def _rebuild(data, requires_grad):
     return Tensor._make(data, requires_grad)
 
 
-def _method(fn):
-    def method(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-
-    method.__name__ = fn.__name__
-    method.__doc__ = fn.__doc__
-    return method
-
-
-# Methods that are plain aliases of the op functions (NumPy names; PyTorch method spelling).
+# Methods that are the op functions themselves (a module-level function set on the class is a
+# method: the tensor arrives as its first argument). NumPy names; PyTorch method spelling.
 _METHODS = {
     unary: "exp log sin cos tan tanh sigmoid relu abs sqrt neg sign reciprocal",
     binary: "add sub mul div pow maximum minimum clamp",
@@ -489,12 +481,11 @@ _METHODS = {
 }
 for _module, _names in _METHODS.items():
     for _name in _names.split():
-        if hasattr(_module, _name):
-            setattr(Tensor, _name, _method(getattr(_module, _name)))
+        setattr(Tensor, _name, getattr(_module, _name))
 for _alias, _target in (("negative", "neg"), ("absolute", "abs"), ("multiply", "mul"),
                        ("divide", "div"), ("subtract", "sub"), ("clip", "clamp"),
                        ("swapaxes", "transpose")):
-    setattr(Tensor, _alias, getattr(Tensor, _target, None))
+    setattr(Tensor, _alias, getattr(Tensor, _target))
 Tensor.T = property(lambda self: shape.permute(self, tuple(range(self.ndim - 1, -1, -1))))
 Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
 Tensor.expand_as = lambda self, other: shape.expand(self, other.shape)
