@@ -13,8 +13,8 @@ from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                            linspace, manual_seed, ones, ones_like, rand, randint, randn, tensor,
                            zeros, zeros_like)
-from .ops.unary import (abs, clone, cos, exp, log, neg, reciprocal, relu, sigmoid, sign, sin, sqrt,
-                        tan, tanh)
+from .ops.unary import (abs, clone, cos, cosh, erf, exp, expm1, log, log1p, neg, reciprocal, relu,
+                        sigmoid, sign, sin, sinh, sqrt, tan, tanh)
 from .ops.binary import add, clamp, div, maximum, minimum, mul, pow, sub, where
 from .ops.reduce import amax, amin, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
 from .ops.shape import (cat, expand, flatten, permute, reshape, squeeze, stack, t, transpose,

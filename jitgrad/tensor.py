@@ -472,7 +472,7 @@ def _rebuild(data, requires_grad):
 # Methods that are the op functions themselves (a module-level function set on the class is a
 # method: the tensor arrives as its first argument). NumPy names; PyTorch method spelling.
 _METHODS = {
-    unary: "exp log sin cos tan tanh sigmoid relu abs sqrt neg sign reciprocal",
+    unary: "exp log sin cos tan tanh sinh cosh expm1 log1p erf sigmoid relu abs sqrt neg sign reciprocal",
     binary: "add sub mul div pow maximum minimum clamp",
     reduce: "sum mean prod max min amax amin var std logsumexp argmax argmin",
     shape: "view reshape flatten squeeze unsqueeze expand transpose permute t",

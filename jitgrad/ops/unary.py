@@ -70,6 +70,51 @@ def _tanh_dx(g, result):
     return g * (1.0 - result * result)
 
 
+def _sinh(x):
+    return sm.sinh(x)
+
+
+def _sinh_dx(g, x):
+    return g * sm.cosh(x)
+
+
+def _cosh(x):
+    return sm.cosh(x)
+
+
+def _cosh_dx(g, x):
+    return g * sm.sinh(x)
+
+
+def _expm1(x):
+    return math.expm1(x)
+
+
+def _expm1_dx(g, result):
+    return g * (result + 1.0)
+
+
+def _log1p(x):
+    if x > -1.0:
+        return math.log1p(x)
+    return -math.inf if x == -1.0 else math.nan
+
+
+def _log1p_dx(g, x):
+    return g / (x + 1.0)
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _erf(x):
+    return math.erf(x)
+
+
+def _erf_dx(g, x):
+    return g * (_TWO_OVER_SQRT_PI * sm.exp(-(x * x)))
+
+
 def _sigmoid(x):
     return sm.sigmoid(x)
 
@@ -135,6 +180,13 @@ COS = def_elementwise("cos", "CosBackward0", ("x",), _cos, {"x": _cos_dx}, dtype
 TAN = def_elementwise("tan", "TanBackward0", ("x",), _tan, {"x": _tan_dx}, dtype_rule="float")
 TANH = def_elementwise("tanh", "TanhBackward0", ("x",), _tanh, {"x": _tanh_dx}, dtype_rule="float",
                        cpu_ufunc=np.tanh)
+SINH = def_elementwise("sinh", "SinhBackward0", ("x",), _sinh, {"x": _sinh_dx}, dtype_rule="float")
+COSH = def_elementwise("cosh", "CoshBackward0", ("x",), _cosh, {"x": _cosh_dx}, dtype_rule="float")
+EXPM1 = def_elementwise("expm1", "Expm1Backward0", ("x",), _expm1, {"x": _expm1_dx},
+                        dtype_rule="float")
+LOG1P = def_elementwise("log1p", "Log1PBackward0", ("x",), _log1p, {"x": _log1p_dx},
+                        dtype_rule="float")
+ERF = def_elementwise("erf", "ErfBackward0", ("x",), _erf, {"x": _erf_dx}, dtype_rule="float")
 SIGMOID = def_elementwise("sigmoid", "SigmoidBackward0", ("x",), _sigmoid, {"x": _sigmoid_dx},
                           dtype_rule="float")
 RELU = def_elementwise("relu", "ReluBackward0", ("x",), _relu, {"x": _relu_dx})
@@ -179,6 +231,32 @@ def tan(x):
 def tanh(x):
     """Hyperbolic tangent. Derivative: ``g * (1 - tanh(x)**2)``."""
     return dispatch.elementwise(TANH, x)
+
+
+def sinh(x):
+    """Hyperbolic sine. Derivative: ``g * cosh(x)``."""
+    return dispatch.elementwise(SINH, x)
+
+
+def cosh(x):
+    """Hyperbolic cosine. Derivative: ``g * sinh(x)``."""
+    return dispatch.elementwise(COSH, x)
+
+
+def expm1(x):
+    """``e**x - 1``, accurate near 0. Derivative: ``g * (result + 1)``."""
+    return dispatch.elementwise(EXPM1, x)
+
+
+def log1p(x):
+    """``log(1 + x)``, accurate near 0 (``-inf`` at -1, ``nan`` below). Derivative: ``g / (1 + x)``."""
+    return dispatch.elementwise(LOG1P, x)
+
+
+def erf(x):
+    """Error function ``2/sqrt(pi) * integral_0^x e**-t**2 dt``.
+    Derivative: ``g * 2/sqrt(pi) * e**(-x**2)``."""
+    return dispatch.elementwise(ERF, x)
 
 
 def sigmoid(x):

@@ -1,6 +1,8 @@
 """Op database entries for the elementwise families (ops/unary.py, ops/binary.py)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import jitgrad
@@ -18,6 +20,11 @@ def _positive(rng, shape, dtype, low=0.3, high=2.0):
     return np.asarray(rng.uniform(low, high, shape), dtype=dtype)
 
 
+def _np_erf(x):
+    """NumPy has no erf ufunc: the reference is ``math.erf`` per element."""
+    return np.vectorize(math.erf, otypes=[x.dtype])(x).reshape(x.shape).astype(x.dtype)
+
+
 def _unary_samples(gen):
     def samples(rng, dtype):
         return [Sample((gen(rng, s, dtype),)) for s in [(), (5,), (2, 3)]]
@@ -33,6 +40,11 @@ UNARY = [
     ("cos", jitgrad.cos, np.cos, _away_from_zero),
     ("tan", jitgrad.tan, np.tan, lambda r, s, d: np.asarray(r.uniform(-1.2, 1.2, s), dtype=d)),
     ("tanh", jitgrad.tanh, np.tanh, _away_from_zero),
+    ("sinh", jitgrad.sinh, np.sinh, _away_from_zero),
+    ("cosh", jitgrad.cosh, np.cosh, _away_from_zero),
+    ("expm1", jitgrad.expm1, np.expm1, _away_from_zero),
+    ("log1p", jitgrad.log1p, np.log1p, lambda r, s, d: np.asarray(r.uniform(-0.7, 2.0, s), dtype=d)),
+    ("erf", jitgrad.erf, lambda x: _np_erf(x), _away_from_zero),
     ("sigmoid", jitgrad.sigmoid, lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype),
      lambda r, s, d: np.asarray(r.uniform(-6, 6, s), dtype=d)),
     ("relu", jitgrad.relu, lambda x: np.maximum(x, 0).astype(x.dtype), _away_from_zero),
