@@ -8,6 +8,7 @@ from ._config import __version__
 from .dtypes import (bool_, dtype, float16, float32, float64, get_default_dtype, int8, int16,
                      int32, int64, set_default_dtype, uint8)
 from .tensor import Tensor
+from .device.pool import empty_cache, memory_stats
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,

@@ -31,6 +31,7 @@ import numba
 import numpy as np
 
 from .. import _config
+from . import pool
 
 # Measured on 2 cores (x*y, float64): parallel 4.3 vs serial 2.9 us at 2^14 elements, 10.1 vs 13.6
 # us at 2^16, 108 vs 223 us at 2^20; compute-bound bodies (sin) win from 2^14.
@@ -179,11 +180,11 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
         if compute_dtype is not None and a.dtype != compute_dtype:
             a = a.astype(compute_dtype)
         if out is None:
-            out = np.empty(out_shape, dtype=out_dtype)
+            out = pool.empty(out_shape, out_dtype)
         with np.errstate(all="ignore"):  # log(0) is -inf and log(-1) nan, without warnings
             return ufunc(a, out=out)
     if out is None:
-        out = np.empty(out_shape, dtype=out_dtype)
+        out = pool.empty(out_shape, out_dtype)
     size = out.size
     if size == 0:
         return out

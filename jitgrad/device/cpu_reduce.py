@@ -30,6 +30,8 @@ import types
 import numpy as np
 from numba import njit, prange
 
+from . import pool
+
 # Parallel variants run only above a size threshold, and only when there is more than one work
 # item. Measured 2026-11-30 on this 2-core EPYC (tbb, median par/serial time over 5 layouts
 # (1,n,1) (n/1024,1024,1) (1,n/64,64) (n/4096,64,64) (n/16,16,1); the box was shared, so
@@ -307,7 +309,7 @@ def _acc_dtype(dt, out_dtype):
 
 def _fold(kernels, x, outer, r, inner, c, dt, par):
     """Run a fold kernel pair (rows, cols) into a fresh (outer, inner) array of dtype ``dt``."""
-    out = np.empty((outer, inner), dt)
+    out = pool.empty((outer, inner), dt)
     if out.size:
         ident = (dt.type(1) if kernels is _K_PROD else dt.type(0))
         if inner == 1:
@@ -425,7 +427,7 @@ def prod_others(x3):
     """out[o, i, j] = prod_{k != i} x3[o, k, j] (same shape as x3), as exclusive prefix times
     exclusive suffix products: exact with zeros, no division. int/bool give int64."""
     x, outer, r, inner = _prep(x3)
-    out = np.empty((outer, r, inner), _acc_dtype(x.dtype, None))
+    out = pool.empty((outer, r, inner), _acc_dtype(x.dtype, None))
     if out.size:
         par = x.size >= _PAR_MIN_PO and outer * -(-inner // _CW) > 1
         _K_PO[par](x, outer, r, inner, out.dtype.type(1), out.reshape(-1))

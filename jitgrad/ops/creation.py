@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..device import pool
 from . import dispatch
 
 _rng = np.random.default_rng()
@@ -25,7 +26,7 @@ def to_array(data, dtype=None) -> np.ndarray:
     """
     Tensor = dispatch.Tensor
     if isinstance(data, Tensor):
-        arr = data._data.copy()
+        arr = pool.copy(data._data)
     elif isinstance(data, (np.ndarray, np.generic)):
         arr = np.array(data)
     else:
@@ -143,19 +144,19 @@ def _float(dtype):
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros (default float dtype)."""
     _check_device(device)
-    return _finish(np.zeros(_size(size), _float(dtype)), requires_grad)
+    return _finish(pool.zeros(_size(size), _float(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones (default float dtype)."""
     _check_device(device)
-    return _finish(np.ones(_size(size), _float(dtype)), requires_grad)
+    return _finish(pool.full(_size(size), 1, _float(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor."""
     _check_device(device)
-    return _finish(np.empty(_size(size), _float(dtype)), requires_grad)
+    return _finish(pool.empty(_size(size), _float(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -164,19 +165,19 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = dtypes.result_type(fill_value)
     size = (size,) if isinstance(size, int) else tuple(size)
-    return _finish(np.full(_size(size), fill_value, dtypes.to_dtype(dtype).np), requires_grad)
+    return _finish(pool.full(_size(size), fill_value, dtypes.to_dtype(dtype).np), requires_grad)
 
 
 def zeros_like(t, dtype=None, requires_grad=False):
-    return _finish(np.zeros(t.shape, _like(t, dtype)), requires_grad)
+    return _finish(pool.zeros(t.shape, _like(t, dtype)), requires_grad)
 
 
 def ones_like(t, dtype=None, requires_grad=False):
-    return _finish(np.ones(t.shape, _like(t, dtype)), requires_grad)
+    return _finish(pool.full(t.shape, 1, _like(t, dtype)), requires_grad)
 
 
 def empty_like(t, dtype=None, requires_grad=False):
-    return _finish(np.empty(t.shape, _like(t, dtype)), requires_grad)
+    return _finish(pool.empty(t.shape, _like(t, dtype)), requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, requires_grad=False):

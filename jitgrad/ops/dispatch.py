@@ -12,7 +12,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import SavedTensor
-from ..device import cpu
+from ..device import cpu, pool
 
 Tensor = None  # set by jitgrad.tensor
 
@@ -193,8 +193,8 @@ def composite(op, *args, **attrs):
 
 
 def zeros(shape, dtype):
-    return Tensor._make(np.zeros(shape, dtype=dtype.np))
+    return Tensor._make(pool.zeros(shape, dtype.np))
 
 
 def full_like(t, value):
-    return Tensor._make(np.full(t.shape, value, dtype=t.dtype.np))
+    return Tensor._make(pool.full(t.shape, value, t.dtype.np))

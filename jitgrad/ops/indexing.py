@@ -19,6 +19,7 @@ import re
 
 import numpy as np
 
+from ..device import pool
 from . import dispatch
 from ..autograd.grad_mode import is_grad_enabled
 from .registry import def_composite
@@ -133,7 +134,7 @@ def getitem(x, index):
 
 
 def _index_backward_fwd(ctx, g, shape, index, kind):
-    out = np.zeros(shape, dtype=g.dtype)
+    out = pool.zeros(shape, g.dtype)
     if kind == "advanced":
         np.add.at(out, index, g)
     else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..device import pool
 from . import binary, dispatch, unary
 from .registry import def_composite
 
@@ -67,7 +68,7 @@ def apply_inplace(self, name, compute, *others):
             f"{name}: in-place operation on a tensor that has live views ({len(self._views)}), "
             "with autograd recording: rebasing the views' history is not supported yet; apply "
             "the operation out of place (y = op(y)), or drop the views first")
-    old = Tensor._make(self._data.copy(), self._requires_grad)
+    old = Tensor._make(pool.copy(self._data), self._requires_grad)
     old._grad_fn, old._output_nr = self._grad_fn, self._output_nr
     result = compute(old)
     _write(self, name, result)

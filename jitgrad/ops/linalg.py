@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..device import pool
 from . import dispatch
 from .registry import def_composite
 from .shape import squeeze, transpose, unsqueeze
@@ -22,6 +23,10 @@ def _fmt(shape) -> str:
 
 
 def _matmul_fwd(ctx, a, b):
+    if a.ndim >= 2 and b.ndim >= 2 and a.dtype == b.dtype and a.dtype.kind == "f":
+        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+        if a.shape[-1] == b.shape[-2]:  # else let NumPy raise its own shape error
+            return np.matmul(a, b, out=pool.empty(shape, a.dtype))
     return np.matmul(a, b)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
-from ..device import cpu_reduce
+from ..device import cpu_reduce, pool
 from . import binary, dispatch, unary
 from . import shape as _shape
 from .registry import def_composite
@@ -244,7 +244,7 @@ def prod(x, dim=None, keepdim=False, dtype=None):
 
 # --- scatter / gather helpers for value-selecting reductions --------------------------------
 def _scatter_fwd(ctx, g, index, dim, shape):
-    out = np.zeros(shape, g.dtype)
+    out = pool.zeros(shape, g.dtype)
     np.put_along_axis(out, index, g, axis=dim)
     return out
 

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..device import pool
 from . import dispatch
 from .registry import def_composite, def_elementwise, negate
 from . import smath as sm
@@ -291,7 +292,7 @@ def reciprocal(x):
 
 # --- copies and dtype conversion (composite rows) -------------------------------------------
 def _clone_forward(ctx, x):
-    return x.copy()
+    return pool.copy(x)
 
 
 def _clone_backward(ctx, g):
