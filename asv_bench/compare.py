@@ -1,22 +1,36 @@
-"""Side-by-side timings: jitgrad vs NumPy (forward only) vs PyTorch CPU, on the same workloads.
+"""Side by side: jitgrad vs NumPy (forward only) vs PyTorch, HIPS autograd and JAX on W1-W8.
 
-    python asv_bench/compare.py [--torch-python /work/torchvenv/bin/python] [--quick] [--json out.json]
+    python asv_bench/compare.py [--quick] [--out DIR] [--workloads W2,W4] [--dtypes float64]
+                                [--frameworks jitgrad,torch,...] [--no-single-thread]
+                                [--no-compile-latency] [--no-roofline] [--stat best]
 
-Workloads (float64; every framework runs the same source, from WORKLOADS below):
+The workloads are defined once, in ``asv_bench/benchmarks/workloads.py`` (shared with the asv
+suite); every framework runs the same source through a small op namespace. Frameworks that are not
+installed are skipped with a note, never replaced by something else.
 
-  W0  the seed example y = ((x * 3) + 4) ** 2 on a 0-d tensor, forward + backward, in-process
-  W2  sum(tanh(sin(x) * exp(-x*x) + 0.5*x)) on 1e6 elements
-  W7  a 1000-op chain on a (100,) vector (x * 1.0001, x + 0.001, tanh(x), repeated), then sum;
-      reported per op
-  seed cold/warm: ``python -c "<seed example>"`` in a fresh interpreter, first with an empty
-      JITGRAD_CACHE_DIR (cold: every kernel compiles), then again with the same dir (warm)
+How it measures
+  * All frameworks run in this one process, interleaved: for each workload and dtype, every
+    framework is set up and warmed up (compile/trace/kernel load; its time is reported
+    separately), then each repeat times every framework once, in a rotating order. A sample runs
+    the workload ``number`` times, with ``number`` chosen so a sample lasts ``--min-sample`` s.
+    The table shows the median (``--stat best``: the fastest) sample.
+  * Results are checked against each other: the loss against NumPy's, the gradients against
+    PyTorch's (else jitgrad's); a disagreement is printed next to the table.
+  * Threads: this process keeps every framework's default (all cores). The 1-thread columns come
+    from a child process of this script started with OMP/MKL/OPENBLAS/NUMBA/JITGRAD_NUM_THREADS=1,
+    JITGRAD_NUM_INTEROP_THREADS=1 (and XLA_FLAGS for JAX), which prints JSON:
+    ``torch.set_num_threads`` is never called (called twice in one process, it left PyTorch's
+    backward 100-500x slower).
+  * The garbage collector is frozen (``gc.freeze()``) after each set-up; the machine load is read
+    before and after, and the process CPU time per sample gives the cores each framework kept busy.
+  * Physical limits: memory bandwidth (Numba ``prange`` copy and triad) and GEMM GFLOP/s (NumPy's
+    BLAS, and PyTorch's when installed), so W2/W3/W5/W8 are shown as a fraction of the bandwidth
+    (an op-by-op traffic model, see docs/benchmarks.md) and W4 as a fraction of GEMM peak.
+  * Compile latency: a new process runs the first forward+backward of W2 (jitgrad with an empty
+    kernel cache, then with the warm one; the peers as they are).
 
-PyTorch runs in a child process started with ``--torch-python`` when given (it prints JSON), else
-in this process if ``import torch`` works here, else it is skipped. PyTorch's thread settings are left
-at their defaults (never call torch.set_num_threads twice in one process: afterwards its backward over
-small ops ran 100-500x slower). Times are medians (and best) over repeats after warm-up runs; the
-garbage collector is frozen after set-up. Machine load is printed with the results: on a shared box
-numbers move a lot, compare ratios from the same run.
+Writes ``bench.json`` (everything) and ``bench.png`` (ratios jitgrad / peer; needs matplotlib)
+into ``--out`` (default ``asv_bench/results/compare``).
 """
 from __future__ import annotations
 
@@ -26,249 +40,315 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+BENCH_DIR = os.path.join(HERE, "benchmarks")
+sys.path.insert(0, REPO)        # prefer this checkout's jitgrad over an installed copy
+sys.path.insert(0, BENCH_DIR)
 
-# Shared by every framework (exec'd here, and prepended to the PyTorch child's script). ``lib`` is
-# the framework's module (jitgrad, numpy or torch); x is that framework's array.
-WORKLOADS = r'''
-import gc, statistics, time
+import numpy as np  # noqa: E402
 
-W7_OPS = 1000
+import workloads as W  # noqa: E402
 
-
-def w0(x):
-    return ((x * 3) + 4) ** 2
-
-
-def w2(lib, x):
-    return lib.tanh(lib.sin(x) * lib.exp(-x * x) + 0.5 * x).sum()
-
-
-def w7(lib, x, n_ops=W7_OPS):
-    for i in range(n_ops):
-        k = i % 3
-        if k == 0:
-            x = x * 1.0001
-        elif k == 1:
-            x = x + 0.001
-        else:
-            x = lib.tanh(x)
-    return x.sum()
+PEERS = ("torch", "autograd", "jax")
+ONE_THREAD_ENV = {
+    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+    "NUMBA_NUM_THREADS": "1", "JITGRAD_NUM_THREADS": "1", "JITGRAD_NUM_INTEROP_THREADS": "1",
+    "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false",  # JAX: best effort
+}
+JSON_MARK = "@@compare-json@@ "
+COMPILE_KEY = "W2"
 
 
-def clear_grad(x):
+# ---------------------------------------------------------------------------------------------
+# Machine
+# ---------------------------------------------------------------------------------------------
+
+
+def _cpu_model():
     try:
-        x.grad = None
-    except Exception:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
         pass
+    return platform.processor() or platform.machine()
 
 
-def measure(fn, repeats, number=1, warmup=2):
-    """Median and best seconds per call of fn(), after `warmup` untimed calls."""
-    for _ in range(warmup):
-        fn()
-    gc.collect()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return {"median": statistics.median(times), "best": min(times), "repeats": repeats,
-            "number": number}
-'''
-
-SEED_CODE = ("import jitgrad; x=jitgrad.tensor(2.0, requires_grad=True); y=(x*3+4)**2; "
-             "y.backward(); print(x.grad.item())")
-TORCH_SEED_CODE = ("import torch; x=torch.tensor(2.0, requires_grad=True); y=(x*3+4)**2; "
-                   "y.backward(); print(x.grad.item())")
-
-# Runs PyTorch on the workloads; used in-process (exec) or as the child's script.
-TORCH_RUN = r'''
-def run_torch(cfg):
-    import numpy as np
-    import torch
-
-    out = {"version": torch.__version__, "threads": torch.get_num_threads()}
-    rng = np.random.default_rng(0)
-    x0 = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
-    x2 = torch.tensor(rng.standard_normal(cfg["n2"]), requires_grad=True)
-    x7 = torch.tensor(rng.standard_normal(100), requires_grad=True)
-
-    def f0():
-        clear_grad(x0)
-        w0(x0).backward()
-
-    def f2():
-        clear_grad(x2)
-        w2(torch, x2).backward()
-
-    def f2_fwd():
-        with torch.no_grad():
-            w2(torch, x2)
-
-    def f7():
-        clear_grad(x7)
-        w7(torch, x7).backward()
-
-    def f7_fwd():
-        w7(torch, x7)
-
-    gc.collect()
-    gc.freeze()
-    r = cfg["repeats"]
-    out["w0"] = measure(f0, r, number=cfg["w0_number"], warmup=3)
-    out["w2"] = measure(f2, r)
-    out["w2_fwd"] = measure(f2_fwd, r)
-    out["w7"] = measure(f7, r, warmup=3)
-    out["w7_fwd"] = measure(f7_fwd, r, warmup=3)
-    return out
-'''
-
-TORCH_MAIN = r'''
-if __name__ == "__main__":
-    import json, sys
-    print(json.dumps(run_torch(json.loads(sys.argv[1]))))
-'''
+def _load():
+    try:
+        with open("/proc/loadavg") as f:
+            parts = f.read().split()
+        return {"1m": float(parts[0]), "5m": float(parts[1]), "15m": float(parts[2]),
+                "running": parts[3]}
+    except OSError:
+        la = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
+        return {"1m": la[0], "5m": la[1], "15m": la[2], "running": "?"}
 
 
-def _run_jitgrad(cfg):
-    sys.path.insert(0, REPO)  # prefer this checkout over an installed copy
-    import numpy as np
+def machine_info():
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {"cpu": _cpu_model(), "cores": os.cpu_count(), "usable_cores": usable,
+            "system": f"{platform.system()} {platform.release()}",
+            "python": platform.python_version(), "numpy": np.__version__,
+            "numpy_blas": W.numpy_blas()}
 
-    import jitgrad
 
-    ns: dict = {}
-    exec(WORKLOADS, ns)
-    w0, w2, w7, measure, clear_grad = (ns[k] for k in ("w0", "w2", "w7", "measure", "clear_grad"))
+# ---------------------------------------------------------------------------------------------
+# Physical limits
+# ---------------------------------------------------------------------------------------------
 
-    rng = np.random.default_rng(0)
-    a2 = rng.standard_normal(cfg["n2"])
-    a7 = rng.standard_normal(100)
-    x0 = jitgrad.tensor(2.0, requires_grad=True)
-    x2 = jitgrad.tensor(a2, requires_grad=True)
-    x7 = jitgrad.tensor(a7, requires_grad=True)
 
-    def f0():
-        clear_grad(x0)
-        w0(x0).backward()
-
-    def f2():
-        clear_grad(x2)
-        w2(jitgrad, x2).backward()
-
-    def f2_fwd():
-        with jitgrad.no_grad():
-            w2(jitgrad, x2)
-
-    def f7():
-        clear_grad(x7)
-        w7(jitgrad, x7).backward()
-
-    def f7_fwd():
-        w7(jitgrad, x7)
-
-    t0 = time.perf_counter()
-    for f in (f0, f2, f2_fwd, f7, f7_fwd):  # compile (or load) every kernel before timing
-        f()
-    first_calls = time.perf_counter() - t0
-
-    gc.collect()
-    gc.freeze()
-    r = cfg["repeats"]
-    jg = {"version": getattr(jitgrad, "__version__", "?"), "first_calls_s": first_calls}
-    jg["w0"] = measure(f0, r, number=cfg["w0_number"], warmup=3)
-    jg["w2"] = measure(f2, r)
-    jg["w2_fwd"] = measure(f2_fwd, r)
-    jg["w7"] = measure(f7, r, warmup=3)
-    jg["w7_fwd"] = measure(f7_fwd, r, warmup=3)
-
-    npd = {"version": np.__version__}
-    npd["w0_fwd"] = measure(lambda: w0(np.float64(2.0)), r, number=cfg["w0_number"], warmup=3)
-    npd["w2_fwd"] = measure(lambda: w2(np, a2), r)
-    npd["w7_fwd"] = measure(lambda: w7(np, a7), r, warmup=3)
+def measure_roofline(quick, torch_backend=None):
+    out = {}
     try:
         import numba
-        import llvmlite
-        from jitgrad import _config
+    except ImportError as err:
+        out["bandwidth_note"] = f"numba not installed: no bandwidth figure ({err})"
+    else:
+        @numba.njit(parallel=True, nogil=True)
+        def copy(a, b):
+            for i in numba.prange(a.size):
+                a[i] = b[i]
 
-        jg["numba"], jg["llvmlite"] = numba.__version__, llvmlite.__version__
-        jg["threading_layer"] = _config.threading_layer()
-        jg["threads"] = _config.NUM_THREADS
-    except Exception as err:  # informational only
-        jg["config_error"] = repr(err)
-    return jg, npd
+        @numba.njit(parallel=True, nogil=True)
+        def triad(a, b, c, s):
+            for i in numba.prange(a.size):
+                a[i] = b[i] + s * c[i]
 
+        def stream(n, reps):
+            a, b, c = np.zeros(n), np.ones(n), np.full(n, 2.0)
+            copy(a, b)
+            triad(a, b, c, 3.0)
+            tc, tt = [], []
+            for _ in range(reps):
+                tc.append(_timed(lambda: copy(a, b)))
+                tt.append(_timed(lambda: triad(a, b, c, 3.0)))
+            return 16 * n / min(tc) / 1e9, 24 * n / min(tt) / 1e9
 
-def _run_torch(cfg, torch_python):
-    if torch_python:
-        script = WORKLOADS + TORCH_RUN + TORCH_MAIN
-        proc = subprocess.run([torch_python, "-c", script, json.dumps(cfg)], capture_output=True,
-                              text=True, timeout=1800)
-        if proc.returncode != 0:
-            return {"error": f"{torch_python} failed:\n{proc.stderr[-2000:]}"}
-        out = json.loads(proc.stdout.strip().splitlines()[-1])
-        out["where"] = f"subprocess ({torch_python})"
-        return out
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return {"error": "torch not importable here and no --torch-python given"}
-    ns: dict = {}
-    exec(WORKLOADS + TORCH_RUN, ns)
-    out = ns["run_torch"](cfg)
-    out["where"] = "in-process"
+        n = 2 ** (24 if quick else 25)             # 134 / 268 MB per array: main memory
+        copy_bw, triad_bw = stream(n, 3 if quick else 6)
+        _, triad_small = stream(10 ** 6, 20)       # 8 MB per array, the size of W2's arrays
+        out["bandwidth"] = {"copy_GBps": copy_bw, "triad_GBps": triad_bw, "array_MB": 8 * n / 1e6,
+                            "triad_8MB_GBps": triad_small,
+                            "numba_threads": numba.get_num_threads(),
+                            "threading_layer": numba.threading_layer()}
+    gemm = {}
+    n = 1024 if quick else 2048
+    for dtype in W.DTYPES:
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((n, n)).astype(dtype)
+        b = rng.standard_normal((n, n)).astype(dtype)
+        runs = {"numpy": lambda: np.matmul(a, b)}
+        if torch_backend is not None:
+            ta, tb = torch_backend.lib.from_numpy(a), torch_backend.lib.from_numpy(b)
+            runs["torch"] = lambda: torch_backend.lib.mm(ta, tb)
+        for lib, f in runs.items():
+            f()
+            best = min(_timed(f) for _ in range(3))
+            gemm[f"{lib}_{dtype}_GFLOPs"] = 2 * n ** 3 / best / 1e9
+    gemm["n"] = n
+    out["gemm"] = gemm
     return out
 
 
-def _time_subprocess(python, code, env, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        proc = subprocess.run([python, "-c", code], cwd=REPO, env=env, capture_output=True,
-                              text=True, timeout=1800)
-        times.append(time.perf_counter() - t0)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{code!r} failed:\n{proc.stderr[-2000:]}")
-    times.sort()
-    return {"median": times[len(times) // 2], "best": times[0], "repeats": repeats, "number": 1}
+def _timed(f):
+    t0 = time.perf_counter()
+    f()
+    return time.perf_counter() - t0
 
 
-def _run_seed_processes(cfg, torch_python):
-    out = {}
-    env = dict(os.environ)
-    root = tempfile.mkdtemp(prefix="jitgrad-compare-")
+# ---------------------------------------------------------------------------------------------
+# Timing
+# ---------------------------------------------------------------------------------------------
+
+
+def _check(backend, ref_backend, got, ref, loss_ref, dtype):
+    """'' if `got` (loss, grads) agrees with the references, else a short description."""
+    tol = 1e-7 if dtype == "float64" else 2e-3
+    loss, grads = got
+    msgs = []
+    if loss_ref is not None:
+        lv, rv = float(backend.to_numpy(loss)), float(loss_ref)
+        if abs(lv - rv) > tol * max(1.0, abs(rv)):
+            msgs.append(f"loss {lv:.6g} vs numpy {rv:.6g}")
+    if ref is not None and grads is not None and ref[1] is not None:
+        for i, (g, r) in enumerate(zip(grads, ref[1])):
+            g, r = backend.to_numpy(g), ref_backend.to_numpy(r)
+            if g is None or r is None:
+                if (g is None) != (r is None):
+                    msgs.append(f"grad {i}: one side is None")
+                continue
+            if g.shape != r.shape or str(g.dtype) != str(r.dtype):
+                msgs.append(f"grad {i}: {g.dtype}{g.shape} vs {r.dtype}{r.shape}")
+                continue
+            scale = float(np.max(np.abs(r))) or 1.0
+            err = float(np.max(np.abs(g.astype(np.float64) - r))) / scale
+            if not err <= tol:
+                msgs.append(f"grad {i}: max rel err {err:.2g} vs {ref_backend.name}")
+    return "; ".join(msgs)
+
+
+def run_workload(backends, workload, dtype, cfg):
+    """Interleaved timings of one workload in one dtype: {framework: result dict}."""
+    size = workload.size
+    steps, res = {}, {}
+    outputs = {}
+    for name, backend in backends.items():
+        try:
+            step = backend.prepare(workload, size, dtype)
+            t0 = time.perf_counter()
+            outputs[name] = step()              # compile / trace / load kernels
+            first = time.perf_counter() - t0
+            one = min([_timed(step) for _ in range(max(1, cfg["warmup"]))])
+        except W.Unavailable as err:
+            res[name] = {"skipped": str(err)}
+            continue
+        except Exception as err:  # a framework failing a workload is reported, not fatal
+            res[name] = {"error": f"{type(err).__name__}: {err}"[:300]}
+            continue
+        number = max(1, min(100_000, round(cfg["min_sample"] / max(one, 1e-9))))
+        steps[name] = (step, number)
+        res[name] = {"first_call_s": first, "number": number, "samples": [], "cpu": []}
+
+    # cross-check the results (loss vs NumPy; grads vs torch, else jitgrad)
+    loss_ref = None
+    if "numpy" in outputs:
+        loss_ref = backends["numpy"].to_numpy(outputs["numpy"][0])
+    ref_name = next((n for n in ("torch", "jitgrad", "autograd", "jax") if n in outputs), None)
+    for name, out in outputs.items():
+        if name == "numpy":
+            continue
+        msg = _check(backends[name], backends[ref_name], out,
+                     outputs[ref_name] if name != ref_name else None, loss_ref, dtype)
+        res[name]["check"] = msg or "ok"
+    del outputs
+
+    gc.collect()
+    gc.freeze()
     try:
-        cold = []
-        for i in range(cfg["cold_repeats"]):  # a fresh, empty cache dir for every cold run
-            env["JITGRAD_CACHE_DIR"] = os.path.join(root, f"cold{i}")
-            cold.append(_time_subprocess(sys.executable, SEED_CODE, env, 1)["best"])
-        cold.sort()
-        out["seed_cold"] = {"median": cold[len(cold) // 2], "best": cold[0],
-                            "repeats": len(cold), "number": 1}
-        # warm: reuse the last cold run's cache dir
-        out["seed_warm"] = _time_subprocess(sys.executable, SEED_CODE, env, cfg["proc_repeats"])
-        out["import_warm"] = _time_subprocess(sys.executable, "import jitgrad", env,
-                                              cfg["proc_repeats"])
+        names = list(steps)
+        for r in range(cfg["repeats"]):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                step, number = steps[name]
+                c0 = time.process_time()
+                t0 = time.perf_counter()
+                for _ in range(number):
+                    step()
+                wall = time.perf_counter() - t0
+                res[name]["samples"].append(wall / number)
+                res[name]["cpu"].append((time.process_time() - c0) / wall)
+    finally:
+        gc.unfreeze()
+    for name in steps:
+        s = res[name]["samples"]
+        res[name].update(median=statistics.median(s), best=min(s),
+                         cores_busy=statistics.median(res[name].pop("cpu")))
+    steps.clear()
+    gc.collect()
+    return res
+
+
+def measure(cfg):
+    """Everything timed in this process: machine, frameworks, roofline, workloads."""
+    out = {"machine": machine_info(), "load_before": _load(), "env_threads": {
+        k: os.environ.get(k) for k in ONE_THREAD_ENV}, "frameworks": {}, "skipped": {},
+        "results": {}}
+    backends = {}
+    for name in cfg["frameworks"]:
+        try:
+            backends[name] = W.make_backend(name)
+        except W.Unavailable as err:
+            out["skipped"][name] = str(err)
+        except Exception as err:
+            out["skipped"][name] = f"failed to load: {type(err).__name__}: {err}"
+    if cfg["roofline"]:
+        out["roofline"] = measure_roofline(cfg["quick"], backends.get("torch"))
+    for key in cfg["workloads"]:
+        wl = W.WORKLOADS[key]
+        for dtype in cfg["dtypes"]:
+            t0 = time.perf_counter()
+            out["results"][f"{key}/{dtype}"] = run_workload(backends, wl, dtype, cfg)
+            if cfg.get("verbose"):
+                print(f"  {key} {dtype}: {time.perf_counter() - t0:.1f} s", file=sys.stderr,
+                      flush=True)
+    for name, backend in backends.items():
+        try:
+            out["frameworks"][name] = backend.info()  # after the runs: threading layer is known
+        except Exception as err:
+            out["frameworks"][name] = {"info_error": repr(err)}
+    out["load_after"] = _load()
+    return out
+
+
+def run_child(cfg, extra_env):
+    """measure(cfg) in a child process with `extra_env`; its JSON result (or {'error': ...})."""
+    env = dict(os.environ)
+    env.update(extra_env)
+    child_cfg = dict(cfg, verbose=False)
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
+                           json.dumps(child_cfg)], env=env, capture_output=True, text=True,
+                          timeout=3600)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(JSON_MARK):
+            return json.loads(line[len(JSON_MARK):])
+    return {"error": f"child exited {proc.returncode}: {proc.stderr[-3000:]}"}
+
+
+def compile_latency(cfg):
+    """First forward+backward of W2 in a new process: jitgrad cold/warm cache, and the peers."""
+    key, dtype = COMPILE_KEY, "float64"
+    rows = {}
+    root = tempfile.mkdtemp(prefix="jitgrad-compare-cache-")
+
+    def run(framework, env, label):
+        script = W.first_backward_script(framework, key, None, dtype)
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=1800)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            err = proc.stderr.strip().splitlines()
+            rows.setdefault(label, {"error": (err[-1] if err else f"rc {proc.returncode}")[:300]})
+            return
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        r["process_s"] = wall
+        rows.setdefault(label, {"runs": []})["runs"].append(r)
+
+    try:
+        env = dict(os.environ)
+        if "jitgrad" in cfg["frameworks"]:
+            for i in range(cfg["cold_repeats"]):       # a new, empty cache dir every time
+                env["JITGRAD_CACHE_DIR"] = os.path.join(root, f"cold{i}")
+                run("jitgrad", env, "jitgrad, empty kernel cache (cold)")
+            for _ in range(cfg["proc_repeats"]):       # the last cold run's dir, now warm
+                run("jitgrad", env, "jitgrad, warm kernel cache")
+        for peer in PEERS:
+            if peer in cfg["frameworks"] and peer in cfg["available"]:
+                for _ in range(cfg["proc_repeats"]):
+                    run(peer, dict(os.environ), peer)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    tp = torch_python
-    if not tp:
-        try:
-            import importlib.util
+    for row in rows.values():
+        if "runs" in row:
+            for k in ("import_s", "first_s", "process_s"):
+                row[k] = statistics.median(r[k] for r in row["runs"])
+    return {"workload": key, "dtype": dtype, "size": W.WORKLOADS[key].size, "rows": rows}
 
-            tp = sys.executable if importlib.util.find_spec("torch") else None
-        except Exception:
-            tp = None
-    if tp:
-        out["torch_seed"] = _time_subprocess(tp, TORCH_SEED_CODE, dict(os.environ),
-                                             cfg["proc_repeats"])
-    return out
+
+# ---------------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------------
 
 
 def _fmt(sec):
@@ -278,87 +358,342 @@ def _fmt(sec):
         return f"{sec:.2f} s"
     if sec >= 1e-3:
         return f"{sec * 1e3:.2f} ms"
-    return f"{sec * 1e6:.1f} µs"
+    return f"{sec * 1e6:.1f} us"
 
 
-def _ratio(a, b):
-    return f"{a / b:.2f}x" if a is not None and b else "-"
+def _table(rows, header, right_from=1):
+    rows = [header] + rows
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(header))]
+    lines = []
+    for i, r in enumerate(rows):
+        lines.append("  ".join(str(c).ljust(w) if k < right_from else str(c).rjust(w)
+                               for k, (c, w) in enumerate(zip(r, widths))).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _time(res, fw, stat):
+    r = res.get(fw) or {}
+    return r.get(stat)
+
+
+def ratios(run, stat):
+    """{(key, dtype): {peer: jitgrad / peer}} for the peers timed in `run`."""
+    out = {}
+    for kd, res in run["results"].items():
+        j = _time(res, "jitgrad", stat)
+        out[kd] = {fw: (j / t if j and t else None) for fw in ("numpy",) + PEERS
+                   for t in [_time(res, fw, stat)]}
+    return out
+
+
+def format_run(run, stat, title):
+    lines = [f"== {title}"]
+    fws = [fw for fw in ("jitgrad", "numpy") + PEERS if fw in run["frameworks"]]
+    peers = [fw for fw in fws if fw != "jitgrad"]
+    header = ["workload", "dtype"] + [("numpy fwd" if fw == "numpy" else fw) for fw in fws] + \
+             [f"jg/{'np' if fw == 'numpy' else fw}" for fw in peers]
+    rows, notes = [], []
+    rat = ratios(run, stat)
+    for kd, res in run["results"].items():
+        key, dtype = kd.split("/")
+        row = [f"{key} {W.WORKLOADS[key].title}", dtype]
+        for fw in fws:
+            r = res.get(fw, {})
+            row.append(_fmt(r.get(stat)) if stat in r else ("skip" if "skipped" in r else
+                                                            "ERR" if "error" in r else "-"))
+            if "error" in r:
+                notes.append(f"{key} {dtype} {fw}: {r['error']}")
+            elif "skipped" in r:
+                notes.append(f"{key} {dtype} {fw}: skipped: {r['skipped']}")
+            elif r.get("check", "ok") != "ok":
+                notes.append(f"{key} {dtype} {fw}: RESULT DIFFERS: {r['check']}")
+        for fw in peers:
+            v = rat[kd].get(fw)
+            row.append(f"{v:.2f}" if v else "-")
+        rows.append(row)
+    lines.append(_table(rows, header, right_from=2))
+    lines.append(f"({stat} per call; jg/X = jitgrad time / X time: > 1 means jitgrad is slower; "
+                 "numpy fwd is the forward alone, no gradient)")
+    # cores kept busy (process CPU time / wall time while timing)
+    busy = []
+    for kd, res in run["results"].items():
+        busy.append([kd] + [f"{res[fw]['cores_busy']:.1f}" if "cores_busy" in res.get(fw, {})
+                            else "-" for fw in fws])
+    lines.append("cores busy (process CPU time / wall time): " + "; ".join(
+        f"{fw} {statistics.median([float(b[i + 1]) for b in busy if b[i + 1] != '-'] or [0]):.1f}"
+        for i, fw in enumerate(fws)) + " (median over workloads; per workload in bench.json)")
+    if "numpy" in fws:
+        np_busy = [float(b[1 + fws.index("numpy")]) for b in busy
+                   if b[1 + fws.index("numpy")] != "-" and not b[0].startswith("W4")]
+        if np_busy and statistics.median(np_busy) < 0.85:
+            lines.append(f"warning: single-threaded NumPy got only "
+                         f"{statistics.median(np_busy):.2f} of a core: other processes were "
+                         "competing for the CPU; times are inflated, parallel ones most")
+    lines.extend(roofline_lines(run, stat, fws))
+    lines.extend(f"note: {n}" for n in notes)
+    return "\n".join(lines)
+
+
+def roofline_lines(run, stat, fws):
+    roof = run.get("roofline") or {}
+    lines = []
+    bw = roof.get("bandwidth")
+    gemm = roof.get("gemm", {})
+    if bw:
+        lines.append(f"memory bandwidth (Numba prange, {bw['numba_threads']} threads, "
+                     f"{bw['array_MB']:.0f} MB arrays): copy {bw['copy_GBps']:.1f} GB/s, "
+                     f"triad {bw['triad_GBps']:.1f} GB/s (the roofline below); triad on 8 MB "
+                     f"arrays (partly cache-resident): {bw['triad_8MB_GBps']:.1f} GB/s")
+    elif roof.get("bandwidth_note"):
+        lines.append(roof["bandwidth_note"])
+    if gemm:
+        lines.append(f"GEMM {gemm['n']}x{gemm['n']}: " + ", ".join(
+            f"{k.replace('_GFLOPs', '')} {v:.1f} GFLOP/s" for k, v in gemm.items() if k != "n"))
+    rows = []
+    for kd, res in run["results"].items():
+        key, dtype = kd.split("/")
+        wl = W.WORKLOADS[key]
+        model, pct = None, {}
+        if wl.passes is not None and bw:
+            opwise, minimum = W.traffic_bytes(wl, wl.size, dtype)
+            model = f"{wl.passes:g} passes = {opwise / 1e6:.0f} MB (min {minimum / 1e6:.0f} MB)"
+            for fw in fws:
+                t = _time(res, fw, stat)
+                if t and fw != "numpy":
+                    gbps = opwise / t / 1e9
+                    pct[fw] = f"{gbps:.1f} GB/s {100 * gbps / bw['triad_GBps']:.0f}%"
+        elif wl.flops is not None and gemm:
+            peak = max(v for k, v in gemm.items() if k.endswith(f"{dtype}_GFLOPs"))
+            flops = wl.flops(wl.size)
+            model = f"{flops / 1e6:.0f} MFLOP vs {peak:.0f} GFLOP/s"
+            for fw in fws:
+                t = _time(res, fw, stat)
+                if t and fw != "numpy":
+                    pct[fw] = f"{flops / t / 1e9:.1f} GF/s {100 * flops / t / 1e9 / peak:.0f}%"
+        if model:
+            rows.append([key, dtype, model] + [pct.get(fw, "-") for fw in fws if fw != "numpy"])
+    if rows:
+        lines.append("roofline (achieved, and % of triad bandwidth / best GEMM; op-by-op traffic "
+                     "model, fwd+bwd):")
+        lines.append(_table(rows, ["workload", "dtype", "model"] +
+                            [fw for fw in fws if fw != "numpy"], right_from=3))
+    return lines
+
+
+def format_compile(cl):
+    lines = [f"== time to the first forward+backward of {cl['workload']} "
+             f"(n={cl['size']:.0e}, {cl['dtype']}) in a new process"]
+    rows = []
+    for label, r in cl["rows"].items():
+        if "error" in r:
+            rows.append([label, "ERR", "-", "-", "-"])
+            lines.append(f"note: {label}: {r['error']}")
+        else:
+            rows.append([label, _fmt(r["import_s"]), _fmt(r["first_s"]),
+                         _fmt(r["import_s"] + r["first_s"]), _fmt(r["process_s"])])
+    lines.insert(1, _table(rows, ["", "import", "first call", "import + first",
+                                  "whole process"]))
+    lines.append("(medians; JAX's first call includes tracing and XLA compilation, PyTorch and "
+                 "autograd have nothing to compile)")
+    return "\n".join(lines)
+
+
+def format_header(report):
+    m, run = report["machine"], report["main"]
+    lines = [f"machine: {m['cpu']}, {m['cores']} cores ({m['usable_cores']} usable), "
+             f"{m['system']}; python {m['python']}"]
+    lb, la = run["load_before"], run["load_after"]
+    lines.append(f"load avg 1/5/15 min: before {lb['1m']:.2f} {lb['5m']:.2f} {lb['15m']:.2f} "
+                 f"(running {lb['running']}), after {la['1m']:.2f} {la['5m']:.2f} {la['15m']:.2f}")
+    if lb["1m"] > 0.25 * (m["usable_cores"] or 1):
+        lines.append("warning: the machine was busy when this started; multi-threaded timings "
+                     "can be several times slower than on a quiet machine. Trust ratios more.")
+    fw = run["frameworks"]
+    lines.append(f"numpy {m['numpy']} (BLAS: {m['numpy_blas']})")
+    if "jitgrad" in fw:
+        j = fw["jitgrad"]
+        lines.append(f"jitgrad {j.get('version')}: numba {j.get('numba')}, llvmlite "
+                     f"{j.get('llvmlite')}, threading layer {j.get('threading_layer')}, "
+                     f"{j.get('threads')} kernel threads, interop threads "
+                     f"{j.get('interop_threads')}")
+    if "torch" in fw:
+        t = fw["torch"]
+        lines.append(f"torch {t.get('version')}: {t.get('threads')} threads, "
+                     f"{t.get('interop_threads')} interop, {t.get('parallel_backend')}, "
+                     f"BLAS {t.get('blas')}")
+    for name in ("autograd", "jax"):
+        if name in fw:
+            lines.append(f"{name} {fw[name].get('version')}")
+    for name, why in run["skipped"].items():
+        lines.append(f"note: {name} skipped: {why}")
+    cfg = report["cfg"]
+    lines.append(f"{cfg['repeats']} interleaved repeats after {cfg['warmup']} warm-up calls; "
+                 f"samples of >= {cfg['min_sample'] * 1e3:.0f} ms; gc frozen while timing")
+    return "\n".join(lines)
+
+
+def plot(report, path, stat):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib not installed: no chart (pip install matplotlib)"
+    runs = [("default threads", report["main"])]
+    if report.get("one_thread") and "results" in report["one_thread"]:
+        runs.append(("1 thread", report["one_thread"]))
+    fig, axes = plt.subplots(len(runs), 1, figsize=(12, 4.2 * len(runs)), squeeze=False)
+    for ax, (label, run) in zip(axes[:, 0], runs):
+        rat = ratios(run, stat)
+        keys = list(rat)
+        peers = [p for p in ("numpy",) + PEERS if any(rat[k].get(p) for k in keys)]
+        width = 0.8 / max(1, len(peers))
+        for i, peer in enumerate(peers):
+            vals = [rat[k].get(peer) or 0 for k in keys]
+            ax.bar([x + i * width for x in range(len(keys))], vals, width,
+                   label=f"jitgrad / {peer}" + (" fwd" if peer == "numpy" else ""))
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(keys))])
+        ax.set_xticklabels([k.replace("/float", "\nf") for k in keys], fontsize=8)
+        ax.set_ylabel("time ratio (>1: jitgrad slower)")
+        ax.set_title(f"jitgrad / peer, {stat} time, {label}")
+        top = max([v for k in keys for v in rat[k].values() if v] or [1.0])
+        ax.set_ylim(top=top * 8)
+        ax.legend(fontsize=8, ncol=len(peers), loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return None
+
+
+def profile(key, dtype, seconds):
+    """Profile jitgrad running workload `key` for about `seconds` (after warm-up)."""
+    wl = W.WORKLOADS[key]
+    step = W.make_backend("jitgrad").prepare(wl, wl.size, dtype)
+    step()
+    one = min(_timed(step) for _ in range(2))
+    calls = max(1, round(seconds / one))
+    print(f"{key} {wl.title}, {dtype}: one forward+backward {_fmt(one)}; profiling {calls} calls")
+    try:
+        from pyinstrument import Profiler
+    except ImportError:
+        import cProfile
+        import pstats
+
+        print("(pyinstrument not installed: cProfile, main thread only)")
+        prof = cProfile.Profile()
+        prof.runcall(lambda: [step() for _ in range(calls)])
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
+        return 0
+    prof = Profiler(interval=0.0005)
+    prof.start()
+    for _ in range(calls):
+        step()
+    prof.stop()
+    print("(pyinstrument samples the main thread only: work the engine hands to worker threads "
+          "is missing; use py-spy record --threads for those)")
+    print(prof.output_text(unicode=False, color=False))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------------------------
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--torch-python", help="python of a venv with torch (run in a subprocess)")
-    parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller W2")
-    parser.add_argument("--json", help="also write the raw results to this file")
-    parser.add_argument("--stat", choices=("median", "best"), default="median",
-                        help="which statistic the table shows (default: median)")
-    args = parser.parse_args(argv)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true",
+                    help="3 repeats, 1 warm-up, short samples, 1-thread child in float64 only")
+    ap.add_argument("--repeats", type=int)
+    ap.add_argument("--warmup", type=int)
+    ap.add_argument("--min-sample", type=float, help="seconds per timed sample (default 0.02)")
+    ap.add_argument("--workloads", default=",".join(W.WORKLOADS),
+                    help="comma list (default: all of " + ",".join(W.WORKLOADS) + ")")
+    ap.add_argument("--dtypes", default=",".join(W.DTYPES))
+    ap.add_argument("--frameworks", default=",".join(W.FRAMEWORKS))
+    ap.add_argument("--no-single-thread", action="store_true", help="skip the 1-thread child")
+    ap.add_argument("--no-compile-latency", action="store_true")
+    ap.add_argument("--no-roofline", action="store_true")
+    ap.add_argument("--stat", choices=("median", "best"), default="median")
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "compare"),
+                    help="directory for bench.json and bench.png")
+    ap.add_argument("--profile", metavar="WORKLOAD",
+                    help="profile jitgrad on one workload (first of --dtypes) with pyinstrument "
+                         "(else cProfile) and exit")
+    ap.add_argument("--child", metavar="CFG_JSON", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
 
-    cfg = {"n2": 1_000_000, "repeats": 9, "w0_number": 200, "cold_repeats": 2, "proc_repeats": 5}
-    if args.quick:
-        cfg.update(n2=100_000, repeats=3, w0_number=20, cold_repeats=1, proc_repeats=2)
+    if args.profile:
+        return profile(args.profile, args.dtypes.split(",")[0], 0.5 if args.quick else 3.0)
 
-    load_before = os.getloadavg()
-    jg, npd = _run_jitgrad(cfg)
-    th = _run_torch(cfg, args.torch_python)
-    procs = _run_seed_processes(cfg, args.torch_python)
-    load_after = os.getloadavg()
+    if args.child:  # measure in this (thread-limited) process and print JSON
+        res = measure(json.loads(args.child))
+        print(JSON_MARK + json.dumps(res))
+        return 0
 
-    def med(d, k):
-        return d[k].get(args.stat) if isinstance(d.get(k), dict) else None
+    cfg = {"quick": args.quick, "repeats": 3 if args.quick else 11,
+           "warmup": 1 if args.quick else 2,
+           "min_sample": 0.005 if args.quick else 0.02, "cold_repeats": 1 if args.quick else 2,
+           "proc_repeats": 1 if args.quick else 3, "roofline": not args.no_roofline,
+           "workloads": [w for w in args.workloads.split(",") if w],
+           "dtypes": [d for d in args.dtypes.split(",") if d],
+           "frameworks": [f for f in args.frameworks.split(",") if f], "verbose": True}
+    for k in ("repeats", "warmup", "min_sample"):
+        if getattr(args, k) is not None:
+            cfg[k] = getattr(args, k)
+    bad = [w for w in cfg["workloads"] if w not in W.WORKLOADS] + \
+          [d for d in cfg["dtypes"] if d not in W.DTYPES] + \
+          [f for f in cfg["frameworks"] if f not in W.FRAMEWORKS]
+    if bad:
+        ap.error(f"unknown: {', '.join(bad)}")
 
-    per_op = 1.0 / 1000  # W7: report per op
-    rows = [
-        ("W0 seed 0-d, fwd+bwd", med(jg, "w0"), med(npd, "w0_fwd"), med(th, "w0")),
-        (f"W2 n={cfg['n2']:.0e}, fwd+bwd", med(jg, "w2"), None, med(th, "w2")),
-        (f"W2 n={cfg['n2']:.0e}, fwd (no_grad)", med(jg, "w2_fwd"), med(npd, "w2_fwd"),
-         med(th, "w2_fwd")),
-        ("W7 1000-op chain, fwd+bwd, per op", *(None if v is None else v * per_op for v in
-                                                (med(jg, "w7"), None, med(th, "w7")))),
-        ("W7 1000-op chain, fwd, per op", *(None if v is None else v * per_op for v in
-                                            (med(jg, "w7_fwd"), med(npd, "w7_fwd"),
-                                             med(th, "w7_fwd")))),
-        ("seed in a new process, cold cache", med(procs, "seed_cold"), None, med(procs, "torch_seed")),
-        ("seed in a new process, warm cache", med(procs, "seed_warm"), None, med(procs, "torch_seed")),
-        ("`import jitgrad` alone, new process", med(procs, "import_warm"), None, None),
-    ]
+    t_start = time.perf_counter()
+    print(f"measuring {len(cfg['workloads'])} workloads x {len(cfg['dtypes'])} dtypes with "
+          f"{', '.join(cfg['frameworks'])} (default threads) ...", file=sys.stderr, flush=True)
+    main_run = measure(cfg)
+    cfg["available"] = list(main_run["frameworks"])
+    report = {"cfg": cfg, "machine": main_run["machine"], "main": main_run}
+    if not args.no_single_thread:
+        child_cfg = dict(cfg, roofline=cfg["roofline"])
+        if args.quick:
+            child_cfg["dtypes"] = [d for d in cfg["dtypes"] if d == "float64"] or cfg["dtypes"]
+        print("measuring again with 1 thread (child process) ...", file=sys.stderr, flush=True)
+        report["one_thread"] = run_child(child_cfg, ONE_THREAD_ENV)
+        report["one_thread"]["env"] = ONE_THREAD_ENV
+    if not args.no_compile_latency:
+        print("compile latency (new processes) ...", file=sys.stderr, flush=True)
+        report["compile_latency"] = compile_latency(cfg)
+    report["elapsed_s"] = time.perf_counter() - t_start
 
-    print(f"machine: {platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cores, "
-          f"{platform.system()} {platform.release()}")
-    print(f"load avg (1/5/15 min): before {' '.join(f'{v:.2f}' for v in load_before)}, "
-          f"after {' '.join(f'{v:.2f}' for v in load_after)}")
-    print(f"python {platform.python_version()}; jitgrad {jg.get('version')} (numba "
-          f"{jg.get('numba', '?')}, llvmlite {jg.get('llvmlite', '?')}, threading layer "
-          f"{jg.get('threading_layer', '?')}, {jg.get('threads', '?')} threads); numpy "
-          f"{npd.get('version')}")
-    if "error" in th:
-        print(f"torch: skipped: {th['error']}")
-    else:
-        print(f"torch {th.get('version')} ({th.get('threads')} threads, {th.get('where')})")
-    print(f"jitgrad first calls (compile or load kernels): {_fmt(jg.get('first_calls_s'))}")
-    busy = load_before[0] > 0.25 * (os.cpu_count() or 1)
-    print(f"{args.stat} of {cfg['repeats']} repeats after warm-up (process rows: "
-          f"{cfg['cold_repeats']} cold, {cfg['proc_repeats']} warm); ratio > 1: jitgrad slower")
-    if busy:
-        print("warning: the machine was busy when this started; multi-threaded timings may be "
-              "several times slower than on a quiet machine")
-    print()
-
-    header = ("workload", "jitgrad", "numpy fwd", "torch", "jitgrad/torch", "jitgrad/numpy")
-    table = [header] + [(name, _fmt(j), _fmt(n), _fmt(t), _ratio(j, t), _ratio(j, n))
-                        for name, j, n, t in rows]
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    for i, r in enumerate(table):
-        print("  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in
-                        enumerate(zip(r, widths))))
-        if i == 0:
-            print("  ".join("-" * w for w in widths))
-    print("\n(the torch column of both seed-process rows is the same run: torch has no kernel cache)")
-
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"cfg": cfg, "load_before": load_before, "load_after": load_after,
-                       "jitgrad": jg, "numpy": npd, "torch": th, "processes": procs}, f, indent=1)
+    text = [format_header(report), "", format_run(main_run, args.stat, "default threads "
+                                                  f"({main_run['machine']['usable_cores']} cores)")]
+    one = report.get("one_thread")
+    if one is not None:
+        text.append("")
+        if "error" in one:
+            text.append(f"== 1 thread: the child failed: {one['error']}")
+        else:
+            text.append(format_run(one, args.stat, "1 thread (child process: "
+                                   "OMP/MKL/OPENBLAS/NUMBA/JITGRAD[_INTEROP]_NUM_THREADS=1, "
+                                   "XLA_FLAGS)"))
+    if "compile_latency" in report:
+        text += ["", format_compile(report["compile_latency"])]
+    os.makedirs(args.out, exist_ok=True)
+    json_path = os.path.join(args.out, "bench.json")
+    with open(json_path, "w") as f:
+        json.dump(report, f, indent=1)
+    png_path = os.path.join(args.out, "bench.png")
+    note = plot(report, png_path, args.stat)
+    text.append("")
+    text.append(f"wrote {json_path}" + (f"; {note}" if note else f" and {png_path}") +
+                f" (elapsed {report['elapsed_s']:.0f} s)")
+    print("\n".join(text))
     return 0
 
 
