@@ -70,6 +70,26 @@ def _pow_scalar_dx(g, x, exponent):
     return sm.where(exponent == 0.0, 0.0, g * (exponent * x ** (exponent - 1.0)))
 
 
+# Note [small integer powers]: x**2 and x**3 are products, not libm ``pow`` calls (which cost
+# ~20 ns per element and do not vectorise): ``(x**2).sum()`` forward+backward on 1e6 float64 took
+# 43 ms through pow vs 3 ms as x*x. x*x equals the correctly rounded pow(x, 2) exactly; x*x*x
+# rounds twice (within 1 ulp), as PyTorch's own cube path does. Same node (PowBackward0).
+def _square(x, exponent):
+    return x * x
+
+
+def _square_dx(g, x, exponent):
+    return g * (x + x)
+
+
+def _cube(x, exponent):
+    return x * x * x
+
+
+def _cube_dx(g, x, exponent):
+    return g * (3.0 * (x * x))
+
+
 def _rpow(x, base):
     return base ** x
 
@@ -177,6 +197,11 @@ DIV = def_elementwise("div", "DivBackward0", XY, _div, {"x": _div_dx, "y": _div_
 POW = def_elementwise("pow", "PowBackward1", XY, _pow, {"x": _pow_dx, "y": _pow_dy})
 POW_SCALAR = def_elementwise("pow_scalar", "PowBackward0", ("x",), _pow_scalar,
                              {"x": _pow_scalar_dx}, attrs=("exponent",))
+POW_SQUARE = def_elementwise("pow_square", "PowBackward0", ("x",), _square, {"x": _square_dx},
+                             attrs=("exponent",))
+POW_CUBE = def_elementwise("pow_cube", "PowBackward0", ("x",), _cube, {"x": _cube_dx},
+                           attrs=("exponent",))
+_POW_BY_EXPONENT = {2: POW_SQUARE, 3: POW_CUBE}
 RPOW = def_elementwise("rpow", "PowBackward2", ("x",), _rpow, {"x": _rpow_dx}, attrs=("base",))
 RSUB = def_elementwise("rsub", "RsubBackward1", ("x",), _rsub, {"x": negate}, attrs=("other",))
 MAXIMUM = def_elementwise("maximum", "MaximumBackward0", XY, _maximum,
@@ -230,7 +255,7 @@ def pow(x, y):  # noqa: A001 - NumPy's and PyTorch's name
     if (x_t and x._data.dtype.kind in "biu" and type(y) is int and y < 0):
         raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
     if x_t and not y_t and type(y) in (int, float):
-        return dispatch.elementwise(POW_SCALAR, x, exponent=y)
+        return dispatch.elementwise(_POW_BY_EXPONENT.get(y, POW_SCALAR), x, exponent=y)
     if y_t and not x_t and type(x) in (int, float):
         return dispatch.elementwise(RPOW, y, base=x)
     return dispatch.elementwise(POW, x, y)
