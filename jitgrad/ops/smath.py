@@ -3,6 +3,11 @@
 A backward body such as ``def _sin_dx(g, x): return g * cos(x)`` is compiled into a kernel (Numba
 sees ``cos`` through the ``@overload`` below) and, for ``create_graph``, called on Tensors (the
 Python function dispatches to the registry op, recording the graph). One formula, both paths.
+
+Inside kernels the transcendentals are jitgrad's vectorisable implementations
+(``device/vmath.py``, <= 1.5 ulp, NumPy's special values) unless ``JITGRAD_FAST_MATH=0`` asks for
+libm through Numba's ``math`` module (docs/fastmath.md). Every op body calls these functions, never
+``math.*`` directly, so the switch is made here, in one place.
 """
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ import math
 import numpy as np
 from numba.extending import overload
 
+from .. import _config
+from ..device import vmath
 from .registry import OPS
 
 
@@ -20,8 +27,12 @@ def _is_tensor(x) -> bool:
     return isinstance(x, dispatch.Tensor)
 
 
-def _unary(name: str, scalar_impl, np_impl):
-    """Build the dual-use function ``name`` and register its Numba overload."""
+def _unary(name: str, scalar_impl, np_impl, fast=None):
+    """Build the dual-use function ``name`` and register its Numba overload: ``fast`` (a vmath
+    function) in fast-math mode when given, else ``scalar_impl`` (libm)."""
+    if fast is not None and _config.FAST_MATH:
+        def scalar_impl(x):
+            return fast(x)
 
     def fn(x):
         if _is_tensor(x):
@@ -34,7 +45,7 @@ def _unary(name: str, scalar_impl, np_impl):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{name}`` of a number (in kernels) or of a Tensor (recorded)."
 
-    @overload(fn)
+    @overload(fn, inline="always")
     def _ov(x):
         return scalar_impl
 
@@ -56,16 +67,22 @@ def _sign_scalar(x):
     return 0.0 * x  # keeps nan as nan and the sign of zero
 
 
-exp = _unary("exp", lambda x: math.exp(x), np.exp)
-log = _unary("log", lambda x: math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan), np.log)
-sin = _unary("sin", lambda x: math.sin(x), np.sin)
-cos = _unary("cos", lambda x: math.cos(x), np.cos)
-tan = _unary("tan", lambda x: math.tan(x), np.tan)
-tanh = _unary("tanh", lambda x: math.tanh(x), np.tanh)
-sinh = _unary("sinh", lambda x: math.sinh(x) if abs(x) < 711.0 else x * math.inf, np.sinh)
-cosh = _unary("cosh", lambda x: math.cosh(x) if abs(x) < 711.0 else abs(x) * math.inf, np.cosh)
+exp = _unary("exp", lambda x: math.exp(x), np.exp, vmath.exp)
+expm1 = _unary("expm1", lambda x: math.expm1(x), np.expm1, vmath.expm1)
+log = _unary("log", lambda x: math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan), np.log,
+             vmath.log)
+log1p = _unary("log1p", lambda x: math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan),
+               np.log1p, vmath.log1p)
+sin = _unary("sin", lambda x: math.sin(x), np.sin, vmath.sin)
+cos = _unary("cos", lambda x: math.cos(x), np.cos, vmath.cos)
+tan = _unary("tan", lambda x: math.tan(x), np.tan, vmath.tan)
+tanh = _unary("tanh", lambda x: math.tanh(x), np.tanh, vmath.tanh)
+sinh = _unary("sinh", lambda x: math.sinh(x) if abs(x) < 711.0 else x * math.inf, np.sinh, vmath.sinh)
+cosh = _unary("cosh", lambda x: math.cosh(x) if abs(x) < 711.0 else abs(x) * math.inf, np.cosh,
+              vmath.cosh)
+erf = _unary("erf", lambda x: math.erf(x), np.vectorize(math.erf, otypes=[float]), vmath.erf)
 sqrt = _unary("sqrt", lambda x: math.sqrt(x) if x >= 0 else math.nan, np.sqrt)
-sigmoid = _unary("sigmoid", _sigmoid_scalar, lambda x: 1.0 / (1.0 + np.exp(-x)))
+sigmoid = _unary("sigmoid", _sigmoid_scalar, lambda x: 1.0 / (1.0 + np.exp(-x)), vmath.sigmoid)
 sign = _unary("sign", _sign_scalar, np.sign)
 
 
