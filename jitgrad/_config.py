@@ -6,17 +6,25 @@ but compiles nothing.
 Variables
 ---------
 JITGRAD_NUM_THREADS      kernel (intra-op) threads; default: the number of cores.
+JITGRAD_NUM_INTEROP_THREADS  threads that run backward nodes of one graph at once (the calling
+                         thread and workers); default: the number of cores (docs/engine.md).
 JITGRAD_DEFAULT_DTYPE    "float64" (default) or "float32": the dtype Python floats become.
 JITGRAD_CACHE_DIR        where compiled kernels are cached on disk; default
                          ``$XDG_CACHE_HOME/jitgrad/<version>`` (``~/.cache/jitgrad/<version>``).
 JITGRAD_THREADING_LAYER  Numba threading layer to ask for: "tbb" (default), "omp" or "workqueue".
+JITGRAD_FAST_MATH        "1" (default): kernels use jitgrad's vectorised transcendentals
+                         (``device/vmath.py``, <= 1.5 ulp); "0": libm through Numba's ``math.*``,
+                         bitwise what a plain Numba loop gives (docs/fastmath.md).
+JITGRAD_POOL, JITGRAD_POOL_LIMIT_MB   the buffer pool switch and cap (``device/pool.py``).
 """
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import sys
 import tempfile
+import threading
 import warnings
 
 __version__ = "0.1.0"
@@ -29,9 +37,34 @@ def _default_cache_dir() -> str:
 
 
 NUM_THREADS = max(1, int(os.environ.get("JITGRAD_NUM_THREADS", "0") or 0) or (os.cpu_count() or 1))
+NUM_INTEROP_THREADS = max(1, int(os.environ.get("JITGRAD_NUM_INTEROP_THREADS", "0") or 0)
+                          or (os.cpu_count() or 1))
+DETERMINISTIC = False  # jitgrad.use_deterministic_algorithms
+# How kernels inside a threaded backward choose serial vs parallel (docs/engine.md, measured):
+# "adaptive": parallel only while one thread does backward work; "parallel": always (threads
+# oversubscribe the cores); "serial": never inside a backward.
+KERNEL_POLICY = "adaptive"
+engine_busy = 0  # threads doing backward work now (Note [engine busy count], engine/workers.py)
+_threads_generation = 0  # bumped by set_num_threads: each thread re-applies it to Numba
 DEFAULT_DTYPE = os.environ.get("JITGRAD_DEFAULT_DTYPE", "float64")
 CACHE_DIR = os.path.abspath(os.environ.get("JITGRAD_CACHE_DIR") or _default_cache_dir())
 REQUESTED_THREADING_LAYER = os.environ.get("JITGRAD_THREADING_LAYER", "tbb")
+FAST_MATH = os.environ.get("JITGRAD_FAST_MATH", "1") != "0"
+KERNEL_CACHE_DIR = ""  # CACHE_DIR/<math tag>: set by _configure_numba
+
+
+def _math_tag() -> str:
+    """Compiled kernels inline the scalar math they call, and Numba's cache checks only the
+    kernel's own source file: key the compiled-code dir by the math mode and the math sources,
+    so switching JITGRAD_FAST_MATH or editing vmath/smath never loads a stale kernel."""
+    if not FAST_MATH:
+        return "libm"
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha1()
+    for rel in (("device", "vmath.py"), ("ops", "smath.py")):
+        with open(os.path.join(here, *rel), "rb") as fh:
+            digest.update(fh.read())
+    return "fastmath-" + digest.hexdigest()[:10]
 THREADING_LAYER_WARNING: str | None = None
 
 
@@ -76,11 +109,12 @@ def _writable_cache_dir(path: str) -> str:
 
 
 def _configure_numba() -> None:
-    global THREADING_LAYER_WARNING, CACHE_DIR
+    global THREADING_LAYER_WARNING, CACHE_DIR, KERNEL_CACHE_DIR
     CACHE_DIR = _writable_cache_dir(CACHE_DIR)
+    KERNEL_CACHE_DIR = os.path.join(CACHE_DIR, _math_tag())
     import numba
 
-    numba.config.CACHE_DIR = CACHE_DIR
+    numba.config.CACHE_DIR = KERNEL_CACHE_DIR
     layer = REQUESTED_THREADING_LAYER
     if layer == "tbb" and not _preload_tbb():
         THREADING_LAYER_WARNING = (
@@ -93,6 +127,40 @@ def _configure_numba() -> None:
     numba.config.THREADING_LAYER = layer
     # numba.set_num_threads is applied by the device layer before the first parallel kernel:
     # calling it here would start the thread pool at import.
+
+
+class _KernelThreadState(threading.local):
+    generation = -1  # the _threads_generation applied to Numba on this thread
+
+
+_kernel_tls = _KernelThreadState()
+_SAFE_LAYERS = ("tbb", "omp", "threadsafe")
+
+
+def parallel_kernels() -> bool:
+    """Whether a kernel about to run on this thread may use its parallel variant.
+
+    The device layer asks this (only for inputs above its size threshold) before launching a
+    parallel kernel. False when kernels are set to one thread; while several threads do backward
+    work, unless KERNEL_POLICY says otherwise (no oversubscription: each runs serial kernels);
+    and off the main thread when the threading layer is one that aborts the process on two
+    concurrent parallel regions (Numba's workqueue): then only the main thread ever enters one.
+    Applies ``set_num_threads`` to Numba on this thread (Numba's setting is per thread).
+    """
+    if NUM_THREADS <= 1:
+        return False
+    if engine_busy and KERNEL_POLICY != "parallel":
+        if engine_busy > 1 or KERNEL_POLICY == "serial":
+            return False
+    import numba
+
+    if (numba.config.THREADING_LAYER not in _SAFE_LAYERS
+            and threading.current_thread() is not threading.main_thread()):
+        return False
+    if _kernel_tls.generation != _threads_generation:
+        numba.set_num_threads(min(NUM_THREADS, numba.config.NUMBA_NUM_THREADS))
+        _kernel_tls.generation = _threads_generation
+    return True
 
 
 def threading_layer() -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import engine
 from .grad_mode import set_grad_enabled
+from .node import grad_lock
 
 
 def _as_tuple(x):
@@ -95,7 +96,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     with set_grad_enabled(create_graph):
         for t, g in zip(inputs, captured):
             if t.grad_fn is not None and g is not None:  # non-leaf inputs accumulate like leaves
-                t._accumulate_grad(g)
+                with grad_lock(t):
+                    t._accumulate_grad(g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

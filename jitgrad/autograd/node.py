@@ -144,6 +144,15 @@ class Node:
         self._released = True
 
 
+def _current_grad_fn(t):
+    """``t.grad_fn`` now (a view's is regenerated after in-place writes, as PyTorch's), or the
+    recorded one when regenerating is refused (a no_grad view whose base was modified)."""
+    try:
+        return t.grad_fn
+    except RuntimeError:
+        return t._grad_fn
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved.
 
@@ -177,9 +186,11 @@ class SavedTensor:
             t = self._tensor
             shape = list(self._data.shape if t is None else t.shape)
             dtype = (self._data.dtype if t is None else t._data.dtype).name
-            owner = node if self._is_output else (t.grad_fn if t is not None else None)
-            # PyTorch names the op here without its "Backward<N>" suffix ("output 0 of Exp")
-            op = re.sub(r"Backward\d*$", "", owner.name()) if owner is not None else ""
+            owner = node if self._is_output or t is None else _current_grad_fn(t)
+            # PyTorch names the op here without its "Backward<N>" suffix ("output 0 of Exp"), and
+            # C++-only nodes by their qualified name ("torch::autograd::CopySlices")
+            op = (getattr(owner, "qualified_name", None)
+                  or re.sub(r"Backward\d*$", "", owner.name())) if owner is not None else ""
             where = (f", which is output {self._output_nr if self._is_output else t._output_nr} of "
                      f"{op}," if owner is not None else "")
             raise RuntimeError(
@@ -194,6 +205,18 @@ class SavedTensor:
         return self._tensor
 
 
+# Note [grad locks]: ``.grad`` of one tensor can be updated by several threads at once (engine
+# workers, user threads running backward on graphs that share a leaf, and two AccumulateGrad
+# nodes made for the same leaf by racing forwards), so the update runs under a lock chosen by
+# the tensor's identity, not the node's. Striped: a fixed set of locks, no per-tensor state.
+_GRAD_LOCKS = tuple(threading.Lock() for _ in range(64))
+
+
+def grad_lock(tensor) -> threading.Lock:
+    """The lock that guards ``tensor.grad`` updates (Note [grad locks])."""
+    return _GRAD_LOCKS[(id(tensor) >> 4) % len(_GRAD_LOCKS)]
+
+
 class AccumulateGrad(Node):
     """Sink node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
 
@@ -201,7 +224,6 @@ class AccumulateGrad(Node):
         super().__init__()
         self.variable = variable
         self._output_meta = [(tuple(variable.shape), variable.dtype)]
-        self._lock = threading.Lock()
         # a leaf's sink runs before anything else that is ready (PyTorch gives it UINT64_MAX)
         self._sequence_nr = float("inf")
 
@@ -217,7 +239,7 @@ class AccumulateGrad(Node):
         if new_grad is None:
             return []
         var = self.variable
-        with self._lock:
+        with grad_lock(var):
             var._accumulate_grad(new_grad)
         for hook in list(var._post_accumulate_hooks.values()) if var._post_accumulate_hooks else ():
             if hook(var) is not None:

@@ -34,12 +34,17 @@ from .. import _config
 from . import pool
 
 # Measured on 2 cores (x*y, float64): parallel 4.3 vs serial 2.9 us at 2^14 elements, 10.1 vs 13.6
-# us at 2^16, 108 vs 223 us at 2^20; compute-bound bodies (sin) win from 2^14.
+# us at 2^16, 108 vs 223 us at 2^20.
 PARALLEL_MIN_SIZE = 1 << 16
+# Transcendental bodies vectorised with vmath gain little from a second thread here (sin on 5e4
+# elements: 89 us serial vs 93 us parallel; on 1e6: 2.16 vs 1.88 ms): the two vCPUs of the test
+# machine behave like SMT siblings for SIMD work, so the same threshold serves every body.
 # Note [NumPy forward]: NumPy 2.x has SIMD loops for exp, log and tanh that beat Numba's scalar
 # libm calls 5-9x in float64 on this machine (measured on 1e6 elements: exp 0.8 vs 4.3 ms, tanh
 # 1.7 vs 15.5 ms, log 0.8 vs 4.1 ms; sin/cos were at parity). An op row may name such a ufunc;
 # it is used for the forward of large contiguous unary inputs, the Numba body everywhere else.
+# Only with JITGRAD_FAST_MATH=0: jitgrad's vmath kernels match NumPy's SIMD loops on one thread
+# and run parallel on large arrays (docs/fastmath.md).
 UFUNC_MIN_SIZE = 1 << 12
 
 _kernels: dict = {}
@@ -48,7 +53,7 @@ _threads_applied = False
 
 
 def _kernel_dir() -> str:
-    path = os.path.join(_config.CACHE_DIR, "kernels")
+    path = os.path.join(_config.KERNEL_CACHE_DIR, "kernels")
     os.makedirs(path, exist_ok=True)
     return path
 
@@ -80,7 +85,9 @@ def _kernel_source(body, modes: str, grid: bool, parallel: bool) -> str:
         f"# body source sha1: {_body_digest(body)}",
         "from numba import njit, prange",
         f"from {body.__module__} import {body.__name__} as _body",
-        "body = njit(nogil=True, error_model='numpy')(_body)",
+        # inline='always': a body calling vmath's functions is too big for LLVM to inline on its
+        # own, and a call per element stops vectorisation (sin: 16.8 vs 2.0 ns/element)
+        "body = njit(nogil=True, error_model='numpy', inline='always')(_body)",
         "",
         f"@njit({flags})",
         f"def kernel(out, {args}):",
@@ -174,7 +181,8 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
             return wide.astype(out_dtype)
         out[...] = wide
         return out
-    if (ufunc is not None and len(operands) == 1 and isinstance(operands[0], np.ndarray)
+    if (ufunc is not None and not _config.FAST_MATH and len(operands) == 1
+            and isinstance(operands[0], np.ndarray)
             and operands[0].size >= UFUNC_MIN_SIZE and np.dtype(out_dtype).kind == "f"):
         a = operands[0]
         if compute_dtype is not None and a.dtype != compute_dtype:
@@ -211,7 +219,7 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
             a, mode = (cast(a) if cast is not None else a), "s"
         args.append(a)
         modes.append(mode)
-    parallel = size >= PARALLEL_MIN_SIZE
+    parallel = size >= PARALLEL_MIN_SIZE and _config.parallel_kernels()  # engine policy
     if parallel:
         _apply_thread_count()
     if simple:

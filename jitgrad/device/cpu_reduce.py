@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import pool
+from .. import _config  # _config.parallel_kernels: the engine's kernel policy
 
 # Parallel variants run only above a size threshold, and only when there is more than one work
 # item. Measured 2026-11-30 on this 2-core EPYC (tbb, median par/serial time over 5 layouts
@@ -311,6 +312,7 @@ def _fold(kernels, x, outer, r, inner, c, dt, par):
     """Run a fold kernel pair (rows, cols) into a fresh (outer, inner) array of dtype ``dt``."""
     out = pool.empty((outer, inner), dt)
     if out.size:
+        par = par and _config.parallel_kernels()
         ident = (dt.type(1) if kernels is _K_PROD else dt.type(0))
         if inner == 1:
             par = par and outer * -(-r // _B) > 1        # a single work item runs serially
@@ -356,7 +358,7 @@ def _arg_extreme(kernels, x3):
     vals = np.empty((outer, inner), x.dtype)
     idx = np.empty((outer, inner), np.int64)
     if vals.size:
-        par = x.size >= _PAR_MIN_ARG
+        par = x.size >= _PAR_MIN_ARG and _config.parallel_kernels()
         if inner == 1:
             par = par and outer * -(-r // _BA) > 1
             kernels[0][par](x, outer, r, vals.reshape(-1), idx.reshape(-1))
@@ -429,6 +431,7 @@ def prod_others(x3):
     x, outer, r, inner = _prep(x3)
     out = pool.empty((outer, r, inner), _acc_dtype(x.dtype, None))
     if out.size:
-        par = x.size >= _PAR_MIN_PO and outer * -(-inner // _CW) > 1
+        par = (x.size >= _PAR_MIN_PO and outer * -(-inner // _CW) > 1
+               and _config.parallel_kernels())
         _K_PO[par](x, outer, r, inner, out.dtype.type(1), out.reshape(-1))
     return out

@@ -1,0 +1,46 @@
+"""The threaded backward engine: W5 (wide graph, and two heavy branches) with 1 vs 2 inter-op
+threads.
+
+W5w: 16 independent branches of 10 elementwise ops on 5e4 elements, each summed, added.
+W5h: ``sum(exp(sin x)) + sum(log(cosh x))`` on 4e6 elements.
+The workloads are defined once in ``workloads.py``. ``time_backward`` runs ``backward`` over a graph
+built (and run once, so every kernel is compiled) in ``setup``, with ``retain_graph=True`` so the
+same graph serves every sample; ``time_forward_backward`` records a new graph each call.
+"""
+import jitgrad
+
+from .workloads import WORKLOADS, JitgradBackend, make_inputs
+
+
+class TimeW5InteropThreads:
+    """W5 backward with ``set_num_interop_threads(1)`` (every node on the calling thread) vs 2."""
+
+    params = [["W5w", "W5h"], [1, 2]]
+    param_names = ["workload", "interop_threads"]
+    timeout = 120
+
+    def setup(self, key, threads):
+        self._old_threads = jitgrad.get_num_interop_threads()
+        jitgrad.set_num_interop_threads(threads)
+        workload = WORKLOADS[key]
+        backend = JitgradBackend()
+        params, _ = make_inputs(workload, workload.size, "float64")
+        self.params_t = tuple(jitgrad.tensor(a, requires_grad=True) for a in params)
+        self.forward = lambda: workload.fn(backend, self.params_t, ())
+        self.loss = self.forward()
+        self.loss.backward(retain_graph=True)  # compiles every kernel the backward needs
+
+    def teardown(self, key, threads):
+        jitgrad.set_num_interop_threads(self._old_threads)
+
+    def _clear(self):
+        for p in self.params_t:
+            p.grad = None
+
+    def time_backward(self, key, threads):
+        self._clear()
+        self.loss.backward(retain_graph=True)
+
+    def time_forward_backward(self, key, threads):
+        self._clear()
+        self.forward().backward()

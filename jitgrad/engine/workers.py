@@ -1,0 +1,153 @@
+"""The worker pool that helps run the ready nodes of a backward graph (see ``engine.py``).
+
+Workers are daemon ``threading.Thread`` objects, started on first need and kept for the life of
+the process. A worker sleeps on the pool's condition until an owner (a thread inside
+``execute``) *shares* its GraphTask, meaning more than one node is ready; it then takes ready nodes
+from the newest shared task that has one (a reentrant task is newer than the task that waits on
+it) until that task has none left, and goes back to sleep. The number of workers wanted is
+``get_num_interop_threads() - 1``: the owner is always one of the threads.
+
+Note [engine busy count]: ``_config.engine_busy`` counts the threads doing backward work now
+(owners not waiting on their task, and attached workers). The device layer reads it through
+``_config.parallel_kernels()`` to choose serial kernels while several threads run nodes, so
+kernel threads and engine workers do not oversubscribe the cores. It is only changed here, under
+``_busy_lock``: once per backward call for an owner, and when a worker attaches to or leaves a
+task, or an owner sleeps; never per node.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+from .. import _config
+
+_busy_lock = threading.Lock()
+
+
+class _ThreadState(threading.local):
+    in_engine = False  # this thread is an owner or a worker (a nested execute is reentrant)
+
+
+_tls = _ThreadState()
+
+
+def adjust_busy(delta: int) -> None:
+    with _busy_lock:
+        _config.engine_busy += delta
+
+
+def enter() -> bool:
+    """Called by ``execute`` on entry; True when this is the thread's outermost engine call."""
+    if _tls.in_engine:
+        return False
+    _tls.in_engine = True
+    adjust_busy(1)
+    return True
+
+
+def leave() -> None:
+    _tls.in_engine = False
+    adjust_busy(-1)
+
+
+class Pool:
+    """Shared tasks and the worker threads that help them (one pool per process)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)  # idle workers
+        self.park = threading.Condition(self.lock)  # surplus workers (interop threads lowered)
+        self.tasks: list = []  # shared GraphTasks, oldest first
+        self.threads: list = []
+        self.idle = 0  # workers asleep in ``cond.wait``
+        self.wakeups = 0  # notifications sent and not yet consumed by a waking worker
+
+    def request(self, task) -> None:
+        """Publish ``task`` (if needed) and wake one idle worker, starting one if none is
+        idle and fewer than wanted exist."""
+        if (task.published and self.idle <= self.wakeups
+                and len(self.threads) >= _config.NUM_INTEROP_THREADS - 1):
+            return  # nobody to wake (read without the lock: a missed wake-up costs speed only)
+        with self.lock:
+            if not task.published:
+                task.published = True
+                self.tasks.append(task)
+            if self.idle > self.wakeups:
+                self.wakeups += 1
+                self.cond.notify()
+            elif len(self.threads) < _config.NUM_INTEROP_THREADS - 1:
+                t = threading.Thread(target=self._loop, args=(len(self.threads),),
+                                     name=f"jitgrad-engine-{len(self.threads)}", daemon=True)
+                self.threads.append(t)
+                t.start()
+
+    def withdraw(self, task) -> None:
+        """Called by the owner when its task is over."""
+        with self.lock:
+            task.published = False
+            try:
+                self.tasks.remove(task)
+            except ValueError:
+                pass
+
+    def resize(self) -> None:
+        """After ``set_num_interop_threads``: wake every worker, so that surplus ones park and
+        parked ones that are wanted again come back."""
+        with self.lock:
+            self.cond.notify_all()
+            self.park.notify_all()
+
+    def _pick(self):
+        """The newest shared task that has a ready node and no error, or None. Reads the task's
+        fields without its lock: a hint, checked again under the lock in ``engine.help_task``."""
+        for task in reversed(self.tasks):
+            if task.shared and task.error is None and task.ready:
+                return task
+        return None
+
+    def _loop(self, index: int) -> None:
+        from .engine import help_task
+
+        _tls.in_engine = True
+        while True:
+            with self.lock:
+                while index >= _config.NUM_INTEROP_THREADS - 1:
+                    self.park.wait()
+                task = self._pick()
+                while task is None:
+                    self.idle += 1
+                    try:
+                        self.cond.wait()
+                    finally:
+                        self.idle -= 1
+                        if self.wakeups:
+                            self.wakeups -= 1
+                    if index >= _config.NUM_INTEROP_THREADS - 1:
+                        break
+                    task = self._pick()
+                if task is None:
+                    continue
+            adjust_busy(1)
+            try:
+                help_task(task)
+            except BaseException:  # pragma: no cover - help_task records node errors itself
+                pass
+            finally:
+                adjust_busy(-1)
+                task = None
+
+
+POOL = Pool()
+
+
+def _after_fork_in_child() -> None:
+    """Threads do not survive ``fork``: the child starts with a fresh pool and counts."""
+    global POOL, _busy_lock
+    POOL = Pool()
+    _busy_lock = threading.Lock()
+    _config.engine_busy = 0
+    _tls.in_engine = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
