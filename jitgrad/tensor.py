@@ -10,7 +10,8 @@ from . import dtypes
 from .autograd import grad_mode
 from .autograd.node import AccumulateGrad, HookDict
 from .autograd.version import VersionCounter
-from .ops import binary, dispatch, indexing, linalg, nn as nn_ops, reduce, shape, unary
+from .device import pool
+from .ops import binary, dispatch, indexing, linalg, nn as nn_ops, reduce, scatter, shape, unary
 from .ops.format import format_tensor
 
 _NON_LEAF_GRAD_MSG = (
@@ -25,15 +26,34 @@ class Tensor:
     """A multi-dimensional array that records operations for reverse-mode autodiff.
 
     Storage is a NumPy array (``numpy()`` shares it); views share storage and the version
-    counter with their base. ``requires_grad``, ``grad``, ``grad_fn``, ``is_leaf``, hooks and
+    counter with their base (``_base``), and in-place ops on either rebase the autograd history
+    (docs/views.md). ``requires_grad``, ``grad``, ``grad_fn``, ``is_leaf``, hooks and
     ``backward`` follow PyTorch.
     """
 
+    # _view_version / _view_nograd are set only on views (Note [view tracking], ops/dispatch.py)
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter",
                  "_base", "_grad_acc_ref", "_leaf_hooks", "_post_accumulate_hooks",
-                 "_retains_grad", "_views", "__weakref__")
+                 "_retains_grad", "_views", "_view_version", "_view_nograd", "__weakref__")
     __array_priority__ = 1000
-    __array_ufunc__ = None  # NumPy defers binary operators to Tensor's reflected ones
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy ufuncs on Tensors record the graph (``jitgrad._protocols``)."""
+        from . import _protocols
+
+        return _protocols.array_ufunc(self, ufunc, method, *inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """NumPy functions on Tensors record the graph (``jitgrad._protocols``)."""
+        from . import _protocols
+
+        return _protocols.array_function(self, func, types, args, kwargs)
+
+    def __array_namespace__(self, *, api_version=None):
+        """The Array API namespace for Tensors: ``jitgrad.numpy``."""
+        import jitgrad.numpy
+
+        return jitgrad.numpy
 
     @classmethod
     def _make(cls, data: np.ndarray, requires_grad: bool = False) -> "Tensor":
@@ -64,7 +84,8 @@ class Tensor:
         # like torch.Tensor(data): the default float dtype whatever the data (jitgrad.tensor infers)
         src = Tensor._make(to_array(data, dtype if dtype is not None else dtypes.get_default_dtype()))
         for name in Tensor.__slots__[:-1]:
-            setattr(self, name, getattr(src, name))
+            if hasattr(src, name):
+                setattr(self, name, getattr(src, name))
         if requires_grad:
             self.requires_grad = True
 
@@ -114,7 +135,26 @@ class Tensor:
         return self._data.flags.c_contiguous
 
     def data_ptr(self) -> int:
+        """Address of the first element (views of one storage differ by their offset)."""
         return self._data.__array_interface__["data"][0]
+
+    def storage_offset(self) -> int:
+        """Elements between the start of the storage (the base's lowest address) and this
+        tensor's first element."""
+        root = (self._base if self._base is not None else self)._data
+        low = root.__array_interface__["data"][0] + sum(
+            (n - 1) * st for n, st in zip(root.shape, root.strides) if st < 0 and n)
+        return (self.data_ptr() - low) // self._data.itemsize
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    def _fresh_grad_fn(self):
+        """``_grad_fn``, regenerated first when this is a view whose storage was written to
+        since (Note [view tracking])."""
+        if self._base is not None and self._view_version != self._version_counter.value:
+            dispatch.refresh_view(self)
+        return self._grad_fn
 
     @property
     def _version(self) -> int:
@@ -136,7 +176,7 @@ class Tensor:
             requires_grad, "only Tensors of floating point dtype can require gradients")
 
     def _set_requires_grad(self, requires_grad: bool, dtype_msg: str) -> "Tensor":
-        if self._grad_fn is not None:
+        if self._fresh_grad_fn() is not None:
             if not requires_grad:
                 raise RuntimeError(
                     "you can only change requires_grad flags of leaf variables. If you want to use "
@@ -150,15 +190,15 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self._fresh_grad_fn() is None
 
     @property
     def grad_fn(self):
-        return self._grad_fn
+        return self._fresh_grad_fn()
 
     @property
     def grad(self):
-        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
+        if self._fresh_grad_fn() is not None and not self._retains_grad and self._grad is None:
             warnings.warn(_NON_LEAF_GRAD_MSG, UserWarning, stacklevel=2)
         return self._grad
 
@@ -182,11 +222,26 @@ class Tensor:
 
     @property
     def data(self) -> "Tensor":
-        return self.detach()
+        """The same storage without autograd history and with its own version counter, like
+        PyTorch's ``.data``: writes through it are invisible to the saved-tensor checks (use
+        ``detach()`` to keep them)."""
+        return Tensor._make(self._data)
 
     @data.setter
     def data(self, value: "Tensor") -> None:
-        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+        """Replace the storage (PyTorch's ``x.data = y``). The tensor stops aliasing its
+        base and its views, which keep the old storage."""
+        new = value._data if isinstance(value, Tensor) else np.asarray(value)
+        if self._base is not None:
+            if self._base._views is not None:
+                self._base._views.discard(self)
+            self._base = None
+            self._version_counter = VersionCounter()
+        if self._views:
+            for v in list(self._views):
+                v._base = None
+            self._views = None
+        self._data = new
 
     def _grad_accumulator(self) -> AccumulateGrad:
         """The leaf's AccumulateGrad, shared by every use of it while a graph holds it."""
@@ -206,7 +261,9 @@ class Tensor:
         """
         recording = grad_mode.is_grad_enabled()
         if self._grad is None:
-            self._grad = unary.clone(new_grad) if recording else Tensor._make(np.array(new_grad._data))
+            # a pooled copy: a fresh np.array faulted in new pages every step (~30% of an MLP step)
+            self._grad = (unary.clone(new_grad) if recording
+                          else Tensor._make(pool.copy(new_grad._data)))
         elif recording:
             self._grad = self._grad + new_grad
         else:
@@ -220,14 +277,14 @@ class Tensor:
         return t
 
     def detach_(self) -> "Tensor":
-        if self._base is not None and self._grad_fn is not None:
+        if self._base is not None and self._fresh_grad_fn() is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn, self._requires_grad, self._output_nr = None, False, 0
         return self
 
     def retain_grad(self) -> None:
         """Populate ``.grad`` for this non-leaf tensor during backward (a no-op on leaves)."""
-        if self._grad_fn is None:
+        if self._fresh_grad_fn() is None:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
@@ -248,7 +305,7 @@ class Tensor:
         returned tensor replaces the gradient. Returns a handle with ``remove()``."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._grad_fn is not None:
+        if self._fresh_grad_fn() is not None:
             return self._grad_fn._add_tensor_hook(self._output_nr, hook)
         if self._leaf_hooks is None:
             self._leaf_hooks = HookDict()
@@ -312,6 +369,10 @@ class Tensor:
         return int(self.item())
 
     def __repr__(self):
+        try:
+            self._fresh_grad_fn()
+        except RuntimeError:  # a no_grad view whose base was modified: show it as it is
+            pass
         return format_tensor(self)
 
     def __hash__(self):
@@ -475,7 +536,10 @@ _METHODS = {
     unary: "exp log sin cos tan tanh sinh cosh expm1 log1p erf sigmoid relu abs sqrt neg sign reciprocal",
     binary: "add sub mul div pow maximum minimum clamp",
     reduce: "sum mean prod max min amax amin var std logsumexp argmax argmin",
-    shape: "view reshape flatten squeeze unsqueeze expand transpose permute t",
+    shape: "view reshape flatten squeeze unsqueeze expand transpose permute t diagonal narrow "
+           "select",
+    indexing: "take index_put",
+    scatter: "masked_fill index_add index_select gather scatter_add",
     linalg: "matmul",
     nn_ops: "softmax log_softmax",
 }

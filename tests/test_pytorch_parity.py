@@ -89,17 +89,16 @@ def test_array_protocol_is_read_only_for_tensors_that_require_grad():
     assert np.asarray(t([1.0]))[0] == 1.0 and np.asarray(t([1.0])).flags.writeable
 
 
-def test_in_place_on_a_base_with_live_views_raises_instead_of_leaving_them_stale():
+def test_in_place_on_a_base_with_live_views_regenerates_their_history():
     x = t([1.0, 2.0, 3.0], requires_grad=True)
     b = x * 1
     v = b[:2]
-    with pytest.raises(RuntimeError, match="live views"):
-        b.mul_(2)
-    assert b.tolist() == [1.0, 2.0, 3.0] and b._version == 0  # unchanged by the failed call
-    del v
-    b.mul_(2)
-    b.sum().backward()
-    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    b.mul_(2)  # PyTorch: v's grad_fn becomes AsStridedBackward0 over b's new history
+    assert b.tolist() == [2.0, 4.0, 6.0] and v.tolist() == [2.0, 4.0] and b._version == 1
+    assert type(v.grad_fn).__name__ == "AsStridedBackward0"
+    assert v.grad_fn.next_functions[0][0] is b.grad_fn
+    (v * t([1.0, 10.0])).sum().backward()
+    assert x.grad.tolist() == [2.0, 20.0, 0.0]
 
 
 def test_post_accumulate_grad_hook_must_return_none():

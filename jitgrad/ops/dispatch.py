@@ -2,19 +2,36 @@
 
 ``tensor.py`` registers the Tensor class here (``set_tensor_type``) so that this layer can build
 results without importing the layer above it.
+
+Note [view tracking]: a view op (``def_composite(..., view=True)``) whose NumPy result shares
+memory with its input makes a view: ``_base`` is the root tensor (never itself a view), the
+version counter is shared, the view joins ``root._views`` (a WeakSet) and remembers the version
+at which its ``grad_fn`` was made (``_view_version``) and whether grad mode was off
+(``_view_nograd``). An in-place op recorded on the root or on any of its views rebases the
+root's history (``ops/inplace.py``); a view's ``grad_fn`` is then stale, which
+``gradient_edge`` notices by the version and fixes by asking ``ops/views.py`` for a fresh
+``AsStridedBackward0`` over the root's current history (PyTorch regenerates it the same way).
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.node import SavedTensor
 from ..device import cpu, pool
 
 Tensor = None  # set by jitgrad.tensor
+refresh_view = None  # set by ops/views.py: refresh_view(view) regenerates a stale view's grad_fn
+# Note [transform hooks]: while vmap runs, a forward-AD dual level is open, anomaly mode is on or a
+# checkpoint collects its inputs, every registry op goes through ``transform_hook(run, op, args,
+# attrs)`` (installed by ``autograd/forward_ad.py``), which may run the op batched, attach
+# tangents to its outputs or note where its node was made; ``run`` is the op itself. None
+# otherwise, so plain ops pay one global lookup.
+transform_hook = None
 
 
 def set_tensor_type(cls) -> None:
@@ -63,7 +80,9 @@ def broadcast_shapes(op: str, *shapes) -> tuple:
 
 
 def gradient_edge(t) -> tuple:
-    """The ``(node, input_nr)`` a gradient for ``t`` flows into."""
+    """The ``(node, input_nr)`` a gradient for ``t`` flows into (Note [view tracking])."""
+    if t._base is not None and t._view_version != t._version_counter.value:
+        refresh_view(t)
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     if t._requires_grad:
@@ -113,8 +132,20 @@ def _save_plan(op, needs: tuple) -> tuple:
     return plan
 
 
-def elementwise(op, *args, **attrs):
-    """Run an elementwise registry op on Tensors/scalars and record its node."""
+def elementwise(op, *args, out=None, **attrs):
+    """Run an elementwise registry op on Tensors/scalars and record its node.
+
+    ``out``: a Tensor to write the result into (PyTorch's ``out=``: no autograd, the result is
+    cast to ``out``'s dtype when NumPy's same-kind rule allows, ``out`` is resized when its
+    shape differs)."""
+    if out is not None:
+        return _elementwise_out(op, args, attrs, out)
+    if transform_hook is not None:  # Note [transform hooks]
+        return transform_hook(_elementwise, op, args, attrs)
+    return _elementwise(op, *args, **attrs)
+
+
+def _elementwise(op, *args, **attrs):
     operands = [operand(a, op.name) for a in args]
     values = [o._data if isinstance(o, Tensor) else o for o in operands]
     attr_values = [attrs[a] for a in op.attrs]
@@ -159,22 +190,33 @@ class _Ctx:
     """What a composite forward may stash for its backward (copied onto the node)."""
 
 
-def composite(op, *args, **attrs):
-    """Run a composite registry op: array-level forward, Tensor-level backward."""
+def composite(op, *args, out=None, **attrs):
+    """Run a composite registry op: array-level forward, Tensor-level backward.
+
+    ``out``: as for ``elementwise`` (single-output, non-view ops)."""
+    if out is not None:
+        return _composite_out(op, args, attrs, out)
+    if transform_hook is not None:  # Note [transform hooks]
+        return transform_hook(_composite, op, args, attrs)
+    return _composite(op, *args, **attrs)
+
+
+def _composite(op, *args, **attrs):
     operands = [tensor_operand(a, op.name) for a in args]
     ctx = _Ctx()
-    result = op.forward(ctx, *[o._data for o in operands], **attrs)
+    arrays = [o._data for o in operands]
+    result = op.forward(ctx, *arrays, **attrs)
     results = result if isinstance(result, tuple) else (result,)
     outs = [Tensor._make(np.asarray(r)) for r in results]
     if op.view:
         base = operands[0]
         if np.may_share_memory(outs[0]._data, base._data):
-            root = base._base if base._base is not None else base
-            outs[0]._version_counter = base._version_counter
-            outs[0]._base = root
-            if root._views is None:
-                root._views = weakref.WeakSet()
-            root._views.add(outs[0])
+            track_view(outs[0], base)
+    else:
+        for o in outs:  # a result aliasing an input would let an in-place op on it write there
+            d = o._data
+            if any(d is a or (d.base is not None and np.may_share_memory(d, a)) for a in arrays):
+                o._data = d.copy()
     needs = _needs(operands)
     if op.differentiable and any(needs) and is_grad_enabled():
         node = op.node_cls()
@@ -190,6 +232,147 @@ def composite(op, *args, **attrs):
         if "result" in op.save:
             node._saved["result"] = SavedTensor(outs[0], is_output=True)
     return outs[0] if op.n_outputs == 1 else tuple(outs)
+
+
+def track_view(view, base) -> None:
+    """Make ``view`` (whose array shares ``base``'s memory) a view of ``base``'s root: shared
+    version counter, ``_base``, registration in ``root._views`` (Note [view tracking])."""
+    root = base._base if base._base is not None else base
+    view._version_counter = base._version_counter
+    view._base = root
+    view._view_version = base._version_counter.value
+    # PyTorch's CreationMeta.NO_GRAD_MODE, inherited by views of such views
+    view._view_nograd = not is_grad_enabled() or (base._base is not None and base._view_nograd)
+    if root._views is None:
+        root._views = weakref.WeakSet()
+    root._views.add(view)
+
+
+# --- writing into existing tensors (out= and in-place ops) ----------------------------------
+_SCALAR_TYPE = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+OVERLAP_WRITE_MSG = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation.")
+
+
+def scalar_type_name(np_dtype) -> str:
+    """PyTorch's name for a dtype in messages (``Double``, ``Long``...)."""
+    name = np.dtype(np_dtype).name
+    return _SCALAR_TYPE.get(name, name)
+
+
+def check_cast(result_dtype, out_dtype) -> None:
+    """A result may be written into a tensor of ``out_dtype`` under NumPy's same-kind rule (as
+    PyTorch: float into int is refused, float64 into float32 allowed)."""
+    if not np.can_cast(result_dtype, out_dtype, "same_kind"):
+        raise RuntimeError(f"result type {scalar_type_name(result_dtype)} can't be cast to the "
+                           f"desired output type {scalar_type_name(out_dtype)}")
+
+
+def check_writable(t) -> None:
+    """Refuse writes into memory that several elements share (expand) or that is read-only."""
+    data = t._data
+    if not data.flags.writeable:
+        # NumPy marks expand()ed arrays (and views of them) read-only: a write would land on
+        # elements that share memory
+        root = t._base._data if t._base is not None else data
+        if root.flags.writeable or any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)):
+            raise RuntimeError(OVERLAP_WRITE_MSG)
+        raise RuntimeError("unsupported operation: the written-to tensor's memory is read-only "
+                           "(it wraps a read-only NumPy array). Please clone() the tensor before "
+                           "performing the operation.")
+
+
+def _same_layout(a: np.ndarray, b: np.ndarray) -> bool:
+    return (a.shape == b.shape and a.strides == b.strides
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+
+
+def compute_into(op, values, attr_values, shape, dt, target: np.ndarray) -> None:
+    """Run elementwise ``op`` over ``values`` writing the result into ``target`` (of ``shape``).
+
+    The kernel writes straight into ``target`` when it is C-contiguous and no operand overlaps
+    it other than element for element (``x.mul_(x)``); otherwise the result goes through a
+    temporary the size of ``target`` (NumPy semantics for overlapping operands: ``a += a[::-1]``
+    reads the old values)."""
+    direct = target.flags.c_contiguous
+    if direct:
+        for v in values:
+            if (isinstance(v, np.ndarray) and v is not target and np.may_share_memory(v, target)
+                    and not _same_layout(v, target)):
+                direct = False
+                break
+    if direct:
+        cpu.elementwise(op.forward, values + attr_values, shape, target.dtype, dt.np, out=target,
+                        ufunc=op.cpu_ufunc)
+    else:
+        tmp = cpu.elementwise(op.forward, values + attr_values, shape, target.dtype, dt.np,
+                              ufunc=op.cpu_ufunc)
+        np.copyto(target, tmp, casting="unsafe")
+
+
+def _out_tensor(name: str, out, operands) -> None:
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if is_grad_enabled() and (out._requires_grad or any(_needs(operands))):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+
+
+def prepare_out(name: str, out, shape: tuple) -> None:
+    """Make ``out`` ready to receive a result of ``shape``: resized like PyTorch (a warning when
+    it had elements), or checked writable."""
+    if out.shape == tuple(shape):
+        check_writable(out)
+        return
+    if out._base is not None or out._views:
+        raise RuntimeError(
+            f"{name}(): the out= tensor has shape {list(out.shape)} but the result has shape "
+            f"{list(shape)}, and a view or a tensor with live views cannot be resized; pass an "
+            f"out= tensor of shape {list(shape)}")
+    if out._data.size:
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape "
+            f"{list(out.shape)}, which does not match the required output shape {list(shape)}. "
+            "This behavior is deprecated, and in a future release outputs will not be resized "
+            "unless they have zero elements.", UserWarning, stacklevel=4)
+    out._data = pool.empty(shape, out._data.dtype)
+
+
+def _elementwise_out(op, args, attrs, out):
+    operands = [operand(a, op.name) for a in args]
+    _out_tensor(op.name, out, operands)
+    values = [o._data if isinstance(o, Tensor) else o for o in operands]
+    attr_values = [attrs[a] for a in op.attrs]
+    dt = dtypes.result_type(*values, *(a for a in attr_values if a is not None))
+    if op.dtype_rule == "float":
+        dt = dtypes.float_type_for(dt)
+    shape = _result_shape(op.name, values)
+    check_cast(np.dtype(bool) if op.dtype_rule == "bool" else dt.np, out._data.dtype)
+    prepare_out(op.name, out, shape)
+    compute_into(op, values, attr_values, shape, dt, out._data)
+    out._version_counter.bump()
+    return out
+
+
+def _composite_out(op, args, attrs, out):
+    if op.view or op.n_outputs != 1:
+        raise TypeError(f"{op.name}() does not take an out= argument")
+    operands = [tensor_operand(a, op.name) for a in args]
+    _out_tensor(op.name, out, operands)
+    with no_grad():
+        result = composite(op, *operands, **attrs)._data
+    write_out(op.name, out, result)
+    return out
+
+
+def write_out(name: str, out, result: np.ndarray) -> None:
+    """Copy an already computed ``result`` into ``out`` (the checks of ``elementwise``'s out=)."""
+    check_cast(result.dtype, out._data.dtype)
+    prepare_out(name, out, result.shape)
+    np.copyto(out._data, result, casting="unsafe")
+    out._version_counter.bump()
 
 
 def zeros(shape, dtype):

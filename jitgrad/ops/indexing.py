@@ -14,6 +14,7 @@ IndexBackward0.
 """
 from __future__ import annotations
 
+import math
 import operator
 import re
 
@@ -21,8 +22,9 @@ import numpy as np
 
 from ..device import pool
 from . import dispatch
+from . import shape as _shape
 from ..autograd.grad_mode import is_grad_enabled
-from .registry import def_composite
+from .registry import LINEAR, def_composite
 
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
               "are valid indices (got {})")
@@ -44,6 +46,9 @@ def _element(item):
     if item is None or item is Ellipsis:
         return item
     if isinstance(item, dispatch.Tensor):
+        if hasattr(item, "_bt_inner"):  # a BatchedTensor (func/_batching.py) holds no values
+            raise NotImplementedError("vmap: indexing with a batched index tensor is not "
+                                      "supported (getitem); index outside vmap")
         return _index_array(item._data)
     if isinstance(item, (bool, np.bool_)):
         return bool(item)
@@ -115,8 +120,31 @@ def _getitem_back(ctx, g):
 _NODE_NAMES = {"select": "SelectBackward0", "slice": "SliceBackward0",
                "unsqueeze": "UnsqueezeBackward0", "alias": "AliasBackward0",
                "advanced": "IndexBackward0"}
+def _batch_last(index) -> tuple:
+    """``index`` extended to leave one more, trailing, dim untouched. Put the batch dim of vmap
+    there: NumPy keeps a trailing untouched dim last whatever the advanced indices do, so the
+    example dims come out exactly as they would unbatched (func/_batching.py)."""
+    if any(i is Ellipsis for i in index):
+        return tuple(index) + (slice(None),)
+    return tuple(index) + (Ellipsis,)
+
+
+def _to_back(t):
+    return dispatch.composite(_shape.PERMUTE, t, dims=tuple(range(1, t.ndim)) + (0,))
+
+
+def _to_front(t):
+    return dispatch.composite(_shape.PERMUTE, t, dims=(t.ndim - 1,) + tuple(range(t.ndim - 1)))
+
+
+def _getitem_batch(args, batched, index, kind):
+    return _to_front(dispatch.composite(GETITEM[kind], _to_back(args[0]), index=_batch_last(index),
+                                        kind=kind))
+
+
 GETITEM = {kind: def_composite(f"getitem_{kind}", node, ("x",), _getitem_fwd, _getitem_back,
-                               attrs=("index", "kind"), view=kind != "advanced")
+                               attrs=("index", "kind"), view=kind != "advanced", jvp=LINEAR,
+                               batch_rule=_getitem_batch)
            for kind, node in _NODE_NAMES.items()}
 
 
@@ -146,8 +174,16 @@ def _index_backward_back(ctx, gg):
     return (dispatch.composite(GETITEM[ctx.kind], gg, index=ctx.index, kind=ctx.kind),)
 
 
+def _index_backward_batch(args, batched, shape, index, kind):
+    g = _to_back(args[0])
+    out = dispatch.composite(INDEX_BACKWARD, g, shape=tuple(shape) + (g.shape[-1],),
+                             index=_batch_last(index), kind=kind)
+    return _to_front(out)
+
+
 INDEX_BACKWARD = def_composite("index_backward", "IndexPutBackward0", ("g",), _index_backward_fwd,
-                               _index_backward_back, attrs=("shape", "index", "kind"))
+                               _index_backward_back, attrs=("shape", "index", "kind"), jvp=LINEAR,
+                               batch_rule=_index_backward_batch)
 
 
 def index_backward(g, shape, index, kind="advanced"):
@@ -157,42 +193,296 @@ def index_backward(g, shape, index, kind="advanced"):
     return dispatch.composite(INDEX_BACKWARD, g, shape=tuple(shape), index=index, kind=kind)
 
 
-# --- setitem -------------------------------------------------------------------------------
-SETITEM_GRAD_MSG = (
-    "setitem: assigning into a tensor that requires grad (or a value that requires grad) is not "
-    "supported yet; use jitgrad.where / cat, or wrap the assignment in jitgrad.no_grad()")
+# --- flat positions: the shared machinery of take/put, index_put and view gradients ---------
+def positions(shape: tuple, index) -> np.ndarray:
+    """The C-order flat index into an array of ``shape`` of every element of ``a[index]``
+    (an intp array shaped like ``a[index]``), built without materialising ``a``."""
+    try:
+        pos = np.array(np.broadcast_to(np.intp(0), shape)[index], dtype=np.intp)
+        step = 1
+        for k in range(len(shape) - 1, -1, -1):
+            if shape[k] > 1:
+                grid = [1] * len(shape)
+                grid[k] = shape[k]
+                coord = np.broadcast_to(np.arange(shape[k], dtype=np.intp).reshape(grid), shape)
+                pos += coord[index] * step
+            step *= shape[k]
+    except IndexError as e:
+        raise IndexError(_reword(e)) from None
+    return pos
+
+
+def _may_repeat(index) -> bool:
+    """Only integer arrays can name an element twice (masks, slices and ints cannot)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, np.ndarray) and i.dtype.kind != "b" for i in items)
+
+
+def winners(pos) -> np.ndarray | None:
+    """Which writes to the flat positions ``pos`` (in C order) survive when the last write to
+    an element wins; None when every write does (no repeated position)."""
+    flat = pos.reshape(-1)
+    if flat.size < 2:
+        return None
+    order = np.argsort(flat, kind="stable")
+    s = flat[order]
+    dup = s[1:] == s[:-1]
+    if not dup.any():
+        return None
+    keep = np.ones(flat.size, dtype=bool)
+    keep[order[:-1][dup]] = False  # every write followed by another one to the same element
+    return keep.reshape(pos.shape)
+
+
+def write_flat(arr: np.ndarray, pos, vals, accumulate: bool, keep=None) -> None:
+    """``arr.flat[pos] = vals`` in place (C-order positions, any layout of ``arr``): added with
+    repeats accumulating, or only the ``keep`` writes (last write wins)."""
+    pos = pos.reshape(-1)
+    vals = np.asarray(vals).reshape(-1).astype(arr.dtype, copy=False)
+    if keep is not None:
+        keep = keep.reshape(-1)
+        pos, vals = pos[keep], vals[keep]
+    flat = arr.reshape(-1) if arr.flags.c_contiguous else None
+    if flat is not None and (arr.size == 0 or np.shares_memory(flat, arr)):
+        target, key = flat, pos
+    else:
+        target, key = arr, np.unravel_index(pos, arr.shape)
+    if accumulate:
+        np.add.at(target, key, vals)
+    else:
+        target[key] = vals
+
+
+def broadcast_value(v: np.ndarray, shape: tuple) -> np.ndarray:
+    """``v`` broadcast to an indexing result of ``shape`` (leading size-1 dims of ``v`` beyond
+    ``shape``'s rank are dropped, as NumPy's assignment does)."""
+    src = v
+    while v.ndim > len(shape) and v.shape[0] == 1:
+        v = v[0]
+    try:
+        return np.broadcast_to(v, shape)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(src.shape)} cannot be "
+                           f"broadcast to indexing result of shape {list(shape)}") from None
+
+
+def _value_grad(gv, value_shape: tuple):
+    """Reduce the gradient of a broadcast value back to the value's own shape."""
+    from .reduce import sum_to_shape
+    from .shape import reshape
+
+    stripped = tuple(value_shape)
+    while len(stripped) > gv.ndim and stripped[0] == 1:
+        stripped = stripped[1:]
+    gv = sum_to_shape(gv, stripped)
+    return gv if tuple(gv.shape) == tuple(value_shape) else reshape(gv, value_shape)
+
+
+def _keep_only(gv, keep):
+    from .binary import where
+
+    return gv if keep is None else where(dispatch.Tensor._make(keep), gv, 0.0)
+
+
+def _take_fwd(ctx, x, index):
+    ctx.input_shape = x.shape
+    return np.ascontiguousarray(x).reshape(-1)[index]
+
+
+def _take_back(ctx, g):
+    return (put_flat(dispatch.zeros(ctx.input_shape, g.dtype), ctx.index, g, accumulate=True),)
+
+
+def _put_write(ctx, out, v, index, accumulate, unique):
+    ctx.keep = None if accumulate or unique else winners(index)
+    write_flat(out, index, np.broadcast_to(v, index.shape), accumulate, ctx.keep)
+    return out
+
+
+def _put_fwd(ctx, x, v, index, accumulate, unique):
+    return _put_write(ctx, pool.copy(x), v, index, accumulate, unique)
+
+
+def _put_back(ctx, g):
+    need_x, need_v = ctx.needs_input_grad
+    gx = gv = None
+    if need_x:
+        gx = g if ctx.accumulate else put_flat(
+            g, ctx.index, dispatch.zeros(ctx.index.shape, g.dtype), unique=True)
+    if need_v:
+        gv = _keep_only(take_flat(g, ctx.index), ctx.keep)
+    return gx, gv
+
+
+TAKE = def_composite("take", "TakeBackward0", ("x",), _take_fwd, _take_back, attrs=("index",))
+PUT = def_composite("put", "PutBackward0", ("x", "source"), _put_fwd, _put_back,
+                    attrs=("index", "accumulate", "unique"))
+
+
+# take/put address each example's flat positions: offset them by b * numel(example).
+def _flat_offsets(index, size, n):
+    return np.arange(size).reshape((size,) + (1,) * index.ndim) * n + index[None]
+
+
+def _take_batch(args, batched, index):
+    x = args[0]
+    return dispatch.composite(TAKE, x, index=_flat_offsets(index, x.shape[0],
+                                                           math.prod(x.shape[1:])))
+
+
+def _batch_all(args, batched):
+    size = next(a.shape[0] for a, b in zip(args, batched) if b)
+    return size, [a if b else _shape.expand(_shape.unsqueeze(a, 0), (size,) + tuple(a.shape))
+                  for a, b in zip(args, batched)]
+
+
+def _put_batch(args, batched, index, accumulate, unique):
+    size, (x, src) = _batch_all(args, batched)
+    k = index.ndim - (src.ndim - 1)  # the source broadcasts to index's shape per example
+    if k > 0:
+        src = _shape.reshape(src, (size,) + (1,) * k + tuple(src.shape[1:]))
+    return dispatch.composite(PUT, x, src, index=_flat_offsets(index, size, math.prod(x.shape[1:])),
+                              accumulate=accumulate, unique=unique)
+
+
+TAKE.jvp = PUT.jvp = LINEAR
+TAKE.batch_rule, PUT.batch_rule = _take_batch, _put_batch
+
+
+def take_flat(x, index: np.ndarray):
+    """``x.flatten()[index]`` for a valid intp ``index`` (no checks). Derivative: ``g`` added
+    into zeros at ``index``."""
+    return dispatch.composite(TAKE, x, index=index)
+
+
+def put_flat(x, index: np.ndarray, source, accumulate=False, unique=False):
+    """A copy of ``x`` with ``source`` (broadcast to ``index.shape``) written at the flat
+    positions ``index``: added (``accumulate``) or the last write winning. Derivatives: ``g``
+    (zeroed where overwritten) and ``g.flatten()[index]`` (0 for the writes that lost).
+    ``unique`` promises that ``index`` has no repeats (skips the check)."""
+    return dispatch.composite(PUT, x, source, index=index, accumulate=accumulate, unique=unique)
+
+
+def _index_of(name: str, index, kinds="iu") -> np.ndarray:
+    a = index._data if isinstance(index, dispatch.Tensor) else np.asarray(index)
+    if a.dtype.kind not in kinds:
+        if a.size == 0 and a.dtype.kind == "f":
+            return a.astype(np.intp)
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: "
+                           f"{dispatch.scalar_type_name(a.dtype)}")
+    return a
+
+
+def take(x, index, *, out=None):
+    """``x.flatten()[index]`` (negative indices count from the end), PyTorch's ``take``.
+    Derivative: ``g`` added into zeros of ``x``'s shape at ``index``. ``out``: write the result
+    there (no autograd)."""
+    x = dispatch.tensor_operand(x, "take")
+    idx = _index_of("take", index).astype(np.intp)
+    n = x._data.size
+    bad = (idx >= n) | (idx < -n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(idx[bad].reshape(-1)[0])} on "
+                         f"a tensor of {n} elements.")
+    return dispatch.composite(TAKE, x, index=idx % max(n, 1), out=out)
+
+
+# --- index_put / setitem -------------------------------------------------------------------
+def _index_put_write(ctx, out, v, index, accumulate):
+    pos = positions(out.shape, index)
+    vals = broadcast_value(v, pos.shape)
+    ctx.pos, ctx.value_shape = pos, v.shape
+    ctx.keep = None if accumulate or not _may_repeat(index) else winners(pos)
+    write_flat(out, pos, vals, accumulate, ctx.keep)
+    return out
+
+
+def _index_put_fwd(ctx, x, v, index, accumulate):
+    return _index_put_write(ctx, pool.copy(x), v, index, accumulate)
+
+
+def _index_put_back(ctx, g):
+    need_x, need_v = ctx.needs_input_grad
+    gx = gv = None
+    if need_x:
+        gx = g if ctx.accumulate else put_flat(
+            g, ctx.pos, dispatch.zeros(ctx.pos.shape, g.dtype), unique=True)
+    if need_v:
+        gv = _value_grad(_keep_only(take_flat(g, ctx.pos), ctx.keep), ctx.value_shape)
+    return gx, gv
+
+
+INDEX_PUT = def_composite("index_put", "IndexPutBackward0", ("x", "values"), _index_put_fwd,
+                          _index_put_back, attrs=("index", "accumulate"))
+
+
+def _index_put_batch(args, batched, index, accumulate):
+    """The batch goes last, past every indexed dim (see ``_batch_last``); the values get it
+    last too, so they broadcast against ``x[index]`` per example."""
+    (x, v), (bx, bv) = args, batched
+    size = (x if bx else v).shape[0]
+    if not bx:
+        x = _shape.expand(_shape.unsqueeze(x, 0), (size,) + tuple(x.shape))
+    v = _to_back(v) if bv else _shape.unsqueeze(v, -1)
+    out = dispatch.composite(INDEX_PUT, _to_back(x), v, index=_batch_last(index),
+                             accumulate=accumulate)
+    return _to_front(out)
+
+
+INDEX_PUT.jvp, INDEX_PUT.batch_rule = LINEAR, _index_put_batch
+WRITERS = {"index_put": _index_put_write, "put": _put_write}
+TAKE.jvp = PUT.jvp = INDEX_PUT.jvp = LINEAR  # forward mode: linear in all their tensor inputs
+
+
+def index_put_index(name: str, indices) -> tuple:
+    """PyTorch's ``indices`` (a tuple/list of index tensors) as a NumPy index tuple."""
+    if isinstance(indices, dispatch.Tensor) or not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'indices' must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    idx, _ = normalize_index(tuple(indices))
+    return idx
+
+
+def index_put(x, indices, values, accumulate=False):
+    """``out = x.clone(); out[indices] = values`` (or ``+=`` with repeats accumulating when
+    ``accumulate``); without ``accumulate`` the last write to a repeated index wins, as NumPy.
+    Derivatives: ``g`` zeroed where written (``g`` itself when accumulating) and
+    ``g[indices]`` for ``values`` (0 for writes that another one overwrote)."""
+    x = dispatch.tensor_operand(x, "index_put")
+    values = dispatch.tensor_operand(values, "index_put")
+    return dispatch.composite(INDEX_PUT, x, values, index=index_put_index("index_put", indices),
+                              accumulate=bool(accumulate))
 
 
 def setitem(x, index, value):
-    """``x[index] = value`` in place (NumPy semantics: ``value`` is broadcast to ``x[index]``
-    and cast to ``x``'s dtype; with repeated indices the last write wins). Bumps the version
-    counter shared by ``x`` and its views. Not differentiable yet: with grad mode on it refuses
-    tensors that require grad (use it under ``no_grad`` to update parameters)."""
+    """``x[index] = value`` in place, with NumPy semantics: ``value`` is broadcast to
+    ``x[index]`` and cast to ``x``'s dtype; with repeated indices the last write wins. Bumps
+    the version counter shared by ``x`` and its views.
+
+    Differentiable like PyTorch: a basic index writes through a view (the base's grad_fn
+    becomes ``CopySlices``), an advanced one records ``IndexPutBackward0``. Derivatives: ``g``
+    zeroed on the written elements for ``x``; ``g[index]`` for ``value`` (summed over its
+    broadcast dims; 0 for writes that a later repeated index overwrote).
+    """
     T = dispatch.Tensor
-    if is_grad_enabled():
-        if x._requires_grad and x._grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
-        base = x._base
-        if base is not None and base._requires_grad and base._grad_fn is None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
-        if x._requires_grad or (isinstance(value, T) and value._requires_grad):
-            raise RuntimeError(SETITEM_GRAD_MSG)
-    idx, _ = normalize_index(index)
+    idx, kind = normalize_index(index)
+    if dispatch.transform_hook is not None or (
+            is_grad_enabled() and x._data.dtype.kind == "f"
+            and (x._requires_grad or (isinstance(value, T) and value._requires_grad)
+                 or (x._base is not None and x._view_nograd and x._base._requires_grad))):
+        from . import inplace  # autograd (or a transform) must see the write
+
+        inplace.setitem_tracked(x, idx, kind, value)
+        return
     if isinstance(value, T):
         val = value._data
     elif isinstance(value, (bool, int, float, complex, np.ndarray, np.generic)):
         val = value
     else:
         val = np.asarray(value)
-    data = x._data
-    if not data.flags.writeable:
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a "
-            "single memory location. Please clone() the tensor before performing the operation.")
+    dispatch.check_writable(x)
     try:
-        data[idx] = val
+        x._data[idx] = val
     except IndexError as e:
         raise IndexError(_reword(e)) from None
     except ValueError as e:

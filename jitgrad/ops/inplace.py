@@ -1,140 +1,474 @@
-"""In-place ops (``add_``, ``mul_``, ``relu_``, ``+=``...): write into the tensor's storage,
-bump its version counter, and rebase its autograd history onto the new node.
+"""In-place ops (``add_``, ``mul_``, ``masked_fill_``, ``x[i] = v``, ``+=``...): write into the
+tensor's own storage, bump the version counter it shares with its views, and rebase the
+autograd history (PyTorch's design).
 
-With autograd involved, the op is recorded out of place on a snapshot of the old value (which
-carries the tensor's old ``grad_fn``), then the result is written back and the tensor's
-``grad_fn`` becomes the new node. Nodes that saved the old value see the version bump and raise
-PyTorch's "modified by an inplace operation" error when backward unpacks it
-(Note [saved tensor versions]).
+How a call runs: every check happens first (dtype, shape, writability, autograd rules), so a
+failed call changes nothing. Then the result is written straight into the storage (elementwise
+kernels get ``out=``; index ops write with NumPy in place). Only when the backward needs the
+*old* value (``x.mul_(w)`` with ``w`` requiring grad needs ``x`` for ``w``'s gradient; ``log_``
+needs its input) is that value copied first, and then only the tensor's own elements, never its
+base's. Finally the node is recorded:
+
+* on a tensor that is not a view, its ``grad_fn`` becomes the op's node (input 0 = its previous
+  history);
+* on a view, the *base* gets ``CopySlices(node)`` (``ops/views.py``) and every view of the base
+  regenerates its ``grad_fn`` (``AsStridedBackward0``) when next used, found by the version
+  counter (Note [view tracking] in ``dispatch.py``).
+
+Nodes that saved a value overwritten here see the version bump and raise PyTorch's "modified
+by an inplace operation" error when backward unpacks it (Note [saved tensor versions]).
+Operands are saved *before* the write, so ``a.mul_(b)`` with ``b`` aliasing ``a`` raises
+instead of differentiating with the new values.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.node import SavedTensor
 from ..device import pool
-from . import binary, dispatch, unary
-from .registry import def_composite
+from . import binary, dispatch, indexing, scatter, views
+from .registry import LINEAR, OPS, def_composite
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation.")
+NO_GRAD_VIEW_MSG = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block (if "
+    "you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked).")
 
 
-def _fill_forward(ctx, x, value):
-    return np.full_like(x, value)
+# --- rows of the ops that only exist in place ------------------------------------------------
+def _fill_write(ctx, out, *value, value_scalar=None):
+    out[...] = value[0] if value else value_scalar
+    return out
+
+
+def _copy_write(ctx, out, src):
+    np.copyto(out, src, casting="unsafe")  # NumPy buffers overlapping src (x[1:] = x[:-1])
+    return out
+
+
+def _copy_of(write):
+    return lambda ctx, x, *others, **attrs: write(ctx, pool.copy(x), *others, **attrs)
 
 
 def _zero_grad(ctx, g):
-    return (dispatch.zeros(g.shape, g.dtype),)  # the old value is overwritten: no gradient
+    grads = (dispatch.zeros(g.shape, g.dtype),)  # the old value is overwritten: no gradient
+    return grads if len(ctx.needs_input_grad) == 1 else grads + (g if ctx.needs_input_grad[1]
+                                                                 else None,)
 
 
-def _copy_forward(ctx, x, src):
-    return np.broadcast_to(src, x.shape).astype(x.dtype)
+# PyTorch: fill_(Scalar) is FillBackward2, fill_(Tensor) FillBackward3, copy_ CopyBackwards
+FILL = def_composite("fill_", "FillBackward2", ("x",), _copy_of(_fill_write), _zero_grad,
+                     attrs=("value_scalar",))
+FILL_T = def_composite("fill_tensor_", "FillBackward3", ("x", "value"), _copy_of(_fill_write),
+                       _zero_grad)
+ZERO = def_composite("zero_", "ZeroBackward0", ("x",), _copy_of(_fill_write), _zero_grad,
+                     attrs=("value_scalar",))
+COPY = def_composite("copy_", "CopyBackwards", ("x", "src"), _copy_of(_copy_write), _zero_grad)
+# forward mode (autograd/forward_ad.py): copy/fill-from-tensor/zero are linear in their inputs
+COPY.jvp = FILL_T.jvp = ZERO.jvp = LINEAR
+FILL.jvp = lambda tangents, primals, outs, **attrs: dispatch.zeros(outs[0].shape, outs[0].dtype)
+WRITERS = {"fill_": _fill_write, "fill_tensor_": _fill_write, "zero_": _fill_write,
+           "copy_": _copy_write, **indexing.WRITERS, **scatter.WRITERS}
 
 
-def _copy_backward(ctx, g):
-    return (dispatch.zeros(g.shape, g.dtype), g)
-
-
-# PyTorch names the node of fill_(Scalar) FillBackward2 (fill.Scalar is FillBackward0)
-FILL = def_composite("fill_", "FillBackward2", ("x",), _fill_forward, _zero_grad, attrs=("value",))
-ZERO = def_composite("zero_", "ZeroBackward0", ("x",), _fill_forward, _zero_grad, attrs=("value",))
-COPY = def_composite("copy_", "CopyBackwards", ("x", "src"), _copy_forward, _copy_backward)
-
-
-def apply_inplace(self, name, compute, *others):
-    """Run ``compute(old_value) -> Tensor`` and write the result into ``self``."""
-    Tensor = dispatch.Tensor
-    involved = is_grad_enabled() and (
-        self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
-    if involved and self._grad_fn is None and self._requires_grad:
-        raise RuntimeError(LEAF_MSG)
-    if not involved:
-        with no_grad():
-            result = compute(self)
-        _write(self, name, result)
-        return self
+# --- the shared steps ------------------------------------------------------------------------
+def _needs(self, operands, differentiable=True):
+    """``needs_input_grad`` when the call is recorded (after PyTorch's checks), else None."""
+    if not (differentiable and is_grad_enabled() and self._data.dtype.kind == "f"):
+        return None
+    T = dispatch.Tensor
+    needs = tuple(isinstance(o, T) and o._requires_grad for o in operands)
+    if self._base is not None and self._view_nograd and (self._base._requires_grad or any(needs)):
+        # PyTorch refuses this even with no operand requiring grad (its no_grad views of a
+        # tensor that requires grad report requires_grad=True; jitgrad's report False)
+        raise RuntimeError(NO_GRAD_VIEW_MSG)
+    if not any(needs):
+        return None
     if self._base is not None:
-        base = self._base
-        if base._grad_fn is None and base._requires_grad:
+        root = self._base
+        if root._requires_grad and root._grad_fn is None:  # the base would stop being a leaf
             raise RuntimeError(VIEW_OF_LEAF_MSG)
-        raise RuntimeError(
-            f"{name}: in-place operations on a view of a tensor that requires grad are not "
-            "supported yet; apply the operation out of place (y = op(y)) or to the base tensor")
-    if self._views:
-        # the views would keep the old history (and requires_grad): silently wrong gradients
-        raise RuntimeError(
-            f"{name}: in-place operation on a tensor that has live views ({len(self._views)}), "
-            "with autograd recording: rebasing the views' history is not supported yet; apply "
-            "the operation out of place (y = op(y)), or drop the views first")
-    old = Tensor._make(pool.copy(self._data), self._requires_grad)
-    old._grad_fn, old._output_nr = self._grad_fn, self._output_nr
-    result = compute(old)
-    _write(self, name, result)
-    self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, result._output_nr, True
+        if self._requires_grad and not root._requires_grad:  # requires_grad_() on a view: a leaf
+            raise RuntimeError(LEAF_MSG)
+    elif self._requires_grad and self._grad_fn is None:
+        raise RuntimeError(LEAF_MSG)
+    return needs
+
+
+def _check_shape(name: str, self, shape) -> None:
+    if tuple(shape) != self.shape:
+        raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
+                           f"broadcast shape {list(shape)}")
+
+
+def _new_node(op, operands, needs, attrs, self):
+    """``op``'s node wired to the operands' current histories (taken before the write)."""
+    node = op.node_cls()
+    node.needs_input_grad = needs
+    node._next_edges = tuple(dispatch.gradient_edge(o) if n else (None, 0)
+                             for o, n in zip(operands, needs))
+    node._next_meta = tuple((o._data.shape, o.dtype) if n else None
+                            for o, n in zip(operands, needs))
+    node._attrs = attrs
+    node._output_meta = [(self._data.shape, self.dtype)]
+    return node
+
+
+def _result_alias(self, node):
+    """``self`` after the write, as the output of ``node`` (for saving the result)."""
+    return dispatch.Tensor._from_saved(self._data, self._version_counter, node, 0)
+
+
+def rebase(self, node, output_nr=0) -> None:
+    """Make output ``output_nr`` of ``node`` the history of ``self``'s new value (CopySlices on
+    the base for a view: ``node`` must then be the in-place op's own node, input 0 = self)."""
+    if self._base is None:
+        views._move_retain_grad(self, node, output_nr)
+        self._grad_fn, self._output_nr, self._requires_grad = node, output_nr, True
+        tracked = self._views
+    else:
+        root = self._base
+        cs = views.CopySlices(root, self, node)
+        views._move_retain_grad(root, cs)
+        root._grad_fn, root._output_nr, root._requires_grad = cs, 0, True
+        tracked = root._views
+    if tracked:  # every view now depends on the new history (regenerated lazily)
+        for v in list(tracked):
+            v._requires_grad = True
+
+
+# --- elementwise in-place ops ----------------------------------------------------------------
+def elementwise_(self, name, op, others=(), attrs=None):
+    """``self = op(self, *others, **attrs)`` computed into ``self``'s storage."""
+    T = dispatch.Tensor
+    attrs = attrs or {}
+    if dispatch.transform_hook is not None:  # Note [transform hooks]: the op must see the hook
+        return apply_inplace(self, name, lambda t: dispatch.elementwise(op, t, *others, **attrs),
+                             *others)
+    operands = [self, *(dispatch.operand(o, name) for o in others)]
+    values = [o._data if isinstance(o, T) else o for o in operands]
+    attr_values = [attrs[a] for a in op.attrs]
+    dt = dtypes.result_type(*values, *(a for a in attr_values if a is not None))
+    if op.dtype_rule == "float":
+        dt = dtypes.float_type_for(dt)
+    dispatch.check_cast(dt.np, self._data.dtype)
+    _check_shape(name, self, dispatch._result_shape(name, values))
+    dispatch.check_writable(self)
+    needs = _needs(self, operands, op.differentiable)
+    if needs is None:
+        dispatch.compute_into(op, values, attr_values, self.shape, dt, self._data)
+        self._version_counter.bump()
+        return self
+    node = _new_node(op, operands, needs, attrs, self)
+    plan = dispatch._save_plan(op, needs)
+    saved = node._saved
+    for pname, src in plan:
+        if src == "attr":
+            saved[pname] = attrs[pname]
+        elif src == 0:  # the old value: a copy of this tensor's elements, before the write
+            old = T._make(pool.copy(self._data), needs[0])
+            old._grad_fn, old._output_nr = node._next_edges[0]
+            values[0] = old._data
+            saved[pname] = SavedTensor(old)
+        elif src != "result":
+            v = operands[src]
+            saved[pname] = SavedTensor(v) if isinstance(v, T) else v
+    dispatch.compute_into(op, values, attr_values, self.shape, dt, self._data)
+    self._version_counter.bump()
+    for pname, src in plan:
+        if src == "result":
+            saved[pname] = SavedTensor(_result_alias(self, node), is_output=True)
+    rebase(self, node)
     return self
 
 
-def _write(self, name, result) -> None:
-    if result.shape != self.shape:
-        raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match the "
-                           f"broadcast shape {list(result.shape)}")
-    if not np.can_cast(result._data.dtype, self._data.dtype, "same_kind"):
-        raise RuntimeError(f"{name}: result type {result.dtype} can't be cast to the desired "
-                           f"output type {self.dtype}")
-    if not self._data.flags.writeable:
-        raise RuntimeError(f"{name}: unsupported operation: the tensor is a read-only view (for "
-                           "example from expand, where elements share memory); clone() it first")
-    np.copyto(self._data, result._data, casting="same_kind")
+# --- any op, computed out of place --------------------------------------------------------------
+def apply_inplace(self, name, compute, *others):
+    """``self = compute(self)`` for any out-of-place ``compute(t) -> Tensor`` (``others``: the
+    other tensors it reads, for the autograd checks): computed out of place, then written into
+    ``self``'s storage. With autograd the computation runs on a copy of the old value; a tensor
+    that is not a view takes over the result's history, a view gets it through
+    ``CopySlices(CopyBackwards)`` on its base (what PyTorch records for ``view.copy_(r)``).
+    Used by ``nn.functional``'s ``inplace=True`` and while a transform hook is active."""
+    T = dispatch.Tensor
+    dispatch.check_writable(self)
+    operands = [self, *(o for o in others if isinstance(o, T))]
+    needs = _needs(self, operands)
+    fwd = _forward_ad()
+    if needs is None:
+        with no_grad():
+            result = compute(self)
+            _check_result(name, self, result)
+            root_new = _root_after(self, result) if fwd else None
+        np.copyto(self._data, result._data, casting="unsafe")
+        self._version_counter.bump()
+        _take_tangents(fwd, self, result, root_new)
+        return self
+    old = T._make(pool.copy(self._data), self._requires_grad)
+    if self._requires_grad:
+        old._grad_fn, old._output_nr = dispatch.gradient_edge(self)
+    if fwd:
+        fwd._copy_tangents(self, old)
+    result = compute(old)
+    _check_result(name, self, result)
+    with no_grad():
+        root_new = _root_after(self, result) if fwd else None
+    if self._base is None and result._grad_fn is not None:
+        node, nr = result._grad_fn, result._output_nr
+    else:
+        node, nr = _new_node(COPY, [self, result], (needs[0], result._requires_grad), {}, self), 0
+    np.copyto(self._data, result._data, casting="unsafe")
     self._version_counter.bump()
+    rebase(self, node, nr)
+    _take_tangents(fwd, self, result, root_new)
+    return self
 
 
-def _binary_method(name, fn):
-    def method(self, other, **kwargs):
-        return apply_inplace(self, name, lambda t: fn(t, other, **kwargs), other)
+def _check_result(name, self, result) -> None:
+    _check_shape(name, self, result.shape)
+    dispatch.check_cast(result._data.dtype, self._data.dtype)
+
+
+def _forward_ad():
+    """The forward-AD module while a transform hook is active (tangents must follow in-place
+    writes), else None."""
+    if dispatch.transform_hook is None:
+        return None
+    try:
+        from ..autograd import forward_ad
+    except ImportError:  # pragma: no cover - a build without forward AD
+        return None
+    return forward_ad if forward_ad._has_levels() else None
+
+
+def _root_after(self, result):
+    """For a view: its base's value after ``result`` is written into the view, computed out of
+    place (its tangent is the base's tangent with the view's region replaced)."""
+    if self._base is None:
+        return None
+    root = self._base
+    index = views.flat_index(views.geometry(root._data, self._data))
+    return indexing.put_flat(root, index, result, unique=True)
+
+
+def _take_tangents(fwd, self, result, root_new) -> None:
+    """After the write: ``self`` (and its base) carry the tangents of what was written."""
+    if fwd is None:
+        return
+    fwd._inplace_update(self, result)
+    if root_new is not None:
+        fwd._inplace_update(self._base, root_new)
+
+
+# --- index/fill in-place ops -------------------------------------------------------------------
+def composite_(self, name, op, others=(), attrs=None):
+    """Run ``op``'s writer on ``self``'s storage (inputs: ``self, *others``); the caller has
+    checked the arguments."""
+    attrs = attrs or {}
+    if dispatch.transform_hook is not None:  # Note [transform hooks]
+        return apply_inplace(self, name, lambda t: dispatch.composite(op, t, *others, **attrs),
+                             *others)
+    write = WRITERS[op.name]
+    dispatch.check_writable(self)
+    operands = [self, *others]
+    needs = _needs(self, operands, op.differentiable)
+    arrays = [o._data for o in others]
+    if needs is None:
+        write(dispatch._Ctx(), self._data, *arrays, **attrs)
+        self._version_counter.bump()
+        return self
+    node = _new_node(op, operands, needs, None, self)
+    for pname in op.save:
+        if pname != "result":
+            node._saved[pname] = SavedTensor(operands[op.inputs.index(pname)])
+    ctx = dispatch._Ctx()
+    write(ctx, self._data, *arrays, **attrs)
+    self._version_counter.bump()
+    node._attrs = {**attrs, **vars(ctx)}
+    if "result" in op.save:
+        node._saved["result"] = SavedTensor(_result_alias(self, node), is_output=True)
+    rebase(self, node)
+    return self
+
+
+def fill_(self, value):
+    """Set every element to ``value`` (a number or a 0-d tensor). Derivative: 0 for the old
+    value; the sum of ``g`` for a tensor ``value``."""
+    if isinstance(value, dispatch.Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value.ndim} dimensions.")
+        if value._requires_grad:
+            return composite_(self, "fill_", FILL_T, (value,))
+        value = value._data[()]
+    return composite_(self, "fill_", FILL, (), {"value_scalar": value})
+
+
+def zero_(self):
+    """Set every element to 0. Derivative: 0."""
+    return composite_(self, "zero_", ZERO, (), {"value_scalar": 0})
+
+
+def copy_(self, src, name="copy_"):
+    """Copy ``src`` (broadcast to ``self``'s shape, cast to its dtype) into ``self``.
+    Derivatives: 0 for the old value, ``g`` (summed over broadcast dims) for ``src``."""
+    src = dispatch.tensor_operand(src, name)
+    _check_shape(name, self, dispatch.broadcast_shapes(name, self.shape, src.shape))
+    return composite_(self, name, COPY, (src,))
+
+
+def masked_fill_(self, mask, value):
+    """Set the elements where ``mask`` is True to ``value`` (see ``scatter.masked_fill``)."""
+    op, others, attrs = scatter.masked_fill_args("masked_fill_", self, mask, value)
+    _check_shape("masked_fill_", self, np.broadcast_shapes(self.shape, attrs["mask"].shape))
+    attrs["mask"] = np.broadcast_to(attrs["mask"], self.shape)
+    return composite_(self, "masked_fill_", op, others, attrs)
+
+
+def index_add_(self, dim, index, source, alpha=1):
+    """``self[..., index[i], ...] += alpha * source[..., i, ...]`` (see ``scatter.index_add``)."""
+    source, attrs = scatter.index_add_args("index_add_", self, dim, index, source, alpha)
+    if source.ndim == 0:
+        from .shape import reshape
+
+        source = reshape(source, (1,))
+    return composite_(self, "index_add_", scatter.INDEX_ADD, (source,), attrs)
+
+
+def scatter_add_(self, dim, index, src):
+    """``self[index[i][j]][j] += src[i][j]`` for ``dim=0`` (see ``scatter.scatter_add``)."""
+    src, attrs = scatter.scatter_add_args("scatter_add_", self, dim, index, src)
+    return composite_(self, "scatter_add_", scatter.SCATTER_ADD, (src,), attrs)
+
+
+def index_put_(self, indices, values, accumulate=False):
+    """``self[indices] = values`` (``+=`` with ``accumulate``), see ``indexing.index_put``."""
+    idx = indexing.index_put_index("index_put_", indices)
+    return _index_put(self, idx, dispatch.tensor_operand(values, "index_put_"), accumulate)
+
+
+def _index_put(self, idx, values, accumulate):
+    pos = indexing.positions(self.shape, idx)  # checks the index before anything is written
+    indexing.broadcast_value(values._data, pos.shape)
+    return composite_(self, "index_put_", indexing.INDEX_PUT, (values,),
+                      {"index": idx, "accumulate": bool(accumulate)})
+
+
+def setitem_tracked(x, idx, kind, value) -> None:
+    """``x[idx] = value`` when autograd (or a transform) must see it (``indexing.setitem``
+    decides): a basic index copies into a view (CopySlices), an advanced one is an
+    ``index_put_``."""
+    T = dispatch.Tensor
+    if not isinstance(value, T):
+        value = T._make(np.asarray(value, dtype=x._data.dtype))
+    if kind == "advanced":
+        _index_put(x, idx, value, False)
+        return
+    target = indexing.getitem(x, idx)
+    indexing.broadcast_value(value._data, target.shape)  # NumPy's rule, PyTorch's message
+    if value.ndim > target.ndim:  # the leading 1s NumPy drops
+        from .shape import reshape
+
+        value = reshape(value, value.shape[value.ndim - target.ndim:])
+    copy_(target, value, name="setitem")
+
+
+# --- methods ---------------------------------------------------------------------------------
+def _add_like(name, op):
+    def method(self, other, *, alpha=1):
+        if alpha != 1:
+            other = other * alpha if type(other) in (bool, int, float) else binary.mul(other, alpha)
+        return elementwise_(self, name, op, (other,))
 
     method.__name__ = name
-    method.__doc__ = f"In-place version of ``{fn.__name__}``."
+    method.__doc__ = (f"In place: ``self {'+' if name == 'add_' else '-'}= alpha * other`` (see "
+                      f"``{op.name}``).")
     return method
 
 
-def _unary_method(name, fn):
-    def method(self, *args, **kwargs):
-        return apply_inplace(self, name, lambda t: fn(t, *args, **kwargs))
+def _binary_method(name, op):
+    def method(self, other):
+        return elementwise_(self, name, op, (other,))
 
     method.__name__ = name
-    method.__doc__ = f"In-place version of ``{fn.__name__}``."
+    method.__doc__ = f"In-place version of ``{op.name}`` (same value and derivatives)."
     return method
 
 
-def _fill_(self, value):
-    value = value.item() if isinstance(value, dispatch.Tensor) else value
-    return apply_inplace(self, "fill_", lambda t: dispatch.composite(FILL, t, value=value))
+def _unary_method(name, op):
+    def method(self):
+        return elementwise_(self, name, op)
+
+    method.__name__ = name
+    method.__doc__ = f"In-place version of ``{op.name}`` (same value and derivatives)."
+    return method
 
 
-def _zero_(self):
-    return apply_inplace(self, "zero_", lambda t: dispatch.composite(ZERO, t, value=0))
+def pow_(self, exponent):
+    """In place ``self **= exponent`` (see ``binary.pow``)."""
+    if self._data.dtype.kind in "biu" and type(exponent) is int and exponent < 0:
+        raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
+    if type(exponent) in (int, float):
+        return elementwise_(self, "pow_", binary.POW_SCALAR, (), {"exponent": exponent})
+    return elementwise_(self, "pow_", binary.POW, (exponent,))
 
 
-def _copy_(self, src):
-    src = dispatch.tensor_operand(src, "copy_")
-    dispatch.broadcast_shapes("copy_", src.shape, self.shape)
-    return apply_inplace(self, "copy_", lambda t: dispatch.composite(COPY, t, src), src)
+def clamp_(self, min=None, max=None):  # noqa: A002 - PyTorch's argument names
+    """In place ``clamp`` (see ``binary.clamp``): number bounds in one kernel; tensor bounds as
+    ``maximum_`` then ``minimum_`` (both checked before either writes)."""
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
+    T = dispatch.Tensor
+    if isinstance(min, T) or isinstance(max, T):
+        for bound in (min, max):
+            if bound is not None:
+                b = dispatch.operand(bound, "clamp_")
+                values = [self._data, b._data if isinstance(b, T) else b]
+                dispatch.check_cast(dtypes.result_type(*values).np, self._data.dtype)
+                _check_shape("clamp_", self, dispatch._result_shape("clamp_", values))
+        if min is not None:
+            elementwise_(self, "clamp_", binary.MAXIMUM, (min,))
+        if max is not None:
+            elementwise_(self, "clamp_", binary.MINIMUM, (max,))
+        return self
+    if self._data.dtype.kind in "iu":
+        info = np.iinfo(self._data.dtype)
+        lo, hi = info.min, info.max
+    else:
+        lo, hi = -float("inf"), float("inf")
+    return elementwise_(self, "clamp_", binary.CLAMP, (),
+                        {"min": lo if min is None else min, "max": hi if max is None else max})
+
+
+_UNARY = ("neg exp log sin cos tan tanh sinh cosh expm1 log1p erf sigmoid relu abs sqrt sign "
+          "reciprocal")
 
 
 def install(Tensor) -> None:
     """Attach the in-place methods to the Tensor class."""
-    for name, fn in (("add_", binary.add), ("sub_", binary.sub), ("mul_", binary.mul),
-                     ("div_", binary.div), ("pow_", binary.pow), ("maximum_", binary.maximum),
-                     ("minimum_", binary.minimum)):
-        setattr(Tensor, name, _binary_method(name, fn))
-    for name, fn in (("neg_", unary.neg), ("exp_", unary.exp), ("log_", unary.log),
-                     ("sin_", unary.sin), ("cos_", unary.cos), ("tan_", unary.tan),
-                     ("tanh_", unary.tanh), ("sigmoid_", unary.sigmoid), ("relu_", unary.relu),
-                     ("abs_", unary.abs), ("sqrt_", unary.sqrt), ("clamp_", binary.clamp)):
-        setattr(Tensor, name, _unary_method(name, fn))
-    Tensor.clip_ = Tensor.clamp_
-    Tensor.fill_ = _fill_
-    Tensor.zero_ = _zero_
-    Tensor.copy_ = _copy_
+    Tensor.add_ = _add_like("add_", binary.ADD)
+    Tensor.sub_ = _add_like("sub_", binary.SUB)
+    for name, op in (("mul_", binary.MUL), ("div_", binary.DIV), ("maximum_", binary.MAXIMUM),
+                     ("minimum_", binary.MINIMUM)):
+        setattr(Tensor, name, _binary_method(name, op))
+    for name in _UNARY.split():
+        setattr(Tensor, name + "_", _unary_method(name + "_", OPS[name]))
+    Tensor.pow_ = pow_
+    Tensor.clamp_ = Tensor.clip_ = clamp_
+    Tensor.fill_ = fill_
+    Tensor.zero_ = zero_
+    Tensor.copy_ = copy_
+    Tensor.masked_fill_ = masked_fill_
+    Tensor.index_add_ = index_add_
+    Tensor.index_put_ = index_put_
+    Tensor.scatter_add_ = scatter_add_
+    for alias, target in (("negative_", "neg_"), ("absolute_", "abs_"), ("multiply_", "mul_"),
+                          ("divide_", "div_"), ("subtract_", "sub_")):
+        setattr(Tensor, alias, getattr(Tensor, target))

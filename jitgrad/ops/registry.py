@@ -42,6 +42,10 @@ def negate(g):
     return -g
 
 
+#: ``jvp=LINEAR``: the op is linear in its inputs, so its jvp is the op applied to the tangents
+LINEAR = "linear"
+
+
 @dataclass
 class OpDef:
     """One op: its name, node class, inputs, kernels and derivative rules."""
@@ -61,6 +65,12 @@ class OpDef:
     cpu_ufunc: object = None  # elementwise: NumPy ufunc for large CPU forwards (Note [NumPy forward])
     save_plans: dict = field(default_factory=dict)  # needs_input_grad -> what to save (dispatch)
     node_cls: type = None
+    # forward-mode rule (autograd/forward_ad.py): LINEAR, or fn(tangents, primals, outs, **attrs)
+    # -> output tangent(s); elementwise rows derive it from their backward bodies
+    jvp: object = None
+    # vmap rule (func/_batching.py): fn(args, batched, **attrs) -> output(s), batch dim first;
+    # elementwise rows are batched by broadcasting
+    batch_rule: object = None
 
     @property
     def differentiable(self) -> bool:
@@ -123,7 +133,9 @@ class OpNode(Node):
                 out.append(g)
                 continue
             args = [self._unpack(p) for p in op.params[name]]
-            if is_grad_enabled():  # create_graph: the same body records its own graph
+            # create_graph, or a transform (tangents, batched gradients) is active: the same body
+            # runs on Tensors and records its own graph (Note [transform hooks])
+            if is_grad_enabled() or dispatch.transform_hook is not None:
                 res = body(g, *args)
                 out.append(res if isinstance(res, dispatch.Tensor) else dispatch.full_like(g, res))
             else:
@@ -136,7 +148,7 @@ def _make_node_class(op: OpDef) -> type:
 
 
 def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), dtype_rule="promote",
-                    cpu_ufunc=None):
+                    cpu_ufunc=None, jvp=None):
     """Declare an elementwise op from scalar bodies (see the module docstring)."""
     backward = backward or {}
     params = {inp: tuple(inspect.signature(body).parameters)[1:] for inp, body in backward.items()}
@@ -145,17 +157,18 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
         if unknown:
             raise TypeError(f"{name}: backward body for {inp} takes unknown parameters {unknown}")
     op = OpDef(name, node_name, tuple(inputs), forward, backward, tuple(attrs), True, dtype_rule,
-               params=params, cpu_ufunc=cpu_ufunc)
+               params=params, cpu_ufunc=cpu_ufunc, jvp=jvp)
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op
 
 
 def def_composite(name, node_name, inputs, forward, backward, attrs=(), save=(), view=False,
-                  n_outputs=1, dtype_rule="promote"):
-    """Declare a non-elementwise op: an array-level forward and a Tensor-level backward."""
+                  n_outputs=1, dtype_rule="promote", jvp=None, batch_rule=None):
+    """Declare a non-elementwise op: an array-level forward and a Tensor-level backward
+    (optionally a ``jvp`` rule for forward mode and a ``batch_rule`` for vmap)."""
     op = OpDef(name, node_name, tuple(inputs), forward, backward, tuple(attrs), False, dtype_rule,
-               tuple(save), view, n_outputs)
+               tuple(save), view, n_outputs, jvp=jvp, batch_rule=batch_rule)
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op

@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from . import dispatch
-from .registry import def_composite
+from .registry import LINEAR, def_composite
 
 
 # --- argument helpers ----------------------------------------------------------------------
@@ -91,10 +91,20 @@ def _reshape_back(ctx, g):
     return (reshape(g, ctx.input_shape),)
 
 
+# Batch rules (vmap, func/_batching.py): inputs arrive with the batch as dim 0; every rule
+# returns outputs with the batch as dim 0. All the ops here are linear (jvp=LINEAR).
+def _reshape_batch(args, batched, shape):
+    return reshape(args[0], (args[0].shape[0],) + tuple(shape))
+
+
+def _alias_batch(x):
+    return dispatch.composite(VIEW, x, shape=tuple(x.shape))
+
+
 VIEW = def_composite("view", "ViewBackward0", ("x",), _view_fwd, _reshape_back, attrs=("shape",),
-                     view=True)
+                     view=True, jvp=LINEAR, batch_rule=_reshape_batch)
 UNSAFE_VIEW = def_composite("reshape_copy", "UnsafeViewBackward0", ("x",), _copy_reshape_fwd,
-                            _reshape_back, attrs=("shape",))
+                            _reshape_back, attrs=("shape",), jvp=LINEAR, batch_rule=_reshape_batch)
 
 
 def view(x, *shape):
@@ -145,12 +155,18 @@ def _squeeze_fwd(ctx, a, dims):
     return np.squeeze(a, axis=dims)
 
 
+def _squeeze_batch(args, batched, dims):
+    return dispatch.composite(SQUEEZE_DIMS, args[0], dims=tuple(d + 1 for d in dims))
+
+
 SQUEEZE_ALL = def_composite("squeeze", "SqueezeBackward0", ("x",), _squeeze_fwd, _reshape_back,
-                            attrs=("dims",), view=True)
+                            attrs=("dims",), view=True, jvp=LINEAR, batch_rule=_squeeze_batch)
 SQUEEZE_DIM = def_composite("squeeze_dim", "SqueezeBackward1", ("x",), _squeeze_fwd,
-                            _reshape_back, attrs=("dims",), view=True)
+                            _reshape_back, attrs=("dims",), view=True, jvp=LINEAR,
+                            batch_rule=_squeeze_batch)
 SQUEEZE_DIMS = def_composite("squeeze_dims", "SqueezeBackward2", ("x",), _squeeze_fwd,
-                             _reshape_back, attrs=("dims",), view=True)
+                             _reshape_back, attrs=("dims",), view=True, jvp=LINEAR,
+                             batch_rule=_squeeze_batch)
 
 
 def squeeze(x, dim=None):
@@ -178,7 +194,9 @@ def _unsqueeze_fwd(ctx, a, dim):
 
 
 UNSQUEEZE = def_composite("unsqueeze", "UnsqueezeBackward0", ("x",), _unsqueeze_fwd,
-                          _reshape_back, attrs=("dim",), view=True)
+                          _reshape_back, attrs=("dim",), view=True, jvp=LINEAR,
+                          batch_rule=lambda args, batched, dim: dispatch.composite(
+                              UNSQUEEZE, args[0], dim=dim + 1))
 
 
 def unsqueeze(x, dim):
@@ -205,8 +223,16 @@ def _expand_back(ctx, g):
     return (reduce.sum_to_shape(g, ctx.input_shape),)
 
 
+def _expand_batch(args, batched, shape):
+    x = args[0]
+    pad = len(shape) - (x.ndim - 1)  # new leading dims go after the batch dim
+    if pad:
+        x = reshape(x, (x.shape[0],) + (1,) * pad + tuple(x.shape[1:]))
+    return dispatch.composite(EXPAND, x, shape=(x.shape[0],) + tuple(shape))
+
+
 EXPAND = def_composite("expand", "ExpandBackward0", ("x",), _expand_fwd, _expand_back,
-                       attrs=("shape",), view=True)
+                       attrs=("shape",), view=True, jvp=LINEAR, batch_rule=_expand_batch)
 
 
 def expand(x, *sizes):
@@ -250,8 +276,16 @@ def _transpose_back(ctx, g):
     return (transpose(g, ctx.dim0, ctx.dim1),)
 
 
+def _transpose_batch(args, batched, dim0, dim1):
+    x = args[0]
+    if x.ndim == 1:  # a 0-d example: transpose is the identity
+        return _alias_batch(x)
+    return dispatch.composite(TRANSPOSE, x, dim0=dim0 + 1, dim1=dim1 + 1)
+
+
 TRANSPOSE = def_composite("transpose", "TransposeBackward0", ("x",), _transpose_fwd,
-                          _transpose_back, attrs=("dim0", "dim1"), view=True)
+                          _transpose_back, attrs=("dim0", "dim1"), view=True, jvp=LINEAR,
+                          batch_rule=_transpose_batch)
 
 
 def transpose(x, dim0, dim1):
@@ -270,7 +304,9 @@ def _permute_back(ctx, g):
 
 
 PERMUTE = def_composite("permute", "PermuteBackward0", ("x",), _permute_fwd, _permute_back,
-                        attrs=("dims",), view=True)
+                        attrs=("dims",), view=True, jvp=LINEAR,
+                        batch_rule=lambda args, batched, dims: dispatch.composite(
+                            PERMUTE, args[0], dims=(0,) + tuple(d + 1 for d in dims)))
 
 
 def permute(x, *dims):
@@ -296,7 +332,15 @@ def _t_back(ctx, g):
     return (t(g),)
 
 
-T = def_composite("t", "TBackward0", ("x",), _t_fwd, _t_back, view=True)
+def _t_batch(args, batched):
+    x = args[0]
+    if x.ndim < 3:  # 0-d and 1-d examples are returned unchanged
+        return _alias_batch(x)
+    return dispatch.composite(TRANSPOSE, x, dim0=1, dim1=2)
+
+
+T = def_composite("t", "TBackward0", ("x",), _t_fwd, _t_back, view=True, jvp=LINEAR,
+                  batch_rule=_t_batch)
 
 
 def t(x):
@@ -337,12 +381,31 @@ def _cat_back(ctx, g):
     return tuple(out)
 
 
-CAT = def_composite("cat", "CatBackward0", ("tensors",), _cat_fwd, _cat_back, attrs=("dim", "ndim"))
+def _with_batch(args, batched):
+    """The batched arguments, the unbatched ones broadcast to the batch size."""
+    size = next(a.shape[0] for a, b in zip(args, batched) if b)
+    return [a if b else expand(unsqueeze(a, 0), (size,) + tuple(a.shape))
+            for a, b in zip(args, batched)]
 
 
-def cat(tensors, dim=0):
+def _cat_batch(args, batched, dim, ndim):
+    # a legacy 1-d empty example is skipped, as cat skips it
+    kept = [(a, b) for a, b in zip(args, batched)
+            if ndim == 1 or tuple(a.shape[1:] if b else a.shape) != (0,)]
+    if not any(b for _, b in kept):
+        kept = [(a, b) for a, b in zip(args, batched) if b][:1]
+    ts = _with_batch([a for a, _ in kept], [b for _, b in kept])
+    return dispatch.composite(CAT, *ts, dim=dim + 1, ndim=ndim + 1)
+
+
+CAT = def_composite("cat", "CatBackward0", ("tensors",), _cat_fwd, _cat_back, attrs=("dim", "ndim"),
+                    jvp=LINEAR, batch_rule=_cat_batch)
+
+
+def cat(tensors, dim=0, *, out=None):
     """Concatenate along ``dim`` (dtypes promote as NumPy's; 1-d empty tensors are skipped as
-    in PyTorch). Derivative: input ``i`` gets the slice of ``g`` it occupied along ``dim``."""
+    in PyTorch). Derivative: input ``i`` gets the slice of ``g`` it occupied along ``dim``.
+    ``out``: write the result there (no autograd; see ``dispatch.elementwise``)."""
     ts = _tensor_list("cat", tensors, "cat(): expected a non-empty list of Tensors")
     real = [t_ for t_ in ts if t_.shape != (0,)] or ts[:1]
     ref = real[0]
@@ -362,7 +425,7 @@ def cat(tensors, dim=0):
                 raise RuntimeError(
                     f"cat(): Sizes of tensors must match except in dimension {d}. Expected size "
                     f"{ref.shape[k]} but got size {t_.shape[k]} for tensor number {i} in the list.")
-    return dispatch.composite(CAT, *ts, dim=d, ndim=ref.ndim)
+    return dispatch.composite(CAT, *ts, dim=d, ndim=ref.ndim, out=out)
 
 
 def _stack_fwd(ctx, *arrays, dim):
@@ -375,12 +438,14 @@ def _stack_back(ctx, g):
 
 
 STACK = def_composite("stack", "StackBackward0", ("tensors",), _stack_fwd, _stack_back,
-                      attrs=("dim",))
+                      attrs=("dim",), jvp=LINEAR,
+                      batch_rule=lambda args, batched, dim: dispatch.composite(
+                          STACK, *_with_batch(args, batched), dim=dim + 1))
 
 
-def stack(tensors, dim=0):
+def stack(tensors, dim=0, *, out=None):
     """Join equal-shaped tensors along a new dim ``dim`` (in ``[-ndim-1, ndim]``). Derivative:
-    input ``i`` gets ``g.select(dim, i)``."""
+    input ``i`` gets ``g.select(dim, i)``. ``out``: as for ``cat``."""
     ts = _tensor_list("stack", tensors, "stack expects a non-empty TensorList")
     shp = ts[0].shape
     for i, t_ in enumerate(ts):
@@ -392,4 +457,101 @@ def stack(tensors, dim=0):
     if not -n <= d < n:
         raise IndexError(f"stack: Dimension out of range (expected to be in range of "
                          f"[{-n}, {n - 1}], but got {d})")
-    return dispatch.composite(STACK, *ts, dim=d % n)
+    return dispatch.composite(STACK, *ts, dim=d % n, out=out)
+
+
+# --- diagonal / narrow / select ------------------------------------------------------------
+def _diagonal_view(a: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+    """The diagonal of ``a`` over ``dim1``/``dim2`` as a *writable* view (NumPy's own
+    ``np.diagonal`` is read-only; PyTorch's is a regular view), moved to the last dim."""
+    if offset >= 0:
+        sub = a[(slice(None),) * dim2 + (slice(offset, None),)]
+    else:
+        sub = a[(slice(None),) * dim1 + (slice(-offset, None),)]
+    length = min(sub.shape[dim1], sub.shape[dim2])
+    other = [k for k in range(a.ndim) if k not in (dim1, dim2)]
+    return np.lib.stride_tricks.as_strided(
+        sub, tuple(a.shape[k] for k in other) + (length,),
+        tuple(a.strides[k] for k in other) + (a.strides[dim1] + a.strides[dim2],),
+        writeable=sub.flags.writeable)
+
+
+def _diagonal_fwd(ctx, a, offset, dim1, dim2):
+    ctx.input_shape = a.shape
+    return _diagonal_view(a, offset, dim1, dim2)
+
+
+def _diagonal_back(ctx, g):
+    return (dispatch.composite(DIAGONAL_BACKWARD, g, shape=ctx.input_shape, offset=ctx.offset,
+                               dim1=ctx.dim1, dim2=ctx.dim2),)
+
+
+def _diagonal_backward_fwd(ctx, g, shape, offset, dim1, dim2):
+    out = np.zeros(shape, g.dtype)
+    _diagonal_view(out, offset, dim1, dim2)[...] = g
+    return out
+
+
+def _diagonal_backward_back(ctx, gg):
+    return (diagonal(gg, ctx.offset, ctx.dim1, ctx.dim2),)
+
+
+DIAGONAL = def_composite("diagonal", "DiagonalBackward0", ("x",), _diagonal_fwd, _diagonal_back,
+                         attrs=("offset", "dim1", "dim2"), view=True)
+DIAGONAL_BACKWARD = def_composite("diagonal_backward", "DiagonalBackwardBackward0", ("g",),
+                                  _diagonal_backward_fwd, _diagonal_backward_back,
+                                  attrs=("shape", "offset", "dim1", "dim2"))
+DIAGONAL.jvp = DIAGONAL_BACKWARD.jvp = LINEAR
+# the diagonal goes last and the other dims keep their order: a leading batch stays first
+DIAGONAL.batch_rule = lambda args, batched, offset, dim1, dim2: dispatch.composite(
+    DIAGONAL, args[0], offset=offset, dim1=dim1 + 1, dim2=dim2 + 1)
+DIAGONAL_BACKWARD.batch_rule = lambda args, batched, shape, offset, dim1, dim2: dispatch.composite(
+    DIAGONAL_BACKWARD, args[0], shape=(args[0].shape[0],) + tuple(shape), offset=offset,
+    dim1=dim1 + 1, dim2=dim2 + 1)
+
+
+def diagonal(x, offset=0, dim1=0, dim2=1):
+    """The diagonal ``y[..., i] = x[..., i, i + offset]`` over dims ``dim1``/``dim2`` (a
+    writable view; those dims are removed and the diagonal becomes the last dim; ``offset > 0``
+    is above the main diagonal). Derivative: zeros of ``x``'s shape with ``g`` on the diagonal.
+    """
+    x = dispatch.tensor_operand(x, "diagonal")
+    d1, d2 = wrap_dim("diagonal", dim1, x.ndim), wrap_dim("diagonal", dim2, x.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return dispatch.composite(DIAGONAL, x, offset=operator.index(offset), dim1=d1, dim2=d2)
+
+
+def narrow(x, dim, start, length):
+    """The slice ``start:start + length`` of ``x`` along ``dim`` (a view; a negative ``start``
+    counts from the end). Derivative: ``g`` placed back into zeros (SliceBackward0)."""
+    from .indexing import getitem
+
+    x = dispatch.tensor_operand(x, "narrow")
+    d = wrap_dim("narrow", dim, x.ndim)
+    n = x.shape[d] if x.ndim else 1
+    start, length = operator.index(start), operator.index(length)
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
+                         f"{start})")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    start %= n if n else 1
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return getitem(x, (slice(None),) * d + (slice(start, start + length),))
+
+
+def select(x, dim, index):
+    """``x[..., index, ...]`` along ``dim`` (a view without that dim; negative ``index`` counts
+    from the end). Derivative: ``g`` placed back into zeros (SelectBackward0)."""
+    from .indexing import getitem
+
+    x = dispatch.tensor_operand(x, "select")
+    d = wrap_dim("select", dim, x.ndim)
+    i = operator.index(index)
+    n = x.shape[d] if x.ndim else 1
+    if not -n <= i < n:
+        raise IndexError(f"select(): index {i} out of range for tensor of size {list(x.shape)} at "
+                         f"dimension {d}")
+    return getitem(x, (slice(None),) * d + (i,))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops import indexing, linalg, shape
+from ..ops import indexing, linalg, scatter, shape
 from .opinfo import OpInfo, Sample
 
 
@@ -181,3 +181,244 @@ OpInfo("dot", linalg.dot, np.dot, lambda rng, dt: [Sample((_arr(rng, dt)(4), _ar
 OpInfo("mm", linalg.mm, np.matmul,
        lambda rng, dt: [Sample((_arr(rng, dt)(2, 3), _arr(rng, dt)(3, 4))),
                         Sample((_arr(rng, dt)(1, 1), _arr(rng, dt)(1, 3)))])
+
+
+# --- diagonal / narrow / select and the index family ---------------------------------------
+def _diagonal_samples(rng, dt):
+    r = _arr(rng, dt)
+    return [Sample((r(3, 4),)), Sample((r(3, 4), 1)), Sample((r(3, 4), -2)),
+            Sample((r(2, 3, 4), 1, 0, 2)), Sample((r(2, 3, 4), 0, -1, 1)), Sample((r(3, 4), 5))]
+
+
+def _narrow_ref(a, dim, start, length):
+    dim %= a.ndim
+    start += a.shape[dim] if start < 0 else 0
+    return a[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+def _gather_ref(a, dim, index):
+    box = tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(index.shape))
+    return np.take_along_axis(a[box], index, axis=dim)
+
+
+def _index_add_ref(a, dim, index, source, alpha=1):
+    out = a.copy()
+    np.add.at(out, (slice(None),) * dim + (index,), source * alpha)
+    return out
+
+
+def _scatter_add_ref(a, dim, index, src):
+    out = a.copy()
+    NumPyOps.scatter_add_(out, dim, index, src)
+    return out
+
+
+def _index_put_ref(a, index, values, accumulate=False):
+    out = a.copy()
+    NumPyOps.index_put_(out, (index,), values, accumulate)
+    return out
+
+
+def _index_samples(rng, dt):
+    r = _arr(rng, dt)
+    return {
+        "take": [Sample((r(3, 4), np.array([0, 5, 5, -1]))),
+                 Sample((r(4), np.array([[1, 1], [3, 0]])))],
+        "index_select": [Sample((r(4, 3), 0, np.array([3, 0, 3]))),
+                         Sample((r(2, 4, 3), -2, np.array([1, 1])))],
+        "gather": [Sample((r(3, 4), 1, np.array([[0, 0], [3, 1], [2, 2]]))),
+                   Sample((r(3, 4), 0, np.array([[2, 1, 0, 2], [0, 0, 1, 1]]))),
+                   Sample((r(2, 3, 2), 2, np.array([[[1], [0]]])))],
+        "masked_fill": [Sample((r(3, 4), np.arange(12).reshape(3, 4) % 3 == 0, 2.5)),
+                        Sample((r(3, 4), np.array([True, False, False, True]), r())),
+                        Sample((r(4), np.array([[True], [False]]), -1.0))],
+        "index_add": [Sample((r(4, 3), 0, np.array([1, 3, 1]), r(3, 3))),
+                      Sample((r(2, 4), 1, np.array([0, 0]), r(2, 2)), {"alpha": 2.0})],
+        "scatter_add": [Sample((r(3, 4), 0, np.array([[2, 0, 2, 2], [0, 0, 1, 2]]), r(2, 4))),
+                        Sample((r(3, 4), 1, np.array([[3, 3], [0, 1]]), r(3, 3)))],
+        "index_put": [Sample((r(5), np.array([4, 0, 4]), r(3))),
+                      Sample((r(5), np.array([4, 0, 4]), r(3)), {"accumulate": True}),
+                      Sample((r(3, 2), np.array([True, False, True]), r(2))),
+                      Sample((r(4, 2), np.array([[0, 3], [3, 3]]), r(2, 2, 2)))],
+    }
+
+
+def _samples_of(name):
+    return lambda rng, dt: _index_samples(rng, dt)[name]
+
+
+OpInfo("diagonal", shape.diagonal, lambda a, o=0, d1=0, d2=1: np.diagonal(a, o, d1, d2),
+       _diagonal_samples)
+OpInfo("narrow", shape.narrow, _narrow_ref,
+       lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), 1, 1, 2)),
+                        Sample((_arr(rng, dt)(3, 4), 0, -2, 2)),
+                        Sample((_arr(rng, dt)(3, 4), -1, 4, 0))])
+OpInfo("select", shape.select, lambda a, d, i: a[(slice(None),) * (d % a.ndim) + (i,)],
+       lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), 1, -1)), Sample((_arr(rng, dt)(3, 4), 0, 2))])
+OpInfo("take", indexing.take, lambda a, i: a.reshape(-1)[i], _samples_of("take"))
+OpInfo("index_select", scatter.index_select, lambda a, d, i: np.take(a, i, axis=d),
+       _samples_of("index_select"))
+OpInfo("gather", scatter.gather, _gather_ref, _samples_of("gather"))
+OpInfo("masked_fill", scatter.masked_fill, lambda a, m, v: np.where(m, v, a).astype(a.dtype),
+       _samples_of("masked_fill"))
+OpInfo("index_add", scatter.index_add, _index_add_ref, _samples_of("index_add"))
+OpInfo("scatter_add", scatter.scatter_add, _scatter_add_ref, _samples_of("scatter_add"))
+OpInfo("index_put", lambda x, i, v, accumulate=False: indexing.index_put(x, (i,), v, accumulate),
+       _index_put_ref, _samples_of("index_put"))
+
+
+# --- views and in-place ops: the same code on np.ndarray and on Tensor ---------------------
+class NumPyOps:
+    """PyTorch's in-place and view methods spelled for NumPy arrays, so that one function
+    ``case(m, ...)`` runs on NumPy (``m = NumPyOps``, the reference) and on jitgrad
+    (``m = TensorOps``); views are NumPy views, in-place ops write through them."""
+
+    zeros = staticmethod(lambda *shape: np.zeros(shape))
+    exp = staticmethod(np.exp)
+    t = staticmethod(np.transpose)
+    view = staticmethod(lambda a, *shape: _np_view(a.reshape(shape), a))
+    transpose = staticmethod(np.swapaxes)
+    permute = staticmethod(lambda a, *dims: np.transpose(a, dims))
+    unsqueeze = staticmethod(np.expand_dims)
+    squeeze = staticmethod(np.squeeze)
+    narrow = staticmethod(_narrow_ref)
+    select = staticmethod(lambda a, d, i: a[(slice(None),) * d + (i,)])
+
+    @staticmethod
+    def diagonal(a, offset=0):
+        """A writable diagonal of a C-contiguous 2-d array (``np.diagonal`` is read-only)."""
+        n, m = a.shape
+        if offset >= 0:
+            start, length = offset, min(n, m - offset)
+        else:
+            start, length = -offset * m, min(n + offset, m)
+        return _np_view(a.reshape(-1)[start::m + 1][:max(length, 0)], a)
+
+    add_ = staticmethod(lambda a, o: np.add(a, o, out=a))
+    sub_ = staticmethod(lambda a, o: np.subtract(a, o, out=a))
+    mul_ = staticmethod(lambda a, o: np.multiply(a, o, out=a))
+    div_ = staticmethod(lambda a, o: np.true_divide(a, o, out=a))
+    pow_ = staticmethod(lambda a, o: np.power(a, o, out=a))
+    exp_ = staticmethod(lambda a: np.exp(a, out=a))
+    log_ = staticmethod(lambda a: np.log(a, out=a))
+    sin_ = staticmethod(lambda a: np.sin(a, out=a))
+    cos_ = staticmethod(lambda a: np.cos(a, out=a))
+    tanh_ = staticmethod(lambda a: np.tanh(a, out=a))
+    sqrt_ = staticmethod(lambda a: np.sqrt(a, out=a))
+    abs_ = staticmethod(lambda a: np.abs(a, out=a))
+    neg_ = staticmethod(lambda a: np.negative(a, out=a))
+    relu_ = staticmethod(lambda a: np.maximum(a, 0, out=a))
+    clamp_ = staticmethod(lambda a, lo, hi: np.clip(a, lo, hi, out=a))
+
+    @staticmethod
+    def sigmoid_(a):
+        a[...] = 1 / (1 + np.exp(-a))
+        return a
+
+    @staticmethod
+    def zero_(a):
+        a[...] = 0
+        return a
+
+    @staticmethod
+    def fill_(a, v):
+        a[...] = v
+        return a
+
+    @staticmethod
+    def copy_(a, src):
+        a[...] = src
+        return a
+
+    @staticmethod
+    def masked_fill_(a, mask, v):
+        np.copyto(a, v, where=mask)
+        return a
+
+    @staticmethod
+    def index_add_(a, dim, index, src):
+        np.add.at(a, (slice(None),) * dim + (index,), src)
+        return a
+
+    @staticmethod
+    def index_put_(a, indices, v, accumulate=False):
+        if accumulate:
+            np.add.at(a, tuple(indices), v)
+        else:
+            a[tuple(indices)] = v
+        return a
+
+    @staticmethod
+    def scatter_add_(a, dim, index, src):
+        coords = tuple(index if k == dim else np.arange(n).reshape(
+            (1,) * k + (n,) + (1,) * (index.ndim - k - 1)) for k, n in enumerate(index.shape))
+        np.add.at(a, coords, src[tuple(slice(0, n) for n in index.shape)])
+        return a
+
+
+def _np_view(v, a):
+    assert np.shares_memory(v, a), "the NumPy reference must be a view"
+    return v
+
+
+class TensorOps:
+    """The jitgrad side of ``NumPyOps``: the same names as Tensor methods."""
+
+    @staticmethod
+    def zeros(*shape):
+        from ..ops.creation import zeros
+
+        return zeros(*shape, dtype="float64")
+
+    def __getattr__(self, name):
+        return lambda a, *args, **kwargs: getattr(a, name)(*args, **kwargs)
+
+
+TensorOps = TensorOps()
+
+
+def _inplace_case(body):
+    """An OpInfo pair (fn, ref) running ``body(m, *args)`` on jitgrad and on NumPy."""
+    return (lambda *args: body(TensorOps, *args),
+            lambda *args: body(NumPyOps, *(a.copy() if isinstance(a, np.ndarray) else a
+                                           for a in args)))
+
+
+def _case_view_mul(m, x, v):  # in-place on a strided view of a transposed non-leaf
+    y = x * 1.0
+    m.mul_(m.t(y)[::2], v)
+    return y
+
+
+def _case_setitem_repeated(m, x, v):  # last write wins on repeated indices; += is buffered
+    y = x * 1.0
+    y[[3, 0, 3]] = v
+    y[[1, 1]] += v[:2]
+    return y
+
+
+def _case_setitem_mask(m, x, v):
+    y = x * 1.0
+    y[np.array([[True, False, True], [False, False, True]])] = v
+    y[:, 1:] *= 2.0
+    return y
+
+
+def _case_view_of_view(m, x, v):  # a chain of views of a view of exp(x) * 1, written through
+    y = m.exp(x) * 1.0  # (writing into exp's own output would void the result exp saved)
+    s = m.view(y, 3, 4)[1:].T[1::2]
+    m.add_(s, v)
+    m.sin_(m.diagonal(m.view(y, 3, 4)))
+    return y
+
+
+_INPLACE_CASES = [
+    ("inplace_view_mul", _case_view_mul, lambda r: [Sample((r(3, 4), r(3)))]),
+    ("setitem_repeated", _case_setitem_repeated, lambda r: [Sample((r(5), r(3)))]),
+    ("setitem_mask", _case_setitem_mask, lambda r: [Sample((r(2, 3), r(3))),
+                                                    Sample((r(2, 3), r(1)))]),
+    ("inplace_view_of_view", _case_view_of_view, lambda r: [Sample((r(12), r(2)))]),
+]
+for _name, _body, _samples in _INPLACE_CASES:
+    _fn, _ref = _inplace_case(_body)
+    OpInfo(_name, _fn, _ref, (lambda s: lambda rng, dt: s(_arr(rng, dt)))(_samples))

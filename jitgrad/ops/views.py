@@ -1,0 +1,158 @@
+"""View tracking for autograd: where a view sits in its base, the ``grad_fn`` a view gets when
+its base's history changes (``AsStridedBackward0``), and ``CopySlices``, the node an in-place op
+on a view gives the base (PyTorch's design, Note [view tracking] in ``dispatch.py``).
+
+Geometry: a view is located in its root by byte offsets, so any chain of view ops (slices with
+negative steps, transposes, diagonals, expands) reduces to one map ``flat_index`` from the
+view's elements to the root's elements in C order. The map is computed when a backward needs
+it, from ``(offset, shape, strides)`` kept on the node, so a graph holds no index arrays.
+
+``AsStridedBackward0``: ``y = root.flatten()[index]``; derivative: ``g`` scattered back, added
+where elements repeat (an expanded view). ``CopySlices(fn)`` after ``view.op_(...)``: the
+root's new value is the old one with the view's region replaced by ``fn(old view, others)``.
+Its backward takes the region of ``g``, runs ``fn``'s backward on it, and returns
+``(g with the region replaced by fn's gradient for the old view, fn's other gradients)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.node import SECOND_BACKWARD_MSG, Node
+from . import dispatch, indexing
+from .registry import LINEAR, def_composite
+
+NO_GRAD_VIEW_REBASED_MSG = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) "
+    "or both outside (if you want the inplace to be tracked).")
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def geometry(root: np.ndarray, view: np.ndarray) -> tuple:
+    """``(root shape, root strides, itemsize, byte offset of the view, view shape, view
+    strides)``: enough to locate every element of ``view`` inside ``root``."""
+    return (root.shape, root.strides, root.itemsize, _ptr(view) - _ptr(root), view.shape,
+            view.strides)
+
+
+def flat_index(geom: tuple) -> np.ndarray:
+    """For each element of the view, the C-order flat index of the root element it aliases
+    (an intp array of the view's shape)."""
+    rshape, rstrides, itemsize, offset, vshape, vstrides = geom
+    rel = np.asarray(offset, dtype=np.intp)
+    for k, (n, st) in enumerate(zip(vshape, vstrides)):
+        shp = [1] * len(vshape)
+        shp[k] = n
+        rel = rel + (np.arange(n, dtype=np.intp) * st).reshape(shp)
+    rel = np.broadcast_to(rel, vshape)
+    cstrides, acc = [0] * len(rshape), 1
+    for k in range(len(rshape) - 1, -1, -1):
+        cstrides[k] = acc
+        acc *= rshape[k]
+    if all(n == 1 or st == c * itemsize for n, st, c in zip(rshape, rstrides, cstrides)):
+        return rel // itemsize  # a C-contiguous root: the byte offset is the flat index
+    # Any other root: undo its strides, largest first (negative strides count from the end).
+    dims = sorted((k for k in range(len(rshape)) if rshape[k] > 1), key=lambda k: -abs(rstrides[k]))
+    if any(rstrides[k] == 0 for k in dims):
+        raise RuntimeError("jitgrad: cannot locate a view in a base whose elements overlap in "
+                           "memory (a base made from an expanded array); clone() the base first")
+    r = rel + sum((rshape[k] - 1) * -rstrides[k] for k in dims if rstrides[k] < 0)
+    out = np.zeros(vshape, dtype=np.intp)
+    for k in dims:
+        q, r = np.divmod(r, abs(rstrides[k]))
+        if np.any(q >= rshape[k]):
+            raise RuntimeError("jitgrad: a view's elements do not map onto its base's layout")
+        out += (q if rstrides[k] > 0 else rshape[k] - 1 - q) * cstrides[k]
+    if np.any(r != 0):
+        raise RuntimeError("jitgrad: a view's elements do not map onto its base's layout")
+    return out
+
+
+# --- AsStridedBackward0: the regenerated grad_fn of a view ----------------------------------
+def _as_strided_fwd(ctx, x, geom):
+    ctx.input_shape = x.shape
+    return np.ascontiguousarray(x).reshape(-1)[flat_index(geom)]
+
+
+def _as_strided_back(ctx, g):
+    return (indexing.put_flat(dispatch.zeros(ctx.input_shape, g.dtype), flat_index(ctx.geom), g,
+                              accumulate=True),)
+
+
+AS_STRIDED = def_composite("as_strided_view", "AsStridedBackward0", ("x",), _as_strided_fwd,
+                           _as_strided_back, attrs=("geom",), jvp=LINEAR)
+
+
+def refresh_view(view) -> None:
+    """Bring a view's ``grad_fn`` up to date after an in-place write to its storage (called by
+    ``dispatch.gradient_edge`` and ``Tensor.grad_fn`` when the version moved on)."""
+    root = view._base
+    if view._view_nograd:
+        if view._requires_grad:  # the rebase in inplace.py flagged it
+            raise RuntimeError(NO_GRAD_VIEW_REBASED_MSG)
+    elif view._requires_grad and root._requires_grad:
+        node = AS_STRIDED.node_cls()
+        node.needs_input_grad = (True,)
+        node._next_edges = (dispatch.gradient_edge(root),)
+        node._next_meta = ((root._data.shape, root.dtype),)
+        node._attrs = {"geom": geometry(root._data, view._data), "input_shape": root._data.shape}
+        node._output_meta = [(view._data.shape, view.dtype)]
+        _move_retain_grad(view, node)
+        view._grad_fn, view._output_nr = node, 0
+    view._view_version = view._version_counter.value
+
+
+def _move_retain_grad(t, node, output_nr=0) -> None:
+    """``retain_grad`` follows a tensor to its new ``grad_fn`` (PyTorch does the same)."""
+    old = t._grad_fn
+    if t._retains_grad and old is not None and old is not node:
+        hooks = old.__dict__.get("_retain_grad_hooks")
+        fn = hooks.pop(t._output_nr, None) if hooks else None
+        if fn is not None:
+            node._set_retain_grad_hook(output_nr, fn)
+
+
+dispatch.refresh_view = refresh_view
+
+
+# --- CopySlices -----------------------------------------------------------------------------
+class CopySlices(Node):
+    """The grad_fn of a base after an in-place op ``fn`` on one of its views.
+
+    ``next_functions`` are the base's previous history followed by ``fn``'s other inputs, as in
+    PyTorch. Backward: ``gv = g[view]``; ``fn``'s gradients for ``gv``; the base gets ``g`` with
+    the view's region replaced by the gradient for the view's old value.
+    """
+
+    qualified_name = "torch::autograd::CopySlices"  # what PyTorch's messages call it
+
+    def __init__(self, root, view, fn):
+        super().__init__()
+        self.fn = fn
+        self._geom = geometry(root._data, view._data)
+        self._next_edges = (dispatch.gradient_edge(root),) + tuple(fn._next_edges[1:])
+        self._next_meta = ((root._data.shape, root.dtype),) + tuple(fn._next_meta[1:])
+        self._output_meta = [(root._data.shape, root.dtype)]
+
+    def apply(self, grad_outputs: list) -> list:
+        if self._released:
+            raise RuntimeError(SECOND_BACKWARD_MSG)
+        g = grad_outputs[0]
+        if g is None:
+            return [None] * len(self._next_edges)
+        index = flat_index(self._geom)
+        res = list(self.fn.apply([indexing.take_flat(g, index)]))
+        grad_base = None
+        if self._next_edges[0][0] is not None:
+            region = res[0] if res[0] is not None else dispatch.zeros(index.shape, g.dtype)
+            grad_base = indexing.put_flat(g, index, region, unique=True)
+        return [grad_base, *res[1:]]
+
+    def _release(self) -> None:
+        super()._release()
+        self.fn._release()
