@@ -15,7 +15,7 @@ import numpy as np
 from ..device import pool
 from . import dispatch
 from .registry import def_composite
-from .shape import squeeze, transpose, unsqueeze
+from .shape import reshape, squeeze, transpose, unsqueeze
 
 
 def _fmt(shape) -> str:
@@ -56,9 +56,40 @@ def _matmul_back(ctx, g, a, b):
     return ga, gb
 
 
+def _matmul_jvp(tangents, primals, outs):
+    """``t_out = t_a @ b + a @ t_b``."""
+    (ta, tb), (a, b) = tangents, primals
+    out = None if ta is None else matmul(ta, b)
+    if tb is not None:
+        out = matmul(a, tb) if out is None else out + matmul(a, tb)
+    return out
+
+
+def _matmul_batch(args, batched):
+    """vmap: 1-d operands become matrices (as matmul's own rule), then the batched operand
+    gets 1s after its batch dim so that matmul's batch broadcasting lines the examples up."""
+    (a, b), (ba, bb) = args, batched
+    a_vec, b_vec = a.ndim - ba == 1, b.ndim - bb == 1
+    if a_vec:
+        a = unsqueeze(a, -2)
+    if b_vec:
+        b = unsqueeze(b, -1)
+    nd = max(a.ndim - ba, b.ndim - bb)
+    if ba and a.ndim - 1 < nd:
+        a = reshape(a, (a.shape[0],) + (1,) * (nd - a.ndim + 1) + tuple(a.shape[1:]))
+    if bb and b.ndim - 1 < nd:
+        b = reshape(b, (b.shape[0],) + (1,) * (nd - b.ndim + 1) + tuple(b.shape[1:]))
+    out = matmul(a, b)
+    if b_vec:
+        out = squeeze(out, -1)
+    if a_vec:
+        out = squeeze(out, -1 if b_vec else -2)
+    return out
+
+
 _NODES = {"dot": "DotBackward0", "mv": "MvBackward0", "mm": "MmBackward0", "bmm": "BmmBackward0"}
 MATMUL = {kind: def_composite(f"matmul_{kind}", node, ("a", "b"), _matmul_fwd, _matmul_back,
-                              save=("a", "b"))
+                              save=("a", "b"), jvp=_matmul_jvp, batch_rule=_matmul_batch)
           for kind, node in _NODES.items()}
 
 

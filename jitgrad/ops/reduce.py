@@ -24,7 +24,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..device import cpu_reduce, pool
 from . import binary, dispatch, unary
 from . import shape as _shape
-from .registry import def_composite
+from .registry import LINEAR, def_composite
 
 _TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
                 "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double"}
@@ -110,6 +110,13 @@ def _stash(ctx, x, dims, keepdim):
     return _out_shape(x.shape, dims, keepdim)
 
 
+class _Ns:
+    """A ctx stand-in for the jvp rules, which share helpers with the backward rules."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
 def _keep(ctx, t):
     """An output-shaped Tensor reshaped to the keepdim shape (broadcastable to the input)."""
     return t if t.shape == ctx.keep_shape else _shape.reshape(t, ctx.keep_shape)
@@ -138,10 +145,24 @@ def _sum_bwd(ctx, g):
     return (_expand_back(ctx, g),)
 
 
-SUM = def_composite("sum", "SumBackward0", ("x",), _sum_fwd, _sum_bwd,
-                    attrs=("dims", "keepdim", "dtype"))
+# Batch rules (vmap, func/_batching.py): the inputs arrive with the batch as dim 0, so the
+# reduced dims shift by one and the batch dim is kept.
+def _shift(dims):
+    return tuple(d + 1 for d in dims)
+
+
+def _dims_batch(op):
+    """The batch rule of a reduction over ``dims``: the same op over the shifted dims."""
+    def rule(args, batched, dims, **attrs):
+        return dispatch.composite(op, args[0], dims=_shift(dims), **attrs)
+    return rule
+
+
 SUM_DIM = def_composite("sum_dim", "SumBackward1", ("x",), _sum_fwd, _sum_bwd,
-                        attrs=("dims", "keepdim", "dtype"))
+                        attrs=("dims", "keepdim", "dtype"), jvp=LINEAR)
+SUM_DIM.batch_rule = _dims_batch(SUM_DIM)
+SUM = def_composite("sum", "SumBackward0", ("x",), _sum_fwd, _sum_bwd,
+                    attrs=("dims", "keepdim", "dtype"), jvp=LINEAR, batch_rule=SUM_DIM.batch_rule)
 
 
 def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - NumPy's and PyTorch's name
@@ -171,10 +192,11 @@ def _mean_bwd(ctx, g):
     return (_expand_back(ctx, g / ctx.n if ctx.n else g * math.nan),)
 
 
-MEAN = def_composite("mean", "MeanBackward0", ("x",), _mean_fwd, _mean_bwd,
-                     attrs=("dims", "keepdim"))
 MEAN_DIM = def_composite("mean_dim", "MeanBackward1", ("x",), _mean_fwd, _mean_bwd,
-                         attrs=("dims", "keepdim"))
+                         attrs=("dims", "keepdim"), jvp=LINEAR)
+MEAN_DIM.batch_rule = _dims_batch(MEAN_DIM)
+MEAN = def_composite("mean", "MeanBackward0", ("x",), _mean_fwd, _mean_bwd,
+                     attrs=("dims", "keepdim"), jvp=LINEAR, batch_rule=MEAN_DIM.batch_rule)
 
 
 def mean(x, dim=None, keepdim=False, dtype=None):
@@ -211,7 +233,9 @@ def _prod_others_masked(ctx, x):
 
 def _prod_bwd(ctx, g, x, result):
     gx = _expand_back(ctx, g)
-    if not is_grad_enabled():  # plain backward: the exact kernel, no graph needed
+    # plain backward: the exact kernel, no graph needed (not while tangents or batched
+    # gradients flow: Note [transform hooks])
+    if not is_grad_enabled() and dispatch.transform_hook is None:
         others = cpu_reduce.prod_others(_to3(x._data, ctx.dims))
         return (gx * dispatch.Tensor._make(others.reshape(x.shape).astype(x._data.dtype)),)
     if not np.any(x._data == 0):
@@ -219,10 +243,30 @@ def _prod_bwd(ctx, g, x, result):
     return (gx * _prod_others_masked(ctx, x),)
 
 
+def _prod_jvp(tangents, primals, outs, dims, keepdim, dtype):
+    """``t_out = sum_i t_i prod_{k != i} x_k`` over the reduced dims."""
+    (t,), (x,), (result,) = tangents, primals, outs
+    ctx = _Ns(dims=dims, keep_shape=_keep_shape(x.shape, dims))
+    others = (_keep(ctx, result) / x if not np.any(x._data == 0)
+              else _prod_others_masked(ctx, x))
+    out = sum(t * others, dims, keepdim=keepdim)
+    return out if dtype is None else unary.cast(out, dtype)
+
+
+def _prod_batch(args, batched, dims, keepdim, dtype):
+    x = args[0]
+    if len(dims) == 1:
+        return dispatch.composite(PROD_DIM, x, dims=_shift(dims), keepdim=keepdim, dtype=dtype)
+    flat = _shape.reshape(x, (x.shape[0], -1))  # a full product: one dim per example
+    return dispatch.composite(PROD_DIM, flat, dims=(1,), keepdim=False, dtype=dtype)
+
+
 PROD = def_composite("prod", "ProdBackward0", ("x",), _prod_fwd, _prod_bwd,
-                     attrs=("dims", "keepdim", "dtype"), save=("x", "result"))
+                     attrs=("dims", "keepdim", "dtype"), save=("x", "result"), jvp=_prod_jvp,
+                     batch_rule=_prod_batch)
 PROD_DIM = def_composite("prod_dim", "ProdBackward1", ("x",), _prod_fwd, _prod_bwd,
-                         attrs=("dims", "keepdim", "dtype"), save=("x", "result"))
+                         attrs=("dims", "keepdim", "dtype"), save=("x", "result"), jvp=_prod_jvp,
+                         batch_rule=_prod_batch)
 
 
 def prod(x, dim=None, keepdim=False, dtype=None):
@@ -262,10 +306,37 @@ def _gather_bwd(ctx, grad, index):
     return (_index_scatter(grad, index, ctx.dim, ctx.in_shape), None)
 
 
+def _scatter_jvp(tangents, primals, outs, dim, shape):
+    return None if tangents[0] is None else _index_scatter(tangents[0], primals[1], dim, shape)
+
+
+def _gather_jvp(tangents, primals, outs, dim):
+    return None if tangents[0] is None else _take_along_dim(tangents[0], primals[1], dim)
+
+
+def _with_batch(args, batched):
+    """The arguments, the unbatched ones broadcast to the batch size."""
+    size = next(a.shape[0] for a, b in zip(args, batched) if b)
+    return [a if b else _shape.expand(_shape.unsqueeze(a, 0), (size,) + tuple(a.shape))
+            for a, b in zip(args, batched)]
+
+
+def _scatter_batch(args, batched, dim, shape):
+    g, index = _with_batch(args, batched)
+    return _index_scatter(g, index, dim + 1, (g.shape[0],) + tuple(shape))
+
+
+def _gather_batch(args, batched, dim):
+    x, index = _with_batch(args, batched)
+    return _take_along_dim(x, index, dim + 1)
+
+
 _SCATTER = def_composite("_index_scatter", "ScatterBackward0", ("g", "index"), _scatter_fwd,
-                         _scatter_bwd, attrs=("dim", "shape"), save=("index",))
+                         _scatter_bwd, attrs=("dim", "shape"), save=("index",), jvp=_scatter_jvp,
+                         batch_rule=_scatter_batch)
 _GATHER = def_composite("_take_along_dim", "GatherBackward0", ("x", "index"), _gather_fwd,
-                        _gather_bwd, attrs=("dim",), save=("index",))
+                        _gather_bwd, attrs=("dim",), save=("index",), jvp=_gather_jvp,
+                        batch_rule=_gather_batch)
 
 
 def _index_scatter(g, index, dim, shape):
@@ -320,13 +391,47 @@ def _amax_bwd(ctx, g, x, result):
     return (mask * (_keep(ctx, g) / count),)
 
 
+def _extreme_full_jvp(tangents, primals, outs, dims, keepdim, kind):
+    # PyTorch's evenly_read_jvp: the mean of the tangent over the tied extremes
+    (t,), (x,), (result,) = tangents, primals, outs
+    mask = _tie_mask(x, result)
+    return sum(binary.where(mask, t, 0.0)) / unary.cast(sum(mask), t.dtype)
+
+
+def _extreme_dim_jvp(tangents, primals, outs, dims, keepdim, kind):
+    t, indices = tangents[0], outs[1]
+    if not dims:  # 0-d input: the value itself
+        return t, None
+    ctx = _Ns(dims=dims, keep_shape=_keep_shape(t.shape, dims))
+    picked = _take_along_dim(t, _keep(ctx, indices), dims[0])
+    return (picked if keepdim else _shape.squeeze(picked, dims[0])), None
+
+
+def _amax_jvp(tangents, primals, outs, dims, keepdim, kind):
+    (t,), (x,), (result,) = tangents, primals, outs
+    ctx = _Ns(dims=dims, keep_shape=_keep_shape(x.shape, dims))
+    mask = _tie_mask(x, _keep(ctx, result))
+    count = unary.cast(sum(mask, dims, keepdim=True), t.dtype)
+    return sum(binary.where(mask, t, 0.0) / count, dims, keepdim=keepdim)
+
+
+def _extreme_full_batch(args, batched, dims, keepdim, kind):
+    flat = _shape.reshape(args[0], (args[0].shape[0], -1))  # ties share evenly, as max()
+    return dispatch.composite(AMAX if kind == "max" else AMIN, flat, dims=(1,), keepdim=False,
+                              kind=kind)
+
+
 def _extreme_rows(kind, upper):
     full = def_composite(kind, f"{upper}Backward1", ("x",), _extreme_values_fwd,
-                         _extreme_full_bwd, attrs=("dims", "keepdim", "kind"), save=("x", "result"))
+                         _extreme_full_bwd, attrs=("dims", "keepdim", "kind"), save=("x", "result"),
+                         jvp=_extreme_full_jvp, batch_rule=_extreme_full_batch)
     dim = def_composite(f"{kind}_dim", f"{upper}Backward0", ("x",), _extreme_dim_fwd,
-                        _extreme_dim_bwd, attrs=("dims", "keepdim", "kind"), n_outputs=2)
+                        _extreme_dim_bwd, attrs=("dims", "keepdim", "kind"), n_outputs=2,
+                        jvp=_extreme_dim_jvp)
     amax = def_composite(f"a{kind}", f"A{kind}Backward0", ("x",), _extreme_values_fwd,
-                         _amax_bwd, attrs=("dims", "keepdim", "kind"), save=("x", "result"))
+                         _amax_bwd, attrs=("dims", "keepdim", "kind"), save=("x", "result"),
+                         jvp=_amax_jvp)
+    dim.batch_rule, amax.batch_rule = _dims_batch(dim), _dims_batch(amax)
     return full, dim, amax
 
 
@@ -455,10 +560,24 @@ def _std_bwd(ctx, g, x, result):
     return (scaled * _centered(ctx, x),)
 
 
+def _var_jvp(tangents, primals, outs, dims, keepdim, correction, sqrt):
+    """var: ``sum(2 (x - mean) t) / (n - correction)``; std: that over ``2 std`` (0 where
+    std is 0, as the backward)."""
+    (t,), (x,), (result,) = tangents, primals, outs
+    ctx = _Ns(dims=dims, correction=correction, n=math.prod(x.shape[d] for d in dims))
+    s = sum(t * _centered(ctx, x), dims, keepdim=keepdim)
+    if not sqrt:
+        return s * 2.0
+    zero = result == 0
+    return binary.where(zero, 0.0, s / binary.where(zero, 1.0, result))
+
+
 VAR = def_composite("var", "VarBackward0", ("x",), _var_fwd, _var_bwd,
-                    attrs=("dims", "keepdim", "correction", "sqrt"), save=("x",))
+                    attrs=("dims", "keepdim", "correction", "sqrt"), save=("x",), jvp=_var_jvp)
 STD = def_composite("std", "StdBackward0", ("x",), _var_fwd, _std_bwd,
-                    attrs=("dims", "keepdim", "correction", "sqrt"), save=("x", "result"))
+                    attrs=("dims", "keepdim", "correction", "sqrt"), save=("x", "result"),
+                    jvp=_var_jvp)
+VAR.batch_rule, STD.batch_rule = _dims_batch(VAR), _dims_batch(STD)
 
 
 def _var_args(op, x, dim, correction, unbiased):
@@ -502,8 +621,15 @@ def _lse_bwd(ctx, g, x, result):
     return (_keep(ctx, g) * (x - _keep(ctx, result)).exp(),)
 
 
+def _lse_jvp(tangents, primals, outs, dims, keepdim):
+    (t,), (x,), (result,) = tangents, primals, outs
+    ctx = _Ns(dims=dims, keep_shape=_keep_shape(x.shape, dims))
+    return sum(t * (x - _keep(ctx, result)).exp(), dims, keepdim=keepdim)
+
+
 LOGSUMEXP = def_composite("logsumexp", "LogsumexpBackward0", ("x",), _lse_fwd, _lse_bwd,
-                          attrs=("dims", "keepdim"), save=("x", "result"))
+                          attrs=("dims", "keepdim"), save=("x", "result"), jvp=_lse_jvp)
+LOGSUMEXP.batch_rule = _dims_batch(LOGSUMEXP)
 
 
 def logsumexp(x, dim, keepdim=False):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..device import pool
 from . import dispatch
-from .registry import def_composite, def_elementwise, negate
+from .registry import LINEAR, def_composite, def_elementwise, negate
 from . import smath as sm
 
 
@@ -22,7 +22,7 @@ def _neg(x):
 
 
 def _exp(x):
-    return math.exp(x)
+    return sm.exp(x)
 
 
 def _exp_dx(g, result):
@@ -30,9 +30,7 @@ def _exp_dx(g, result):
 
 
 def _log(x):
-    if x > 0:
-        return math.log(x)
-    return -math.inf if x == 0 else math.nan
+    return sm.log(x)  # -inf at 0, nan below
 
 
 def _log_dx(g, x):
@@ -40,7 +38,7 @@ def _log_dx(g, x):
 
 
 def _sin(x):
-    return math.sin(x)
+    return sm.sin(x)
 
 
 def _sin_dx(g, x):
@@ -48,7 +46,7 @@ def _sin_dx(g, x):
 
 
 def _cos(x):
-    return math.cos(x)
+    return sm.cos(x)
 
 
 def _cos_dx(g, x):
@@ -56,7 +54,7 @@ def _cos_dx(g, x):
 
 
 def _tan(x):
-    return math.tan(x)
+    return sm.tan(x)
 
 
 def _tan_dx(g, result):
@@ -64,7 +62,7 @@ def _tan_dx(g, result):
 
 
 def _tanh(x):
-    return math.tanh(x)
+    return sm.tanh(x)
 
 
 def _tanh_dx(g, result):
@@ -88,7 +86,7 @@ def _cosh_dx(g, x):
 
 
 def _expm1(x):
-    return math.expm1(x)
+    return sm.expm1(x)
 
 
 def _expm1_dx(g, result):
@@ -96,9 +94,7 @@ def _expm1_dx(g, result):
 
 
 def _log1p(x):
-    if x > -1.0:
-        return math.log1p(x)
-    return -math.inf if x == -1.0 else math.nan
+    return sm.log1p(x)  # -inf at -1, nan below
 
 
 def _log1p_dx(g, x):
@@ -109,7 +105,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _erf(x):
-    return math.erf(x)
+    return sm.erf(x)
 
 
 def _erf_dx(g, x):
@@ -307,9 +303,11 @@ def _cast_backward(ctx, g):
     return (cast(g, ctx._next_meta[0][1]),)  # back to the input's recorded dtype
 
 
-CLONE = def_composite("clone", "CloneBackward0", ("x",), _clone_forward, _clone_backward)
+CLONE = def_composite("clone", "CloneBackward0", ("x",), _clone_forward, _clone_backward,
+                      jvp=LINEAR, batch_rule=lambda args, batched: clone(args[0]))
 CAST = def_composite("cast", "ToCopyBackward0", ("x",), _cast_forward, _cast_backward,
-                     attrs=("dtype",))
+                     attrs=("dtype",), jvp=LINEAR,
+                     batch_rule=lambda args, batched, dtype: cast(args[0], dtype))
 
 
 def clone(x):

@@ -16,45 +16,33 @@ def _outputs(fn, inputs):
     return out if isinstance(out, (tuple, list)) else (out,)
 
 
-def numerical_jacobian(fn, inputs, eps=1e-6):
-    """d(outputs)/d(inputs) by central differences: one ``(n_in, n_out)`` matrix per pair."""
+def _as_list(fn, inputs, jac):
+    """``jitgrad.autograd.gradcheck``'s ``{(i, j): (n_out, n_in)}`` as ``jac[i][j]`` of shape
+    ``(n_in, n_out)`` for every input and output (zeros where nothing is differentiable)."""
     import jitgrad
 
     with jitgrad.no_grad():
-        outs = [o.detach().numpy().copy() for o in _outputs(fn, inputs)]
-        jac = [[np.zeros((x.numel(), o.size)) for o in outs] for x in inputs]
-        for i, x in enumerate(inputs):
-            flat = x._data.reshape(-1)  # a view: x must be contiguous
-            for k in range(flat.size):
-                orig = flat[k]
-                flat[k] = orig + eps
-                plus = [o.numpy().copy() for o in _outputs(fn, inputs)]
-                flat[k] = orig - eps
-                minus = [o.numpy().copy() for o in _outputs(fn, inputs)]
-                flat[k] = orig
-                for j in range(len(outs)):
-                    jac[i][j][k] = ((plus[j] - minus[j]) / (2 * eps)).reshape(-1)
-    return jac
+        outs = _outputs(fn, inputs)
+    return [[jac[(i, j)].T if (i, j) in jac else np.zeros((x.numel(), o.numel()))
+             for j, o in enumerate(outs)] for i, x in enumerate(inputs)]
+
+
+def numerical_jacobian(fn, inputs, eps=1e-6):
+    """d(outputs)/d(inputs) by central differences: one ``(n_in, n_out)`` matrix per pair (the
+    inputs that require grad; shared with ``jitgrad.autograd.gradcheck``)."""
+    from jitgrad.autograd.gradcheck import get_numerical_jacobian
+
+    inputs = tuple(inputs)
+    return _as_list(fn, inputs, get_numerical_jacobian(fn, inputs, eps))
 
 
 def analytic_jacobian(fn, inputs):
-    """d(outputs)/d(inputs) by reverse mode, one ``autograd.grad`` call per output element."""
-    import jitgrad
+    """d(outputs)/d(inputs) by reverse mode, one ``autograd.grad`` call per output element
+    (shared with ``jitgrad.autograd.gradcheck``)."""
+    from jitgrad.autograd.gradcheck import get_analytical_jacobian
 
-    outs = _outputs(fn, inputs)
-    jac = [[np.zeros((x.numel(), o.numel())) for o in outs] for x in inputs]
-    for j, o in enumerate(outs):
-        if not o.requires_grad:
-            continue
-        for m in range(o.numel()):
-            seed = np.zeros(o.numel(), dtype=o._data.dtype)
-            seed[m] = 1
-            grads = jitgrad.autograd.grad(o, inputs, jitgrad.tensor(seed.reshape(o.shape)),
-                                          retain_graph=True, allow_unused=True)
-            for i, g in enumerate(grads):
-                if g is not None:
-                    jac[i][j][:, m] = g.numpy().reshape(-1)
-    return jac
+    inputs = tuple(inputs)
+    return _as_list(fn, inputs, get_analytical_jacobian(fn, inputs))
 
 
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):

@@ -1,0 +1,18 @@
+"""Function transforms (PyTorch's ``torch.func``, JAX's core transforms).
+
+``grad``, ``grad_and_value``, ``value_and_grad``, ``vjp``, ``jvp``, ``linearize``, ``hvp``,
+``jacrev``, ``jacfwd``, ``hessian``, ``vmap`` and ``functional_call``. They take functions of
+tensors (or pytrees of tuples, lists and dicts of tensors) and compose freely
+(``vmap(grad(f))``, ``jacfwd(jacrev(f))``, ``grad(grad(f))``). Called with NumPy arrays instead of
+tensors, they return NumPy arrays. See docs/func.md.
+"""
+from ._api import grad, grad_and_value, hvp, jvp, linearize, value_and_grad, vjp
+from ._batching import BatchedTensor, BatchingRuleError
+from ._functional_call import functional_call
+from ._jacobian import hessian, jacfwd, jacrev
+from ._pytree import tree_flatten, tree_map, tree_unflatten
+from ._vmap import vmap
+
+__all__ = ["grad", "grad_and_value", "value_and_grad", "vjp", "jvp", "linearize", "hvp",
+           "jacrev", "jacfwd", "hessian", "vmap", "functional_call", "BatchedTensor",
+           "BatchingRuleError", "tree_flatten", "tree_unflatten", "tree_map"]

@@ -1,0 +1,91 @@
+"""Helpers shared by the ``jitgrad.func`` transforms: NumPy in/out, argnums, detaching."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import forward_ad
+from ..ops import creation
+from ..tensor import Tensor
+from . import _batching as B
+from ._pytree import tree_map
+
+
+def numpy_mode(leaves) -> bool:
+    """Whether a transform was called NumPy-style: arrays (or Python floats) and no Tensor
+    among the inputs. Its results are then NumPy arrays too."""
+    if any(isinstance(x, Tensor) for x in leaves):
+        return False
+    return any(isinstance(x, (np.ndarray, np.generic, float)) for x in leaves)
+
+
+def to_tensor(x, fname: str):
+    """``x`` as a Tensor (NumPy arrays and Python/NumPy numbers are converted, no copy of an
+    array's data is kept by the caller)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (np.ndarray, np.generic, bool, int, float)):
+        return creation.tensor(np.asarray(x))
+    raise TypeError(f"{fname}: expected a Tensor or a NumPy array, got {type(x).__name__}")
+
+
+def diff_input(x, fname: str):
+    """A tensor to differentiate with respect to: converted, and floating point."""
+    t = to_tensor(x, fname)
+    if not t.dtype.is_floating_point:
+        raise TypeError(f"{fname}: can only differentiate with respect to floating point "
+                        f"inputs, got {t.dtype.name} (convert the argument with .double())")
+    return t
+
+
+def to_numpy(x):
+    if isinstance(x, Tensor):
+        if type(x) is B.BatchedTensor:
+            raise B.BatchingRuleError("a NumPy-style transform returned a batched tensor")
+        return np.array(x._data)
+    return x
+
+
+def from_numpy_tree(tree):
+    return tree_map(to_numpy, tree)
+
+
+def argnums_tuple(argnums, n_args: int, fname: str) -> tuple:
+    """``(positions, as_tuple)`` for ``argnums`` (an int or a tuple of ints, negatives wrap)."""
+    as_tuple = isinstance(argnums, (tuple, list))
+    nums = tuple(argnums) if as_tuple else (argnums,)
+    if as_tuple and not nums:
+        raise RuntimeError(f"{fname}: argnums must be non-empty")
+    out = []
+    for a in nums:
+        if not isinstance(a, int) or isinstance(a, bool):
+            raise RuntimeError(f"{fname}: argnums must be int or Tuple[int, ...], got "
+                               f"{type(a).__name__}")
+        if not -n_args <= a < n_args:
+            raise RuntimeError(f"{fname}: Got argnums={a}, but only {n_args} positional inputs")
+        out.append(a % n_args)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"{fname}: argnums must be unique, got {argnums}")
+    return tuple(out), as_tuple
+
+
+def split_aux(out, fname: str):
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{fname}: output of function f should be a tuple: (output, aux) if "
+                           "has_aux is True")
+    return out
+
+
+def detach_keep_tangents(t):
+    """``t`` without reverse-mode history but with its forward-mode tangents (and batching)."""
+    if not isinstance(t, Tensor):
+        return t
+    if type(t) is B.BatchedTensor:
+        return B.wrap(detach_keep_tangents(t._bt_inner), t._bt_level)
+    d = t.detach()
+    forward_ad._copy_tangents(t, d)
+    return d
+
+
+def zeros_like_logical(x):
+    """Zeros with the (example) shape and dtype of ``x``."""
+    return creation.zeros(tuple(x.shape), dtype=x.dtype)
