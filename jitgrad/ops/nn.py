@@ -10,12 +10,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import types
+from numba.extending import overload
+from numba.np.numpy_support import as_dtype
 
 from .. import dtypes
-from ..device import cpu_reduce
-from . import dispatch, unary
+from ..autograd.grad_mode import is_grad_enabled
+from ..device import cpu_nn, cpu_reduce, pool
+from . import binary, dispatch, unary
+from . import linalg as _linalg
 from . import reduce as _reduce
-from .registry import def_composite
+from . import shape as _shape
+from . import smath as sm
+from .registry import LINEAR, def_composite, def_elementwise
 
 
 def _softmax_fwd(ctx, x, dim, log):
@@ -47,10 +54,30 @@ def _log_softmax_bwd(ctx, g, result):
     return (g - result.exp() * _reduce.sum(g, ctx.dim, keepdim=True),)
 
 
+def _softmax_jvp(tangents, primals, outs, dim, log):
+    """softmax: ``y * (t - sum_j t_j y_j)``; log_softmax: ``t - sum_j t_j exp(y_j)``."""
+    t, y = tangents[0], outs[0]
+    if log:
+        return t - _reduce.sum(t * y.exp(), dim, keepdim=True)
+    return y * (t - _reduce.sum(t * y, dim, keepdim=True))
+
+
+def _softmax_batch(op):
+    def rule(args, batched, dim, log):
+        x = args[0]
+        if x.ndim > 1:
+            return dispatch.composite(op, x, dim=dim + 1, log=log)
+        col = _reduce._shape.reshape(x, (x.shape[0], 1))  # 0-d examples
+        return _reduce._shape.reshape(dispatch.composite(op, col, dim=1, log=log), x.shape)
+    return rule
+
+
 SOFTMAX = def_composite("softmax", "SoftmaxBackward0", ("x",), _softmax_fwd, _softmax_bwd,
-                        attrs=("dim", "log"), save=("result",))
+                        attrs=("dim", "log"), save=("result",), jvp=_softmax_jvp)
 LOG_SOFTMAX = def_composite("log_softmax", "LogSoftmaxBackward0", ("x",), _softmax_fwd,
-                            _log_softmax_bwd, attrs=("dim", "log"), save=("result",))
+                            _log_softmax_bwd, attrs=("dim", "log"), save=("result",),
+                            jvp=_softmax_jvp)
+SOFTMAX.batch_rule, LOG_SOFTMAX.batch_rule = _softmax_batch(SOFTMAX), _softmax_batch(LOG_SOFTMAX)
 
 
 def _prepare(op, x, dim, dtype):
@@ -84,3 +111,1081 @@ def log_softmax(x, dim, dtype=None):
     """
     x, d = _prepare("log_softmax", x, dim, dtype)
     return dispatch.composite(LOG_SOFTMAX, x, dim=d, log=True)
+
+
+# =============================================================================================
+# Layers of jitgrad.nn: activations, linear, convolution, pooling, normalisation, embedding and
+# losses. Public signatures (PyTorch's) live in jitgrad.nn.functional; these are the rows.
+# =============================================================================================
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_K_TANH = math.sqrt(2.0 / math.pi)
+_C_TANH = 0.044715
+
+
+# Dual-use erf / log1p (a kernel call inside Numba, the registry op on Tensors) from smath, which
+# routes them to the vectorisable device/vmath versions; libm stand-ins for an smath without them.
+_erf = getattr(sm, "erf", None) or sm._unary(
+    "erf", lambda x: math.erf(x), np.vectorize(math.erf, otypes=[np.float64]))
+_log1p = getattr(sm, "log1p", None) or sm._unary("log1p", lambda x: math.log1p(x), np.log1p)
+
+
+def _c(x, value):
+    """``value`` in ``x``'s float type inside kernels (a Python float would turn float32 math
+    into float64: DESIGN-NUMBA.md), the plain number on Tensors (a weak scalar there)."""
+    return value
+
+
+@overload(_c, inline="always")
+def _c_ov(x, value):
+    if isinstance(x, types.Float):
+        cast = as_dtype(x).type
+        return lambda x, value: cast(value)
+    return lambda x, value: value
+
+
+# --- elementwise activations (scalar bodies: fused backward, create_graph for free) ----------
+def _gelu(x):
+    return _c(x, 0.5) * x * (_c(x, 1.0) + _erf(x * _c(x, _INV_SQRT2)))
+
+
+def _gelu_dx(g, x):  # Phi(x) + x phi(x)
+    return g * (_c(x, 0.5) * (_c(x, 1.0) + _erf(x * _c(x, _INV_SQRT2)))
+                + x * (_c(x, _INV_SQRT_2PI) * sm.exp(_c(x, -0.5) * (x * x))))
+
+
+def _gelu_tanh(x):
+    return _c(x, 0.5) * x * (_c(x, 1.0) + sm.tanh(_c(x, _K_TANH) * (x + _c(x, _C_TANH) * x * x * x)))
+
+
+def _gelu_tanh_dx(g, x):
+    x2 = x * x
+    t = sm.tanh(_c(x, _K_TANH) * (x + _c(x, _C_TANH) * x2 * x))
+    return g * (_c(x, 0.5) * (_c(x, 1.0) + t) + _c(x, 0.5 * _K_TANH) * x * (_c(x, 1.0) - t * t)
+                * (_c(x, 1.0) + _c(x, 3.0 * _C_TANH) * x2))
+
+
+def _silu(x):
+    return x * sm.sigmoid(x)
+
+
+def _silu_dx(g, x):
+    s = sm.sigmoid(x)
+    return g * (s * (_c(x, 1.0) + x * (_c(x, 1.0) - s)))
+
+
+def _softplus(x, beta, threshold):
+    z = x * beta
+    if z > threshold:
+        return x
+    return _log1p(sm.exp(z)) / beta
+
+
+def _softplus_dx(g, x, beta, threshold):
+    z = x * beta
+    return sm.where(z > threshold, g, g * sm.sigmoid(z))
+
+
+def _leaky_relu(x, negative_slope):
+    return x if x > 0 else x * negative_slope
+
+
+def _leaky_relu_dx(g, x, negative_slope):
+    return sm.where(x > 0, g, g * negative_slope)
+
+
+GELU = def_elementwise("gelu", "GeluBackward0", ("x",), _gelu, {"x": _gelu_dx}, dtype_rule="float")
+GELU_TANH = def_elementwise("gelu_tanh", "GeluBackward0", ("x",), _gelu_tanh,
+                            {"x": _gelu_tanh_dx}, dtype_rule="float")
+SILU = def_elementwise("silu", "SiluBackward0", ("x",), _silu, {"x": _silu_dx}, dtype_rule="float")
+SOFTPLUS = def_elementwise("softplus", "SoftplusBackward0", ("x",), _softplus,
+                           {"x": _softplus_dx}, attrs=("beta", "threshold"), dtype_rule="float")
+LEAKY_RELU = def_elementwise("leaky_relu", "LeakyReluBackward0", ("x",), _leaky_relu,
+                             {"x": _leaky_relu_dx}, attrs=("negative_slope",), dtype_rule="float")
+
+
+def _float_input(op, x):
+    x = dispatch.tensor_operand(x, op)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{op}(): expected a floating point input, got "
+                           f"{_reduce.torch_dtype_name(x.dtype)}")
+    return x
+
+
+def gelu(x, approximate="none"):
+    """``x Phi(x)`` (``Phi`` the normal CDF, via erf), or with ``approximate='tanh'``
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``. Derivative (exact):
+    ``Phi(x) + x phi(x)``. Records ``GeluBackward0``."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return dispatch.elementwise(GELU if approximate == "none" else GELU_TANH,
+                                _float_input("gelu", x))
+
+
+def silu(x):
+    """``x sigmoid(x)``; derivative ``s (1 + x (1 - s))`` with ``s = sigmoid(x)``.
+    Records ``SiluBackward0``."""
+    return dispatch.elementwise(SILU, _float_input("silu", x))
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta x)) / beta``, or ``x`` where ``beta x > threshold``. Derivative
+    ``sigmoid(beta x)`` (1 above the threshold). Records ``SoftplusBackward0``."""
+    return dispatch.elementwise(SOFTPLUS, _float_input("softplus", x), beta=beta,
+                                threshold=threshold)
+
+
+def leaky_relu(x, negative_slope=0.01):
+    """``x`` where ``x > 0`` else ``negative_slope x``; derivative 1 or ``negative_slope``.
+    Records ``LeakyReluBackward0``."""
+    return dispatch.elementwise(LEAKY_RELU, _float_input("leaky_relu", x),
+                                negative_slope=negative_slope)
+
+
+# --- linear: addmm ---------------------------------------------------------------------------
+def _addmm_fwd(ctx, bias, m1, m2):
+    if m1.dtype == m2.dtype and m1.dtype.kind == "f":
+        out = np.matmul(m1, m2, out=pool.empty((m1.shape[0], m2.shape[1]), m1.dtype))
+    else:
+        out = np.matmul(m1, m2)
+    out += bias
+    return out
+
+
+def _addmm_bwd(ctx, g, mat1, mat2):
+    need_b, need_1, need_2 = ctx.needs_input_grad
+    g1 = _linalg.matmul(g, _shape.t(mat2)) if need_1 else None
+    # (g^T mat1)^T: for mat2 = weight.t() this hands TBackward0 a C-contiguous weight gradient
+    g2 = _shape.t(_linalg.matmul(_shape.t(g), mat1)) if need_2 else None
+    return (g if need_b else None), g1, g2
+
+
+ADDMM = def_composite("addmm", "AddmmBackward0", ("bias", "mat1", "mat2"), _addmm_fwd,
+                      _addmm_bwd, save=("mat1", "mat2"))
+
+
+def _sum_terms(*terms):
+    out = None
+    for t in terms:
+        if t is not None:
+            out = t if out is None else out + t
+    return out
+
+
+def _addmm_jvp(tangents, primals, outs):
+    (tb, t1, t2), (_, m1, m2) = tangents, primals
+    return _sum_terms(tb, None if t1 is None else _linalg.matmul(t1, m2),
+                      None if t2 is None else _linalg.matmul(m1, t2))
+
+
+def _pad_batched(t, nd):
+    """A batched ``t`` (batch first) with 1s after the batch dim up to ``nd`` example dims."""
+    k = nd - (t.ndim - 1)
+    return _shape.reshape(t, (t.shape[0],) + (1,) * k + tuple(t.shape[1:])) if k > 0 else t
+
+
+def _addmm_batch(args, batched):
+    (b, m1, m2), (bb, b1, b2) = args, batched
+    prod = (_linalg._matmul_batch([m1, m2], (b1, b2)) if b1 or b2
+            else _linalg.matmul(m1, m2))
+    return prod + (_pad_batched(b, 2) if bb else b)
+
+
+ADDMM.jvp, ADDMM.batch_rule = _addmm_jvp, _addmm_batch
+
+
+def addmm(bias, mat1, mat2):
+    """``bias + mat1 @ mat2`` (bias broadcast over rows). Derivatives: ``g`` (summed to the
+    bias's shape), ``g @ mat2^T`` and ``mat1^T @ g``. Records ``AddmmBackward0``."""
+    return dispatch.composite(ADDMM, bias, mat1, mat2)
+
+
+# --- convolution -----------------------------------------------------------------------------
+def _as4(shape):
+    return shape if len(shape) == 4 else (shape[0], shape[1], 1, shape[2])
+
+
+def _geo(xshape, wshape, ctx_or_attrs):
+    a = ctx_or_attrs
+    return cpu_nn.ConvGeom(_as4(xshape), _as4(wshape), a["stride"], a["padding"], a["dilation"],
+                           a["groups"])
+
+
+def _params(ctx):
+    return {k: getattr(ctx, k) for k in ("stride", "padding", "dilation", "groups")}
+
+
+def _out_nd(arr, nd):
+    return arr if nd == 4 else arr.reshape(arr.shape[0], arr.shape[1], arr.shape[3])
+
+
+def _conv_fwd(ctx, x, w, b, **p):
+    geo = _geo(x.shape, w.shape, p)
+    if geo.Ho <= 0 or geo.Wo <= 0:
+        raise RuntimeError(f"convolution: input size {tuple(x.shape[2:])} (with padding) is "
+                           f"smaller than the kernel size {tuple(w.shape[2:])}")
+    return _out_nd(cpu_nn.conv_forward(x, w, b, geo), x.ndim)
+
+
+def _conv_bwd(ctx, g, x, weight):
+    nx, nw, nb = ctx.needs_input_grad
+    p = _params(ctx)
+    gx = conv_input_grad(g, weight, x.shape, p) if nx else None
+    gw = conv_weight_grad(x, g, weight.shape, p) if nw else None
+    gb = _reduce.sum(g, (0,) + tuple(range(2, g.ndim))) if nb else None
+    return gx, gw, gb
+
+
+def _conv_bx_fwd(ctx, g, w, in_shape, **p):
+    return cpu_nn.conv_input_grad(g, w, _geo(in_shape, w.shape, p)).reshape(in_shape)
+
+
+def _conv_bx_bwd(ctx, gg, g, weight):  # gx = conv_transpose(g, w): linear in g and in w
+    ng, nw = ctx.needs_input_grad
+    p = _params(ctx)
+    return (conv(gg, weight, None, p) if ng else None,
+            conv_weight_grad(gg, g, weight.shape, p) if nw else None)
+
+
+def _conv_bw_fwd(ctx, x, g, w_shape, **p):
+    return cpu_nn.conv_weight_grad(x, g, _geo(x.shape, w_shape, p)).reshape(w_shape)
+
+
+def _conv_bw_bwd(ctx, v, x, g):  # gw = sum g x: linear in x and in g
+    nx, ng = ctx.needs_input_grad
+    p = _params(ctx)
+    return (conv_input_grad(g, v, x.shape, p) if nx else None,
+            conv(x, v, None, p) if ng else None)
+
+
+_CONV_ATTRS = ("stride", "padding", "dilation", "groups")
+CONV = def_composite("convolution", "ConvolutionBackward0", ("x", "weight", "bias"), _conv_fwd,
+                     _conv_bwd, attrs=_CONV_ATTRS, save=("x", "weight"))
+CONV_BX = def_composite("convolution_input_grad", "ConvolutionBackwardBackward0", ("g", "weight"),
+                        _conv_bx_fwd, _conv_bx_bwd, attrs=("in_shape",) + _CONV_ATTRS,
+                        save=("g", "weight"))
+CONV_BW = def_composite("convolution_weight_grad", "ConvolutionBackwardBackward0", ("x", "g"),
+                        _conv_bw_fwd, _conv_bw_bwd, attrs=("w_shape",) + _CONV_ATTRS,
+                        save=("x", "g"))
+
+
+# jvp rules: conv is linear in x, in weight and in bias; its two backward ops are bilinear.
+def _conv_jvp(tangents, primals, outs, **p):
+    (tx, tw, tb), (x, w, _) = tangents, primals
+    return _sum_terms(None if tx is None else conv(tx, w, None, p),
+                      None if tw is None else conv(x, tw, None, p),
+                      None if tb is None else _shape.reshape(tb, (1, -1) + (1,) * (x.ndim - 2)))
+
+
+def _conv_bx_jvp(tangents, primals, outs, in_shape, **p):
+    (tg, tw), (g, w) = tangents, primals
+    return _sum_terms(None if tg is None else conv_input_grad(tg, w, in_shape, p),
+                      None if tw is None else conv_input_grad(g, tw, in_shape, p))
+
+
+def _conv_bw_jvp(tangents, primals, outs, w_shape, **p):
+    (tx, tg), (x, g) = tangents, primals
+    return _sum_terms(None if tx is None else conv_weight_grad(tx, g, w_shape, p),
+                      None if tg is None else conv_weight_grad(x, tg, w_shape, p))
+
+
+# Batch rules (vmap): with one weight for the batch, the batch folds into N; with a batched
+# weight (per-example weights, per-example weight gradients) it folds into the channels, each
+# example becoming its own group of a grouped convolution.
+def _batched_args(args, batched):
+    size = next(a.shape[0] for a, b in zip(args, batched) if b)
+    return size, [a if b else _shape.expand(_shape.unsqueeze(a, 0), (size,) + tuple(a.shape))
+                  for a, b in zip(args, batched)]
+
+
+def _fold_n(t):
+    return _shape.reshape(t, (t.shape[0] * t.shape[1],) + tuple(t.shape[2:]))
+
+
+def _fold_c(t):
+    """(B, N, C, ...) -> (N, B*C, ...)."""
+    t = _shape.transpose(t, 0, 1)
+    return _shape.reshape(t, (t.shape[0], t.shape[1] * t.shape[2]) + tuple(t.shape[3:]))
+
+
+def _unfold_c(t, size):
+    """(N, B*C, ...) -> (B, N, C, ...)."""
+    t = _shape.reshape(t, (t.shape[0], size, t.shape[1] // size) + tuple(t.shape[2:]))
+    return _shape.transpose(t, 0, 1)
+
+
+def _grouped(p, size):
+    return {**p, "groups": p["groups"] * size}
+
+
+def _conv_batch(args, batched, **p):
+    (x, w, b), (bx, bw, bb) = args, batched
+    bias = None if (not bb and b.numel() == 0) else b
+    if not bw and not bb:
+        out = conv(_fold_n(x), w, bias, p)
+        return _shape.reshape(out, tuple(x.shape[:2]) + tuple(out.shape[1:]))
+    size, (x, w) = _batched_args([x, w], (bx, bw))
+    if bias is not None:
+        bias = _shape.reshape(bias if bb else _shape.expand(_shape.unsqueeze(bias, 0),
+                                                              (size,) + tuple(bias.shape)), (-1,))
+    out = conv(_fold_c(x), _shape.reshape(w, (-1,) + tuple(w.shape[2:])), bias,
+               _grouped(p, size))
+    return _unfold_c(out, size)
+
+
+def _conv_bx_batch(args, batched, in_shape, **p):
+    (g, w), (bg, bw) = args, batched
+    if not bw:
+        out = conv_input_grad(_fold_n(g), w, (g.shape[0] * g.shape[1],) + tuple(in_shape[1:]), p)
+        return _shape.reshape(out, tuple(g.shape[:2]) + tuple(in_shape[1:]))
+    size, (g, w) = _batched_args([g, w], (bg, bw))
+    shape = (in_shape[0], size * in_shape[1]) + tuple(in_shape[2:])
+    out = conv_input_grad(_fold_c(g), _shape.reshape(w, (-1,) + tuple(w.shape[2:])), shape,
+                          _grouped(p, size))
+    return _unfold_c(out, size)
+
+
+def _conv_bw_batch(args, batched, w_shape, **p):
+    size, (x, g) = _batched_args(args, batched)
+    out = conv_weight_grad(_fold_c(x), _fold_c(g), (size * w_shape[0],) + tuple(w_shape[1:]),
+                           _grouped(p, size))
+    return _shape.reshape(out, (size,) + tuple(w_shape))
+
+
+CONV.jvp, CONV.batch_rule = _conv_jvp, _conv_batch
+CONV_BX.jvp, CONV_BX.batch_rule = _conv_bx_jvp, _conv_bx_batch
+CONV_BW.jvp, CONV_BW.batch_rule = _conv_bw_jvp, _conv_bw_batch
+
+
+def _none_tensor(like):
+    """A stand-in for an absent optional input: never requires grad, so its edge is None."""
+    return dispatch.Tensor._make(np.empty(0, like.dtype.np))
+
+
+def conv(x, weight, bias, params):
+    """1-d/2-d convolution (cross-correlation) of ``x`` (N, C, [H,] W) with ``weight``
+    (Co, C/groups, [KH,] KW); ``params``: 2-tuples ``stride``, ``padding``, ``dilation`` and
+    int ``groups`` (1-d: the first entry of each is the unit H one).
+
+    ``out[n, co] = bias[co] + sum_{ci, k} weight[co, ci, k] x[n, ci, o*stride - pad + k*dil]``.
+    Derivatives: ``gx = conv_transpose(g, weight)``, ``gw = sum_n g (*) x``, ``gb = sum g``,
+    each itself a differentiable op. Records ``ConvolutionBackward0``.
+    """
+    return dispatch.composite(CONV, x, weight, bias if bias is not None else _none_tensor(x),
+                              **params)
+
+
+def conv_input_grad(g, weight, in_shape, params):
+    """The gradient of ``conv`` with respect to its input (a transposed convolution)."""
+    return dispatch.composite(CONV_BX, g, weight, in_shape=tuple(in_shape), **params)
+
+
+def conv_weight_grad(x, g, w_shape, params):
+    """The gradient of ``conv`` with respect to its weight."""
+    return dispatch.composite(CONV_BW, x, g, w_shape=tuple(w_shape), **params)
+
+
+# --- pooling ---------------------------------------------------------------------------------
+def _planes(a):
+    return np.ascontiguousarray(a).reshape(-1, a.shape[-2], a.shape[-1])
+
+
+def _maxpool_fwd(ctx, x, kernel, stride, padding, dilation, ceil_mode):
+    out, idx = cpu_nn.maxpool_forward(_planes(x), kernel, stride, padding, dilation, ceil_mode)
+    shape = x.shape[:-2] + out.shape[1:]
+    ctx.indices, ctx.in_shape = idx.reshape(shape), x.shape
+    return out.reshape(shape), ctx.indices
+
+
+def _maxpool_bwd(ctx, g, _g_indices):
+    return (_maxpool_scatter(g, ctx.indices, ctx.in_shape),)
+
+
+def _mp_scatter_fwd(ctx, g, indices, in_shape):
+    return cpu_nn.maxpool_backward(_planes(g), _planes(indices), _planes_shape(in_shape)
+                                   ).reshape(in_shape)
+
+
+def _planes_shape(shape):
+    return (math.prod(shape[:-2]),) + tuple(shape[-2:])
+
+
+def _mp_scatter_bwd(ctx, gg):
+    return (dispatch.composite(MAXPOOL_GATHER, gg, indices=ctx.indices),)
+
+
+def _mp_gather_fwd(ctx, gg, indices):
+    ctx.in_shape = gg.shape
+    P = math.prod(indices.shape[:-2])
+    return np.take_along_axis(np.ascontiguousarray(gg).reshape(P, -1),
+                              indices.reshape(P, -1), 1).reshape(indices.shape)
+
+
+def _mp_gather_bwd(ctx, g):
+    return (_maxpool_scatter(g, ctx.indices, ctx.in_shape),)
+
+
+MAXPOOL = def_composite("max_pool2d", "MaxPool2DWithIndicesBackward0", ("x",), _maxpool_fwd,
+                        _maxpool_bwd, attrs=("kernel", "stride", "padding", "dilation",
+                                             "ceil_mode"), n_outputs=2)
+MAXPOOL_SCATTER = def_composite("max_pool2d_backward", "MaxPool2DWithIndicesBackwardBackward0",
+                                ("g",), _mp_scatter_fwd, _mp_scatter_bwd,
+                                attrs=("indices", "in_shape"))
+MAXPOOL_GATHER = def_composite("max_pool2d_gather", "GatherBackward0", ("gg",), _mp_gather_fwd,
+                               _mp_gather_bwd, attrs=("indices",))
+
+
+def _maxpool_jvp(tangents, primals, outs, **attrs):
+    return dispatch.composite(MAXPOOL_GATHER, tangents[0], indices=outs[1]._data), None
+
+
+def _with_batched_indices(indices, size):
+    return np.broadcast_to(indices, (size,) + tuple(indices.shape))
+
+
+MAXPOOL.jvp = _maxpool_jvp
+MAXPOOL.batch_rule = lambda args, batched, **a: dispatch.composite(MAXPOOL, args[0], **a)
+MAXPOOL_SCATTER.jvp = MAXPOOL_GATHER.jvp = LINEAR
+MAXPOOL_SCATTER.batch_rule = lambda args, batched, indices, in_shape: dispatch.composite(
+    MAXPOOL_SCATTER, args[0], indices=_with_batched_indices(indices, args[0].shape[0]),
+    in_shape=(args[0].shape[0],) + tuple(in_shape))
+MAXPOOL_GATHER.batch_rule = lambda args, batched, indices: dispatch.composite(
+    MAXPOOL_GATHER, args[0], indices=_with_batched_indices(indices, args[0].shape[0]))
+
+
+def _maxpool_scatter(g, indices, in_shape):
+    return dispatch.composite(MAXPOOL_SCATTER, g, indices=indices, in_shape=tuple(in_shape))
+
+
+def max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
+    """Max over each (dilated) window of the last two dims (padding counts as -inf); returns
+    ``(values, indices)`` with flat in-plane argmax indices (int64, as PyTorch). NaN wins.
+    Derivative: ``g`` scattered to the argmax (accumulating where windows overlap).
+    Records ``MaxPool2DWithIndicesBackward0``."""
+    return dispatch.composite(MAXPOOL, x, kernel=kernel, stride=stride, padding=padding,
+                              dilation=dilation, ceil_mode=bool(ceil_mode))
+
+
+def _avgpool_fwd(ctx, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor):
+    ctx.in_shape = x.shape
+    out = cpu_nn.avgpool(_planes(x), kernel, stride, padding, ceil_mode, count_include_pad,
+                         divisor)
+    return out.reshape(x.shape[:-2] + out.shape[1:])
+
+
+def _avgpool_bwd(ctx, g):
+    return (dispatch.composite(AVGPOOL_BWD, g, in_shape=ctx.in_shape, **_avg_attrs(ctx)),)
+
+
+def _avg_attrs(ctx):
+    return {k: getattr(ctx, k) for k in ("kernel", "stride", "padding", "ceil_mode",
+                                         "count_include_pad", "divisor")}
+
+
+def _avgpool_bwd_fwd(ctx, g, in_shape, kernel, stride, padding, ceil_mode, count_include_pad,
+                     divisor):
+    gx = cpu_nn.avgpool(_planes(g), kernel, stride, padding, ceil_mode, count_include_pad,
+                        divisor, in_hw=in_shape[-2:])
+    return gx.reshape(in_shape)
+
+
+def _avgpool_bwd_bwd(ctx, gg):
+    return (dispatch.composite(AVGPOOL, gg, **_avg_attrs(ctx)),)
+
+
+_AVG_ATTRS = ("kernel", "stride", "padding", "ceil_mode", "count_include_pad", "divisor")
+AVGPOOL = def_composite("avg_pool2d", "AvgPool2DBackward0", ("x",), _avgpool_fwd, _avgpool_bwd,
+                        attrs=_AVG_ATTRS)
+AVGPOOL_BWD = def_composite("avg_pool2d_backward", "AvgPool2DBackwardBackward0", ("g",),
+                            _avgpool_bwd_fwd, _avgpool_bwd_bwd, attrs=("in_shape",) + _AVG_ATTRS)
+
+AVGPOOL.jvp = AVGPOOL_BWD.jvp = LINEAR  # pooling over the last two dims: a batch is a leading dim
+AVGPOOL.batch_rule = lambda args, batched, **a: dispatch.composite(AVGPOOL, args[0], **a)
+AVGPOOL_BWD.batch_rule = lambda args, batched, in_shape, **a: dispatch.composite(
+    AVGPOOL_BWD, args[0], in_shape=(args[0].shape[0],) + tuple(in_shape), **a)
+
+
+def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Mean over each window of the last two dims: ``sum(window) / divisor`` where the divisor
+    is ``divisor_override``, or the window size (clipped to the padded input) with
+    ``count_include_pad``, else the number of real elements. Derivative: ``g / divisor``
+    spread over each window. Records ``AvgPool2DBackward0``."""
+    return dispatch.composite(AVGPOOL, x, kernel=kernel, stride=stride, padding=padding,
+                              ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
+                              divisor=int(divisor_override or 0))
+
+
+# --- normalisation ---------------------------------------------------------------------------
+def _wrap(a):
+    return dispatch.Tensor._make(a)
+
+
+def _const(a, like, shape):
+    """A float64 statistic array as a constant Tensor of ``like``'s dtype, reshaped."""
+    return _wrap(np.asarray(a, like.dtype.np).reshape(shape))
+
+
+def _bn_fwd(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):
+    N, C = x.shape[0], x.shape[1]
+    x3 = np.ascontiguousarray(x).reshape(N, C, -1)
+    if training:
+        mean, invstd = np.empty(C), np.empty(C)
+    else:
+        mean = np.asarray(running_mean, np.float64)
+        invstd = 1.0 / np.sqrt(np.asarray(running_var, np.float64) + eps)
+    out, var = cpu_nn.batch_norm_forward(x3, weight, bias, mean, invstd, eps, training)
+    if training and running_mean is not None:
+        n = x3.shape[0] * x3.shape[2]
+        running_mean *= 1.0 - momentum
+        running_mean += (momentum * mean).astype(running_mean.dtype)
+        running_var *= 1.0 - momentum
+        running_var += (momentum * var * (n / max(n - 1, 1))).astype(running_var.dtype)
+    ctx.mean, ctx.invstd = mean, invstd
+    return out.reshape(x.shape)
+
+
+def _bn_bwd(ctx, g, x, weight):
+    nx, nw, nb = ctx.needs_input_grad
+    if not is_grad_enabled() and dispatch.transform_hook is None:  # the fused kernel
+        N, C = x.shape[0], x.shape[1]
+        gx, gw, gb = cpu_nn.batch_norm_backward(
+            np.ascontiguousarray(x._data).reshape(N, C, -1),
+            np.ascontiguousarray(g._data).reshape(N, C, -1), weight._data, ctx.mean, ctx.invstd,
+            ctx.training, nx)
+        return (_wrap(gx.reshape(x.shape)) if nx else None, _wrap(gw) if nw else None,
+                _wrap(gb) if nb else None)
+    # create_graph: the same math as Tensor ops (batch statistics recomputed from x)
+    dims = (0,) + tuple(range(2, x.ndim))
+    bshape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    if ctx.training:
+        xc = x - _reduce.mean(x, dims, keepdim=True)
+        invstd = (_reduce.mean(xc * xc, dims, keepdim=True) + ctx.eps) ** -0.5
+    else:
+        xc = x - _const(ctx.mean, x, bshape)
+        invstd = _const(ctx.invstd, x, bshape)
+    xhat = xc * invstd
+    gx = None
+    if nx:
+        scale = invstd if weight.numel() == 0 else _shape.reshape(weight, bshape) * invstd
+        if ctx.training:
+            gx = scale * (g - _reduce.mean(g, dims, keepdim=True)
+                          - xhat * _reduce.mean(g * xhat, dims, keepdim=True))
+        else:
+            gx = g * scale
+    return (gx, _reduce.sum(g * xhat, dims) if nw else None, _reduce.sum(g, dims) if nb else None)
+
+
+BATCH_NORM = def_composite("batch_norm", "NativeBatchNormBackward0", ("x", "weight", "bias"),
+                           _bn_fwd, _bn_bwd, attrs=("running_mean", "running_var", "training",
+                                                    "momentum", "eps"), save=("x", "weight"))
+
+
+def _norm_jvp(tx, tw, tb, x, w, dims, stats, wshape, eps):
+    """The tangent of ``xhat * w + b`` (``xhat = (x - mean) rstd`` over ``dims``):
+    ``w rstd (t - mean(t) - xhat mean(t xhat))`` (the last two terms only when the statistics
+    come from ``x``), plus ``xhat t_w + t_b``. ``stats`` is None (batch statistics) or the
+    constant ``(mean, rstd)``."""
+    if stats is None:
+        xc = x - _reduce.mean(x, dims, keepdim=True)
+        rstd = (_reduce.mean(xc * xc, dims, keepdim=True) + eps) ** -0.5
+    else:
+        xc, rstd = x - stats[0], stats[1]
+    xhat = xc * rstd
+    out = None
+    if tx is not None:
+        t = tx * rstd if stats is not None else rstd * (
+            tx - _reduce.mean(tx, dims, keepdim=True)
+            - xhat * _reduce.mean(tx * xhat, dims, keepdim=True))
+        out = t if w.numel() == 0 else t * _shape.reshape(w, wshape)
+    return _sum_terms(out, None if tw is None else xhat * _shape.reshape(tw, wshape),
+                      None if tb is None else _shape.reshape(tb, wshape))
+
+
+def _bn_jvp(tangents, primals, outs, running_mean, running_var, training, momentum, eps):
+    (tx, tw, tb), (x, w, _) = tangents, primals
+    bshape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    stats = None
+    if not training:
+        stats = (_const(running_mean, x, bshape),
+                 _const(1.0 / np.sqrt(np.asarray(running_var, np.float64) + eps), x, bshape))
+    return _norm_jvp(tx, tw, tb, x, w, (0,) + tuple(range(2, x.ndim)), stats, bshape, eps)
+
+
+BATCH_NORM.jvp = _bn_jvp  # no batch rule: statistics over the batch (and running stats) do not
+# batch; vmap raises naming batch_norm
+
+
+def batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps):
+    """Per-channel (dim 1) normalisation: ``(x - mean) / sqrt(var + eps) * weight + bias`` with
+    the batch's mean and biased variance in training (the running stats, NumPy arrays updated
+    in place, get ``(1 - momentum) r + momentum s`` with the unbiased variance), else the
+    running stats. Derivative (training): ``w invstd (g - mean(g) - xhat mean(g xhat))``;
+    ``sum(g xhat)`` and ``sum(g)`` for weight and bias. Records ``NativeBatchNormBackward0``."""
+    return dispatch.composite(BATCH_NORM, x, weight if weight is not None else _none_tensor(x),
+                              bias if bias is not None else _none_tensor(x),
+                              running_mean=running_mean, running_var=running_var,
+                              training=bool(training), momentum=float(momentum), eps=float(eps))
+
+
+def _ln_fwd(ctx, x, weight, bias, normalized_shape, eps):
+    D = math.prod(normalized_shape)
+    out, ctx.mean, ctx.rstd = cpu_nn.layer_norm_forward(
+        np.ascontiguousarray(x).reshape(-1, D), weight, bias, eps)
+    return out.reshape(x.shape)
+
+
+def _ln_bwd(ctx, g, x, weight):
+    nx, nw, nb = ctx.needs_input_grad
+    k = len(ctx.normalized_shape)
+    if not is_grad_enabled() and dispatch.transform_hook is None:
+        D = math.prod(ctx.normalized_shape)
+        gx, gw, gb = cpu_nn.layer_norm_backward(
+            np.ascontiguousarray(x._data).reshape(-1, D),
+            np.ascontiguousarray(g._data).reshape(-1, D), weight._data, ctx.mean, ctx.rstd, nx)
+        return (_wrap(gx.reshape(x.shape)) if nx else None,
+                _wrap(gw.reshape(ctx.normalized_shape)) if nw else None,
+                _wrap(gb.reshape(ctx.normalized_shape)) if nb else None)
+    dims = tuple(range(x.ndim - k, x.ndim))
+    lead = tuple(range(x.ndim - k))
+    xc = x - _reduce.mean(x, dims, keepdim=True)
+    rstd = (_reduce.mean(xc * xc, dims, keepdim=True) + ctx.eps) ** -0.5
+    xhat = xc * rstd
+    gx = None
+    if nx:
+        gw_hat = g if weight.numel() == 0 else g * weight
+        gx = rstd * (gw_hat - _reduce.mean(gw_hat, dims, keepdim=True)
+                     - xhat * _reduce.mean(gw_hat * xhat, dims, keepdim=True))
+    gw = (_reduce.sum(g * xhat, lead) if lead else g * xhat) if nw else None
+    gb = (_reduce.sum(g, lead) if lead else g) if nb else None
+    return gx, gw, gb
+
+
+LAYER_NORM = def_composite("layer_norm", "NativeLayerNormBackward0", ("x", "weight", "bias"),
+                           _ln_fwd, _ln_bwd, attrs=("normalized_shape", "eps"),
+                           save=("x", "weight"))
+
+
+def _ln_jvp(tangents, primals, outs, normalized_shape, eps):
+    (tx, tw, tb), (x, w, _) = tangents, primals
+    k = len(normalized_shape)
+    return _norm_jvp(tx, tw, tb, x, w, tuple(range(x.ndim - k, x.ndim)), None,
+                     tuple(normalized_shape), eps)
+
+
+def _ln_batch(args, batched, normalized_shape, eps):
+    (x, w, b), (_, bw, bb) = args, batched
+    if not bw and not bb:  # normalised over trailing dims: the batch is one more leading dim
+        return dispatch.composite(LAYER_NORM, x, w, b, normalized_shape=normalized_shape, eps=eps)
+    none = _none_tensor(x)
+    out = dispatch.composite(LAYER_NORM, x, none, none, normalized_shape=normalized_shape,
+                             eps=eps)
+    nd = out.ndim - 1
+    if w.numel():
+        out = out * (_pad_batched(w, nd) if bw else w)
+    if b.numel():
+        out = out + (_pad_batched(b, nd) if bb else b)
+    return out
+
+
+LAYER_NORM.jvp, LAYER_NORM.batch_rule = _ln_jvp, _ln_batch
+
+
+def layer_norm(x, normalized_shape, weight, bias, eps):
+    """Normalise over the trailing ``normalized_shape`` dims: ``(x - mean) / sqrt(var + eps)
+    * weight + bias`` (biased variance). Derivative per row (``g' = g w``):
+    ``rstd (g' - mean(g') - xhat mean(g' xhat))``; weight ``sum g xhat``, bias ``sum g``.
+    Records ``NativeLayerNormBackward0``."""
+    return dispatch.composite(LAYER_NORM, x, weight if weight is not None else _none_tensor(x),
+                              bias if bias is not None else _none_tensor(x),
+                              normalized_shape=tuple(normalized_shape), eps=float(eps))
+
+
+# --- embedding -------------------------------------------------------------------------------
+def _freq_scale(indices, num_weights):
+    counts = np.bincount(indices.reshape(-1), minlength=num_weights)
+    return 1.0 / np.maximum(counts, 1)
+
+
+def _emb_fwd(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+    ctx.num_weights = weight.shape[0]
+    out = pool.empty(indices.shape + weight.shape[1:], weight.dtype)
+    np.take(weight, indices.reshape(-1), axis=0, out=out.reshape((-1,) + weight.shape[1:]))
+    return out
+
+
+def _emb_attrs(ctx):
+    return {k: getattr(ctx, k) for k in ("indices", "num_weights", "padding_idx",
+                                         "scale_grad_by_freq")}
+
+
+def _emb_bwd(ctx, g):
+    return (dispatch.composite(EMBEDDING_BWD, g, **_emb_attrs(ctx)),)
+
+
+def _emb_bwd_fwd(ctx, g, indices, num_weights, padding_idx, scale_grad_by_freq):
+    D = g.shape[-1]
+    gw = cpu_nn.embedding_backward(np.ascontiguousarray(g).reshape(-1, D), indices,
+                                   num_weights, padding_idx)
+    if scale_grad_by_freq:
+        gw *= _freq_scale(indices, num_weights)[:, None].astype(gw.dtype)
+    return gw
+
+
+def _emb_gather_fwd(ctx, gg, indices, num_weights, padding_idx, scale_grad_by_freq):
+    idx = indices.reshape(-1)
+    out = np.take(gg, idx, axis=0)
+    if padding_idx is not None:
+        out[idx == padding_idx] = 0
+    if scale_grad_by_freq:
+        out *= _freq_scale(indices, num_weights)[idx][:, None].astype(out.dtype)
+    return out.reshape(indices.shape + gg.shape[1:])
+
+
+EMBEDDING = def_composite("embedding", "EmbeddingBackward0", ("weight",), _emb_fwd, _emb_bwd,
+                          attrs=("indices", "padding_idx", "scale_grad_by_freq"))
+EMBEDDING_BWD = def_composite("embedding_backward", "EmbeddingBackwardBackward0", ("g",),
+                              _emb_bwd_fwd, lambda ctx, gg: (dispatch.composite(
+                                  EMBEDDING_GATHER, gg, **_emb_attrs(ctx)),),
+                              attrs=("indices", "num_weights", "padding_idx",
+                                     "scale_grad_by_freq"))
+EMBEDDING_GATHER = def_composite("embedding_gather", "EmbeddingBackward0", ("gg",),
+                                 _emb_gather_fwd, _emb_bwd, attrs=("indices", "num_weights",
+                                                                   "padding_idx",
+                                                                   "scale_grad_by_freq"))
+
+
+# Batch rules: a batched table (B, V, D) is read as one (B*V, D) table with the indices
+# offset by b*V; the padding row is handled per example.
+def _offset(indices, size, num_weights):
+    return (np.arange(size).reshape((size,) + (1,) * indices.ndim) * num_weights
+            + indices[None])
+
+
+def _emb_batch(args, batched, indices, padding_idx, scale_grad_by_freq):
+    w = args[0]
+    if padding_idx is not None:
+        raise NotImplementedError("vmap: embedding with a batched weight and padding_idx has no "
+                                  "batching rule (embedding)")
+    size, v = w.shape[0], w.shape[1]
+    flat = _shape.reshape(w, (size * v,) + tuple(w.shape[2:]))
+    return dispatch.composite(EMBEDDING, flat, indices=_offset(indices, size, v),
+                              padding_idx=None, scale_grad_by_freq=scale_grad_by_freq)
+
+
+def _zero_padding(t, mask):
+    return binary.where(dispatch.Tensor._make(mask), 0.0, t)
+
+
+def _emb_bwd_batch(args, batched, indices, num_weights, padding_idx, scale_grad_by_freq):
+    g = args[0]
+    size = g.shape[0]
+    out = dispatch.composite(EMBEDDING_BWD, g, indices=_offset(indices, size, num_weights),
+                             num_weights=size * num_weights, padding_idx=None,
+                             scale_grad_by_freq=scale_grad_by_freq)
+    out = _shape.reshape(out, (size, num_weights) + tuple(out.shape[1:]))
+    if padding_idx is not None:
+        mask = np.zeros((1, num_weights) + (1,) * (out.ndim - 2), bool)
+        mask[0, padding_idx] = True
+        out = _zero_padding(out, mask)
+    return out
+
+
+def _emb_gather_batch(args, batched, indices, num_weights, padding_idx, scale_grad_by_freq):
+    gg = args[0]
+    size = gg.shape[0]
+    flat = _shape.reshape(gg, (size * num_weights,) + tuple(gg.shape[2:]))
+    out = dispatch.composite(EMBEDDING_GATHER, flat, indices=_offset(indices, size, num_weights),
+                             num_weights=size * num_weights, padding_idx=None,
+                             scale_grad_by_freq=scale_grad_by_freq)
+    if padding_idx is not None:
+        mask = (indices == padding_idx).reshape((1,) + indices.shape + (1,) * (gg.ndim - 2))
+        out = _zero_padding(out, mask)
+    return out
+
+
+EMBEDDING.jvp = EMBEDDING_BWD.jvp = EMBEDDING_GATHER.jvp = LINEAR
+EMBEDDING.batch_rule, EMBEDDING_BWD.batch_rule = _emb_batch, _emb_bwd_batch
+EMBEDDING_GATHER.batch_rule = _emb_gather_batch
+
+
+def embedding(weight, indices, padding_idx, scale_grad_by_freq):
+    """Rows of ``weight`` at int64 ``indices``: ``out[..., :] = weight[indices[...], :]``.
+    Derivative: the gradient rows summed into their weight rows (none into ``padding_idx``;
+    divided by the index's count with ``scale_grad_by_freq``). Records ``EmbeddingBackward0``."""
+    return dispatch.composite(EMBEDDING, weight, indices=indices, padding_idx=padding_idx,
+                              scale_grad_by_freq=bool(scale_grad_by_freq))
+
+
+# --- losses ----------------------------------------------------------------------------------
+def _reduce_loss(ctx, loss, reduction):
+    ctx.n = loss.size
+    if reduction == "none":
+        return loss
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = loss.sum() / loss.size if reduction == "mean" else loss.sum()
+    return np.asarray(r, loss.dtype)
+
+
+def _scale_grad(ctx, g, d):
+    """``d`` (the elementwise derivative) times the incoming ``g`` of the reduction."""
+    if ctx.reduction == "mean":
+        return d * (g / ctx.n)
+    return d * g
+
+
+def _mse_fwd(ctx, x, y, reduction):
+    d = x - y
+    return _reduce_loss(ctx, d * d, reduction)
+
+
+def _mse_bwd(ctx, g, x, y):
+    gx = _scale_grad(ctx, g, (x - y) * 2.0)
+    return gx if ctx.needs_input_grad[0] else None, -gx if ctx.needs_input_grad[1] else None
+
+
+def _huber_fwd(ctx, x, y, reduction, delta):
+    a = np.abs(x - y)
+    loss = np.where(a < delta, 0.5 * a * a, delta * (a - 0.5 * delta)).astype(a.dtype, copy=False)
+    return _reduce_loss(ctx, loss, reduction)
+
+
+def _huber_bwd(ctx, g, x, y):
+    gx = _scale_grad(ctx, g, binary.clamp(x - y, -ctx.delta, ctx.delta))
+    return gx if ctx.needs_input_grad[0] else None, -gx if ctx.needs_input_grad[1] else None
+
+
+_LOG_MIN = -100.0  # PyTorch clamps the logs of binary cross-entropy at -100
+
+
+def _bce_fwd(ctx, x, y, w, reduction):
+    if x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        loss = -(y * np.maximum(np.log(x), _LOG_MIN) + (1 - y) * np.maximum(np.log1p(-x), _LOG_MIN))
+    if w.size:
+        loss = loss * w
+    return _reduce_loss(ctx, loss.astype(x.dtype, copy=False), reduction)
+
+
+def _bce_bwd(ctx, g, x, y, weight):
+    nx, ny, _ = ctx.needs_input_grad
+    w = None if weight.numel() == 0 else weight
+    gx = gy = None
+    if nx:
+        d = (x - y) / binary.clamp((1.0 - x) * x, min=1e-12)
+        gx = _scale_grad(ctx, g, d if w is None else d * w)
+    if ny:
+        d = binary.clamp(unary.log1p(-x), min=_LOG_MIN) - binary.clamp(unary.log(x), min=_LOG_MIN)
+        gy = _scale_grad(ctx, g, d if w is None else d * w)
+    return gx, gy, None
+
+
+def _softplus_neg(x):  # log(1 + exp(-x)), stable, on arrays
+    return np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)
+
+
+def _bcel_fwd(ctx, x, y, w, pw, reduction):
+    sp = _softplus_neg(x)
+    loss = (1 - y) * x + (sp if pw.size == 0 else (1 + (pw - 1) * y) * sp)
+    if w.size:
+        loss = loss * w
+    return _reduce_loss(ctx, loss.astype(x.dtype, copy=False), reduction)
+
+
+def _bcel_bwd(ctx, g, x, y, weight, pos_weight):
+    nx, ny = ctx.needs_input_grad[:2]
+    w = None if weight.numel() == 0 else weight
+    pw = None if pos_weight.numel() == 0 else pos_weight
+    gx = gy = None
+    if nx:
+        s = unary.sigmoid(x)
+        d = s - y if pw is None else (pw * y + 1.0 - y) * s - pw * y
+        gx = _scale_grad(ctx, g, d if w is None else d * w)
+    if ny:
+        d = -x
+        if pw is not None:
+            d = d + (pw - 1.0) * (unary.log1p(unary.exp(-unary.abs(x))) + unary.relu(-x))
+        gy = _scale_grad(ctx, g, d if w is None else d * w)
+    return gx, gy, None, None
+
+
+MSE_LOSS = def_composite("mse_loss", "MseLossBackward0", ("x", "y"), _mse_fwd, _mse_bwd,
+                         attrs=("reduction",), save=("x", "y"))
+HUBER_LOSS = def_composite("huber_loss", "HuberLossBackward0", ("x", "y"), _huber_fwd,
+                           _huber_bwd, attrs=("reduction", "delta"), save=("x", "y"))
+BCE = def_composite("binary_cross_entropy", "BinaryCrossEntropyBackward0", ("x", "y", "weight"),
+                    _bce_fwd, _bce_bwd, attrs=("reduction",), save=("x", "y", "weight"))
+BCE_LOGITS = def_composite("binary_cross_entropy_with_logits",
+                           "BinaryCrossEntropyWithLogitsBackward0",
+                           ("x", "y", "weight", "pos_weight"), _bcel_fwd, _bcel_bwd,
+                           attrs=("reduction",), save=("x", "y", "weight", "pos_weight"))
+
+
+# jvp rules: the elementwise derivative times the tangents, reduced as the loss.
+def _reduce_t(t, reduction):
+    if reduction == "none":
+        return t
+    return _reduce.mean(t) if reduction == "mean" else _reduce.sum(t)
+
+
+def _diff_t(tx, ty):
+    return tx if ty is None else (-ty if tx is None else tx - ty)
+
+
+def _mse_jvp(tangents, primals, outs, reduction):
+    (x, y), t = primals, _diff_t(*tangents)
+    return _reduce_t((x - y) * 2.0 * t, reduction)
+
+
+def _huber_jvp(tangents, primals, outs, reduction, delta):
+    (x, y), t = primals, _diff_t(*tangents)
+    return _reduce_t(binary.clamp(x - y, -delta, delta) * t, reduction)
+
+
+def _bce_jvp(tangents, primals, outs, reduction):
+    (tx, ty, tw), (x, y, w) = tangents, primals
+    w = None if w.numel() == 0 else w
+    logx = binary.clamp(unary.log(x), min=_LOG_MIN)
+    log1mx = binary.clamp(unary.log1p(-x), min=_LOG_MIN)
+    t = _sum_terms(None if tx is None else (x - y) / binary.clamp((1.0 - x) * x, min=1e-12) * tx,
+                   None if ty is None else (log1mx - logx) * ty)
+    if w is not None and t is not None:
+        t = t * w
+    t = _sum_terms(t, None if tw is None else -(y * logx + (1.0 - y) * log1mx) * tw)
+    return _reduce_t(t, reduction)
+
+
+def _bcel_jvp(tangents, primals, outs, reduction):
+    (tx, ty, tw, tp), (x, y, w, pw) = tangents, primals
+    w = None if w.numel() == 0 else w
+    pw = None if pw.numel() == 0 else pw
+    sp = unary.log1p(unary.exp(-unary.abs(x))) + unary.relu(-x)  # softplus(-x)
+    t = None
+    if tx is not None:
+        s = unary.sigmoid(x)
+        t = (s - y if pw is None else (pw * y + 1.0 - y) * s - pw * y) * tx
+    if ty is not None:
+        t = _sum_terms(t, (-x if pw is None else -x + (pw - 1.0) * sp) * ty)
+    if tp is not None:
+        t = _sum_terms(t, y * sp * tp)
+    if w is not None and t is not None:
+        t = t * w
+    if tw is not None:
+        t = _sum_terms(t, ((1.0 - y) * x + (sp if pw is None else (1.0 + (pw - 1.0) * y) * sp))
+                       * tw)
+    return _reduce_t(t, reduction)
+
+
+# Batch rules: the unreduced loss of the batch (operands padded to a common example rank,
+# absent weights left alone), then each example's reduction.
+def _loss_batch(op):
+    def rule(args, batched, reduction, **attrs):
+        nd = max(a.ndim - b for a, b in zip(args, batched) if a.numel() or b)
+        new = [_pad_batched(a, nd) if b else a for a, b in zip(args, batched)]
+        out = dispatch.composite(op, *new, reduction="none", **attrs)
+        if reduction == "none":
+            return out
+        dims = tuple(range(1, out.ndim))
+        if not dims:
+            return out
+        return _reduce.mean(out, dims) if reduction == "mean" else _reduce.sum(out, dims)
+    return rule
+
+
+MSE_LOSS.jvp, HUBER_LOSS.jvp, BCE.jvp, BCE_LOGITS.jvp = _mse_jvp, _huber_jvp, _bce_jvp, _bcel_jvp
+for _op in (MSE_LOSS, HUBER_LOSS, BCE, BCE_LOGITS):
+    _op.batch_rule = _loss_batch(_op)
+
+
+def mse_loss(x, y, reduction):
+    """``(x - y)^2`` reduced; derivatives ``2 (x - y) g`` (``/ n`` for the mean) and its
+    negative. Records ``MseLossBackward0``."""
+    return dispatch.composite(MSE_LOSS, x, y, reduction=reduction)
+
+
+def huber_loss(x, y, reduction, delta):
+    """``0.5 d^2`` where ``|d| < delta`` else ``delta (|d| - delta / 2)``, ``d = x - y``;
+    derivative ``clamp(d, -delta, delta)``. Records ``HuberLossBackward0``."""
+    return dispatch.composite(HUBER_LOSS, x, y, reduction=reduction, delta=float(delta))
+
+
+def binary_cross_entropy(x, y, weight, reduction):
+    """``-w (y log x + (1 - y) log(1 - x))`` (logs clamped at -100); derivatives
+    ``w (x - y) / max(x (1 - x), 1e-12)`` and ``w (log(1 - x) - log x)``.
+    Records ``BinaryCrossEntropyBackward0``."""
+    return dispatch.composite(BCE, x, y, weight if weight is not None else _none_tensor(x),
+                              reduction=reduction)
+
+
+def binary_cross_entropy_with_logits(x, y, weight, pos_weight, reduction):
+    """``w ((1 - y) x + (1 + (p - 1) y) softplus(-x))`` (``p`` the pos_weight, 1 if None),
+    computed stably; derivatives ``w ((p y + 1 - y) sigmoid(x) - p y)`` and
+    ``w (-x + (p - 1) softplus(-x))``. Records ``BinaryCrossEntropyWithLogitsBackward0``."""
+    none = _none_tensor(x)
+    return dispatch.composite(BCE_LOGITS, x, y, weight if weight is not None else none,
+                              pos_weight if pos_weight is not None else none,
+                              reduction=reduction)
+
+
+def _nll_fwd(ctx, x, target, weight, ignore_index, reduction):
+    losses, total, wsum = cpu_nn.nll_forward(np.ascontiguousarray(x), target, weight,
+                                             ignore_index, reduction)
+    ctx.wsum = wsum
+    if reduction == "none":
+        return losses
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.float64(total) / wsum if reduction == "mean" else total, x.dtype)
+
+
+def _nll_bwd(ctx, g):
+    scale = 1.0 / ctx.wsum if ctx.reduction == "mean" and ctx.wsum else (
+        math.nan if ctx.reduction == "mean" else 1.0)
+    shape = ctx._next_meta[0][0]
+    if not is_grad_enabled() and dispatch.transform_hook is None:
+        return (_wrap(cpu_nn.nll_backward(np.ascontiguousarray(g._data), ctx.target, ctx.weight,
+                                          shape, ctx.ignore_index, ctx.reduction, scale)),)
+    ones = np.ones(shape[0] if ctx.reduction == "none" else 1, g.dtype.np)
+    coef = cpu_nn.nll_backward(ones, ctx.target, ctx.weight, shape, ctx.ignore_index,
+                               ctx.reduction, scale)
+    gb = _shape.unsqueeze(g, -1) if ctx.reduction == "none" else g
+    return (gb * _wrap(coef),)
+
+
+NLL_LOSS = def_composite("nll_loss", "NllLossBackward0", ("x",), _nll_fwd, _nll_bwd,
+                         attrs=("target", "weight", "ignore_index", "reduction"))
+
+
+def _nll_batch(args, batched, target, weight, ignore_index, reduction):
+    """Each example's losses in one call (the batch folded into N, the targets repeated),
+    then each example's reduction; 'mean' divides by the (shared) total target weight."""
+    x = args[0]
+    size = x.shape[0]
+    if x.ndim == 2:  # (C,) examples: one sample each
+        flat, tgt = x, np.broadcast_to(target, (size,))
+    else:
+        flat = _shape.reshape(x, (size * x.shape[1],) + tuple(x.shape[2:]))
+        tgt = np.broadcast_to(target, (size,) + target.shape).reshape((-1,) + target.shape[1:])
+    out = dispatch.composite(NLL_LOSS, flat, target=np.ascontiguousarray(tgt), weight=weight,
+                             ignore_index=ignore_index, reduction="none")
+    out = _shape.reshape(out, (size,) + tuple(target.shape))
+    if reduction == "none":
+        return out
+    total = _reduce.sum(out, tuple(range(1, out.ndim))) if out.ndim > 1 else out
+    if reduction == "sum":
+        return total
+    valid = target != ignore_index
+    w = weight[target[valid]] if weight.size else np.ones(int(valid.sum()))
+    return total / float(w.sum()) if w.sum() else total * math.nan
+
+
+NLL_LOSS.jvp, NLL_LOSS.batch_rule = LINEAR, _nll_batch  # linear in x (weights are constants)
+
+
+def nll_loss(x, target, weight, ignore_index, reduction):
+    """Negative log-likelihood of log-probabilities ``x`` (N, C) at int64 class ``target``
+    (N,): ``-w[t_i] x[i, t_i]``, 0 where ``t_i == ignore_index``; 'mean' divides by the
+    total weight of the counted samples. Derivative: ``-w[t_i] g`` at ``(i, t_i)``.
+    Records ``NllLossBackward0``."""
+    w = np.empty(0, x.dtype.np) if weight is None else np.ascontiguousarray(weight, x.dtype.np)
+    return dispatch.composite(NLL_LOSS, x, target=target, weight=w,
+                              ignore_index=int(ignore_index), reduction=reduction)

@@ -1,0 +1,554 @@
+"""``jitgrad.nn.functional``: the layers as functions, with PyTorch's signatures.
+
+Argument checking and normalisation live here; the differentiable ops are rows of
+``jitgrad.ops.nn`` (fused Numba kernels for convolution, pooling, the norms and NLL; scalar-body
+kernels for the activations). Each function states its forward and derivative math.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from ..autograd.grad_mode import no_grad
+from ..ops import binary, dispatch, inplace, shape, unary
+from ..ops import reduce as _red
+from ..ops import creation as _creation
+from ..ops import nn as _ops
+from ..ops.reduce import torch_dtype_name as _tname
+
+__all__ = ["relu", "relu_", "tanh", "sigmoid", "gelu", "silu", "softplus", "leaky_relu",
+           "softmax", "log_softmax", "linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d",
+           "dropout", "batch_norm", "layer_norm", "embedding", "one_hot", "mse_loss", "l1_loss",
+           "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits"]
+
+
+
+def _T():
+    return dispatch.Tensor
+
+
+def _tensor(x, op):
+    return dispatch.tensor_operand(x, op)
+
+
+def _kernel_float(op, *tensors):
+    """The fused kernels run in float32/float64 (Numba has no float16 arithmetic on the CPU)."""
+    for t in tensors:
+        if t is not None and t.dtype.name not in ("float32", "float64"):
+            raise RuntimeError(f"{op}: expected float32 or float64 inputs, got "
+                               f"{_tname(t.dtype)} (convert with .float() or .double())")
+
+
+def _tuple(v, n, name):
+    if isinstance(v, numbers.Integral):
+        return (int(v),) * n
+    v = tuple(int(i) for i in v)
+    if len(v) == 1 and n > 1:
+        v = v * n
+    if len(v) != n:
+        raise ValueError(f"{name} must be an int or a tuple of {n} ints, got {v}")
+    return v
+
+
+# --- activations ---------------------------------------------------------------------------
+def relu(input, inplace=False):  # noqa: A002 - PyTorch's argument name
+    """``max(x, 0)``; derivative ``g`` where ``x > 0`` else 0. ``ReluBackward0``."""
+    return input.relu_() if inplace else unary.relu(input)
+
+
+def relu_(input):  # noqa: A002
+    """In-place ``relu``."""
+    return input.relu_()
+
+
+def tanh(input):  # noqa: A002
+    """``tanh(x)``; derivative ``1 - tanh(x)^2``."""
+    return unary.tanh(input)
+
+
+def sigmoid(input):  # noqa: A002
+    """``1 / (1 + exp(-x))``; derivative ``s (1 - s)``."""
+    return unary.sigmoid(input)
+
+
+def gelu(input, approximate="none"):  # noqa: A002
+    """Gaussian error linear unit (see ``jitgrad.ops.nn.gelu``)."""
+    return _ops.gelu(input, approximate)
+
+
+def _maybe_inplace(input, inplace_, name, fn):
+    if inplace_:
+        return inplace.apply_inplace(input, name, fn)
+    return fn(input)
+
+
+def silu(input, inplace=False):  # noqa: A002
+    """``x sigmoid(x)`` (see ``jitgrad.ops.nn.silu``)."""
+    return _maybe_inplace(input, inplace, "silu_", _ops.silu)
+
+
+def softplus(input, beta=1.0, threshold=20.0):  # noqa: A002
+    """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` (see ``ops.nn.softplus``)."""
+    return _ops.softplus(input, beta, threshold)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002
+    """``x`` for ``x > 0`` else ``negative_slope x`` (see ``ops.nn.leaky_relu``)."""
+    return _maybe_inplace(input, inplace, "leaky_relu_",
+                          lambda t: _ops.leaky_relu(t, negative_slope))
+
+
+def softmax(input, dim, dtype=None):  # noqa: A002
+    """``exp(x_i) / sum_j exp(x_j)`` along ``dim`` (see ``jitgrad.softmax``)."""
+    return _ops.softmax(input, dim, dtype)
+
+
+def log_softmax(input, dim, dtype=None):  # noqa: A002
+    """``x_i - logsumexp_j x_j`` along ``dim`` (see ``jitgrad.log_softmax``)."""
+    return _ops.log_softmax(input, dim, dtype)
+
+
+# --- linear / convolution ------------------------------------------------------------------
+def _same_dtype(op, a, b):
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{op}: expected both operands to have the same dtype, but got "
+                           f"{_tname(a.dtype)} and {_tname(b.dtype)}")
+
+
+def linear(input, weight, bias=None):  # noqa: A002
+    """``y = x W^T + b`` over the last dim of ``x`` (leading dims are batch dims).
+
+    2-d input with bias records ``AddmmBackward0`` (inputs: bias, x, ``W.t()``), as PyTorch;
+    other ranks are reshaped to 2-d and back. Derivatives: ``g W``, ``g^T x``, ``sum g``.
+    """
+    x, w = _tensor(input, "linear"), _tensor(weight, "linear")
+    _same_dtype("linear", x, w)
+    if w.ndim != 2:
+        raise RuntimeError(f"linear: weight must be 2-D, got {w.ndim}-D")
+    if x.ndim == 0 or x.shape[-1] != w.shape[1]:
+        lead = x.shape[:-1] if x.ndim else ()
+        rows = math.prod(lead)
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
+                           f"{x.shape[-1] if x.ndim else 1} and {w.shape[1]}x{w.shape[0]})")
+    x2 = x if x.ndim == 2 else shape.reshape(x, (-1, x.shape[-1]))
+    wt = shape.t(w)
+    if bias is not None:
+        b = _tensor(bias, "linear")
+        _same_dtype("linear", x, b)
+        out = _ops.addmm(b, x2, wt)
+    else:
+        from ..ops.linalg import matmul
+        out = matmul(x2, wt)
+    return out if x.ndim == 2 else shape.reshape(out, x.shape[:-1] + (w.shape[0],))
+
+
+def _conv_padding(padding, k, dilation, stride, nd):
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,) * nd
+        if padding != "same":
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                             "{'valid', 'same'}")
+        if any(s != 1 for s in stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        total = [d * (kk - 1) for d, kk in zip(dilation, k)]
+        if any(t % 2 for t in total):
+            raise NotImplementedError(
+                "padding='same' with an even effective kernel size needs asymmetric padding, "
+                "which jitgrad does not support yet; pass explicit padding instead")
+        return tuple(t // 2 for t in total)
+    return _tuple(padding, nd, "padding")
+
+
+def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):  # noqa: A002
+    x, w = _tensor(input, op), _tensor(weight, op)
+    _same_dtype(op, x, w)
+    _kernel_float(op, x)
+    if w.ndim != nd + 2:
+        raise RuntimeError(f"{op}: weight must be {nd + 2}-D, got {w.ndim}-D")
+    unbatched = x.ndim == nd + 1
+    if unbatched:
+        x = shape.unsqueeze(x, 0)
+    if x.ndim != nd + 2:
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"{op}, but got input of size: {list(input.shape)}")
+    groups = int(groups)
+    if groups < 1 or w.shape[0] % groups:
+        raise RuntimeError(f"{op}: out_channels ({w.shape[0]}) must be divisible by groups "
+                           f"({groups})")
+    if x.shape[1] != w.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(w.shape)}, expected input"
+            f"{list(x.shape)} to have {w.shape[1] * groups} channels, but got {x.shape[1]} "
+            "channels instead")
+    stride = _tuple(stride, nd, "stride")
+    dilation = _tuple(dilation, nd, "dilation")
+    pad = _conv_padding(padding, w.shape[2:], dilation, stride, nd)
+    if nd == 1:
+        stride, pad, dilation = (1,) + stride, (0,) + pad, (1,) + dilation
+    b = None
+    if bias is not None:
+        b = _tensor(bias, op)
+        if b.shape != (w.shape[0],):
+            raise RuntimeError(f"{op}: bias must have shape ({w.shape[0]},), got {b.shape}")
+    out = _ops.conv(x, w, b, {"stride": stride, "padding": pad, "dilation": dilation,
+                              "groups": groups})
+    return shape.squeeze(out, 0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    """1-d cross-correlation over the last dim of ``(N, C, L)`` (or ``(C, L)``) input:
+    ``out[n, co, l] = b[co] + sum_{ci, k} w[co, ci, k] x[n, ci, l s - p + k d]``.
+    Records ``ConvolutionBackward0`` (see ``jitgrad.ops.nn.conv`` for the derivatives)."""
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    """2-d cross-correlation of ``(N, C, H, W)`` (or ``(C, H, W)``) input with
+    ``(Co, C/groups, KH, KW)`` weights; ``padding`` may be an int, a pair, 'valid' or 'same'.
+    Records ``ConvolutionBackward0`` (see ``jitgrad.ops.nn.conv`` for the derivatives)."""
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+# --- pooling -------------------------------------------------------------------------------
+def _pool_args(op, x, kernel_size, stride, padding, dilation):
+    x = _tensor(x, op)
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"{op}: expected a 3D or 4D input, got {x.ndim}D")
+    k = _tuple(kernel_size, 2, "kernel_size")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _tuple(stride, 2, "stride")
+    p = _tuple(padding, 2, "padding")
+    d = _tuple(dilation, 2, "dilation")
+    if any(v <= 0 for v in k + s + d):
+        raise RuntimeError(f"{op}: kernel_size, stride and dilation must be positive")
+    if any(pp > kk // 2 for pp, kk in zip(p, k)):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={p[0] if p[0] > k[0] // 2 else p[1]}, kernel_size={k[0]} and "
+                           f"dilation={d[0]}")
+    return x, k, s, p, d
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
+               return_indices=False):
+    """Max over ``kernel_size`` windows of the last two dims (see ``ops.nn.max_pool2d``).
+    Records ``MaxPool2DWithIndicesBackward0``; ``return_indices`` also gives the int64 flat
+    in-plane argmax of each window."""
+    x, k, s, p, d = _pool_args("max_pool2d", input, kernel_size, stride, padding, dilation)
+    _kernel_float("max_pool2d", x)
+    out, idx = _ops.max_pool2d(x, k, s, p, d, ceil_mode)
+    return (out, idx) if return_indices else out
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
+               count_include_pad=True, divisor_override=None):
+    """Mean over ``kernel_size`` windows of the last two dims (see ``ops.nn.avg_pool2d``).
+    Records ``AvgPool2DBackward0``."""
+    x, k, s, p, _ = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1)
+    _kernel_float("avg_pool2d", x)
+    if divisor_override is not None and divisor_override <= 0:
+        raise RuntimeError("divisor must be not zero")
+    return _ops.avg_pool2d(x, k, s, p, ceil_mode, count_include_pad, divisor_override)
+
+
+# --- dropout / normalisation / embedding ----------------------------------------------------
+def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (only
+    when ``training``): ``y = x * m`` with the random mask ``m`` a constant, so the node is
+    ``MulBackward0`` (as PyTorch) and the derivative ``g * m``. Uses ``jitgrad.manual_seed``'s
+    generator."""
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    x = _tensor(input, "dropout")
+    if not training or p == 0:
+        return x
+    keep = _creation._rng.random(x.shape) >= p
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    mask = _T()._make((keep * scale).astype(x.dtype.np))
+    return x.mul_(mask) if inplace else binary.mul(x, mask)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,  # noqa: A002
+               momentum=0.1, eps=1e-5):
+    """Normalise each channel (dim 1) of ``(N, C, *)`` input; see ``ops.nn.batch_norm``.
+
+    In training the batch statistics are used and ``running_mean``/``running_var`` (Tensors or
+    None) are updated in place (their version counters bump). Records
+    ``NativeBatchNormBackward0``."""
+    x = _tensor(input, "batch_norm")
+    _kernel_float("batch_norm", x, weight, bias)
+    if x.ndim < 2:
+        raise ValueError(f"expected 2D or more input (got {x.ndim}D input)")
+    C = x.shape[1]
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                    ("running_var", running_var)):
+        if t is not None and tuple(t.shape) != (C,):
+            raise RuntimeError(f"batch_norm: {name} should contain {C} elements not {t.numel()}")
+    if training:
+        if x.numel() // C <= 1:
+            raise ValueError("Expected more than 1 value per channel when training, got input "
+                             f"size {list(x.shape)}")
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("batch_norm: running_mean and running_var must be defined in "
+                           "evaluation mode")
+    out = _ops.batch_norm(x, weight, bias,
+                          None if running_mean is None else running_mean._data,
+                          None if running_var is None else running_var._data,
+                          training, 0.0 if momentum is None else momentum, eps)
+    if training:
+        for t in (running_mean, running_var):
+            if t is not None:
+                t._version_counter.bump()
+    return out
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # noqa: A002
+    """Normalise over the trailing ``normalized_shape`` dims (see ``ops.nn.layer_norm``).
+    Records ``NativeLayerNormBackward0``."""
+    x = _tensor(input, "layer_norm")
+    _kernel_float("layer_norm", x, weight, bias)
+    ns = (int(normalized_shape),) if isinstance(normalized_shape, numbers.Integral) else \
+        tuple(int(n) for n in normalized_shape)
+    if len(ns) == 0 or tuple(x.shape[x.ndim - len(ns):]) != ns or len(ns) > x.ndim:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(map(str, ns))}], but got input of size"
+                           f"{list(x.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != ns:
+            raise RuntimeError(f"layer_norm: {name} must have shape {ns}, got {tuple(t.shape)}")
+    return _ops.layer_norm(x, ns, weight, bias, eps)
+
+
+def _index_array(t, op):
+    arr = np.asarray(t._data if isinstance(t, _T()) else t)
+    if arr.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got {arr.dtype}")
+    return arr.astype(np.int64, copy=False)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # noqa: A002
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` at the int indices ``input`` (see ``ops.nn.embedding``).
+
+    ``max_norm``: the looked-up rows whose ``norm_type``-norm exceeds it are rescaled in place
+    (under no_grad) first, as PyTorch. ``sparse`` gradients are not supported."""
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not supported")
+    w = _tensor(weight, "embedding")
+    _kernel_float("embedding", w)
+    idx = _index_array(input, "embedding")
+    n = w.shape[0]
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx = padding_idx % n
+    if max_norm is not None:
+        with no_grad():
+            rows = np.unique(idx)
+            norms = np.linalg.norm(w._data[rows], ord=norm_type, axis=1)
+            big = norms > max_norm
+            if big.any():
+                w._data[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype.np)
+                w._version_counter.bump()
+    return _ops.embedding(w, idx, padding_idx, scale_grad_by_freq)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding: ``out[..., c] = (tensor[...] == c)``."""
+    idx = _index_array(tensor, "one_hot")
+    if num_classes < 0:
+        num_classes = int(idx.max()) + 1 if idx.size else 0
+    if idx.size and (idx.min() < 0 or idx.max() >= num_classes):
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return _T()._make((idx[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+# --- losses --------------------------------------------------------------------------------
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _reduction(reduction, size_average=None, reduce=None):
+    if size_average is not None or reduce is not None:  # PyTorch's legacy arguments
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "none" if not reduce else ("mean" if size_average else "sum")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _pair(op, input, target):  # noqa: A002
+    x, y = _tensor(input, op), _tensor(target, op)
+    if x.shape != y.shape:
+        warnings.warn(f"Using a target size ({list(y.shape)}) that is different to the input "
+                      f"size ({list(x.shape)}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=3)
+    return x, y
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):  # noqa: A002
+    """Mean squared error ``(x - y)^2`` (see ``ops.nn.mse_loss``). ``MseLossBackward0``."""
+    x, y = _pair("mse_loss", input, target)
+    return _ops.mse_loss(x, y, _reduction(reduction, size_average, reduce))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):  # noqa: A002
+    """``|x - y|`` reduced, composed of ``sub``, ``abs`` and ``mean``/``sum`` as in PyTorch
+    (derivative ``sign(x - y) g``)."""
+    x, y = _pair("l1_loss", input, target)
+    return _apply_reduction(unary.abs(x - y), _reduction(reduction, size_average, reduce))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
+    """Huber loss with threshold ``delta`` (see ``ops.nn.huber_loss``)."""
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta, got "
+                           f"{delta}")
+    x, y = _pair("huber_loss", input, target)
+    return _ops.huber_loss(x, y, _reduction(reduction), delta)
+
+
+def _apply_reduction(loss, reduction):
+    if reduction == "mean":
+        return _red.mean(loss)
+    return _red.sum(loss) if reduction == "sum" else loss
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
+                         reduction="mean"):
+    """``-w (y log x + (1 - y) log(1 - x))`` on probabilities ``x`` (see
+    ``ops.nn.binary_cross_entropy``)."""
+    x, y = _tensor(input, "binary_cross_entropy"), _tensor(target, "binary_cross_entropy")
+    if x.shape != y.shape:
+        raise ValueError(f"Using a target size ({list(y.shape)}) that is different to the input "
+                         f"size ({list(x.shape)}) is deprecated. Please ensure they have the same "
+                         "size.")
+    w = None if weight is None else _tensor(weight, "binary_cross_entropy")
+    return _ops.binary_cross_entropy(x, y, w, _reduction(reduction, size_average, reduce))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,  # noqa: A002
+                                     reduce=None, reduction="mean", pos_weight=None):
+    """Sigmoid + binary cross-entropy in one stable op (see
+    ``ops.nn.binary_cross_entropy_with_logits``)."""
+    x = _tensor(input, "binary_cross_entropy_with_logits")
+    y = _tensor(target, "binary_cross_entropy_with_logits")
+    if x.shape != y.shape:
+        raise ValueError(f"Target size ({list(y.shape)}) must be the same as input size "
+                         f"({list(x.shape)})")
+    w = None if weight is None else _tensor(weight, "binary_cross_entropy_with_logits")
+    pw = None if pos_weight is None else _tensor(pos_weight, "binary_cross_entropy_with_logits")
+    return _ops.binary_cross_entropy_with_logits(x, y, w, pw,
+                                                 _reduction(reduction, size_average, reduce))
+
+
+def _class_layout(op, x, target):
+    """(x as (M, C), int64 targets (M,), output shape for 'none') for (N, C, d...) / (C,)."""
+    t = _index_array(target, op)
+    if x.ndim == 1:
+        if t.ndim != 0:
+            raise RuntimeError(f"{op}: 1D input needs a 0D target, got {t.ndim}D")
+        return shape.unsqueeze(x, 0), t.reshape(1), ()
+    if x.ndim < 1 or t.shape[:1] != x.shape[:1]:
+        raise ValueError(f"Expected input batch_size ({x.shape[0] if x.ndim else 0}) to match "
+                         f"target batch_size ({t.shape[0] if t.ndim else 0}).")
+    if t.shape != x.shape[:1] + x.shape[2:]:
+        raise RuntimeError(f"{op}: expected target of shape {list(x.shape[:1] + x.shape[2:])}, "
+                           f"got {list(t.shape)}")
+    if x.ndim == 2:
+        return x, t, t.shape
+    C = x.shape[1]
+    perm = (0,) + tuple(range(2, x.ndim)) + (1,)
+    return shape.reshape(shape.permute(x, perm), (-1, C)), t.reshape(-1), t.shape
+
+
+def _check_targets(t, C, ignore_index):
+    bad = (t != ignore_index) & ((t < 0) | (t >= C))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,  # noqa: A002
+             reduction="mean"):
+    """Negative log-likelihood of log-probabilities (class dim 1) at int class targets; see
+    ``ops.nn.nll_loss``. Records ``NllLossBackward0``."""
+    x = _tensor(input, "nll_loss")
+    _kernel_float("nll_loss", x)
+    reduction = _reduction(reduction, size_average, reduce)
+    x2, t, out_shape = _class_layout("nll_loss", x, target)
+    C = x2.shape[1]
+    _check_targets(t, C, ignore_index)
+    w = _weight_array(weight, C, x)
+    out = _ops.nll_loss(x2, t, w, ignore_index, reduction)
+    return shape.reshape(out, out_shape) if reduction == "none" and out.shape != out_shape else out
+
+
+def _weight_array(weight, C, x):
+    if weight is None:
+        return None
+    w = np.asarray(weight._data if isinstance(weight, _T()) else weight)
+    if w.shape != (C,):
+        raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no "
+                           "classes")
+    return w.astype(x.dtype.np)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,  # noqa: A002
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """Cross-entropy of unnormalised logits (class dim 1) with class-index targets (int) or
+    class probabilities (float, input's shape).
+
+    Indices: ``nll_loss(log_softmax(x, 1), t)`` (nodes ``NllLossBackward0`` then
+    ``LogSoftmaxBackward0``, as PyTorch); with ``label_smoothing`` e the loss is
+    ``(1 - e) nll + e/C sum_c -w_c log p_c``. Probabilities: ``-sum_c w_c y_c log p_c`` per
+    sample ('mean' divides by the number of samples). Derivative with respect to the logits:
+    ``softmax(x) - y`` (weighted, scaled by the reduction).
+    """
+    x = _tensor(input, "cross_entropy")
+    reduction = _reduction(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if x.ndim == 0:
+        raise RuntimeError("cross_entropy: input must have at least 1 dim")
+    cdim = 0 if x.ndim == 1 else 1
+    C = x.shape[cdim]
+    logp = _ops.log_softmax(x, cdim)
+    tgt = target if isinstance(target, _T()) else _T()._make(np.asarray(target))
+    w = _weight_array(weight, C, x)
+    if tgt.dtype.is_floating_point:
+        if tgt.shape != x.shape:
+            raise RuntimeError(f"cross_entropy: probability targets must have the input's shape "
+                               f"{list(x.shape)}, got {list(tgt.shape)}")
+        if label_smoothing > 0:
+            tgt = tgt * (1.0 - label_smoothing) + label_smoothing / C
+        prod = logp * tgt
+        if w is not None:
+            wshape = (C,) + (1,) * (x.ndim - cdim - 1)
+            prod = prod * _T()._make(w.reshape(wshape))
+        loss = -_red.sum(prod, cdim)
+        if reduction == "mean":
+            return loss.sum() / (loss.numel() if x.ndim > 1 else 1)
+        return loss.sum() if reduction == "sum" else loss
+    nll = nll_loss(logp, tgt, None if w is None else _T()._make(w), None, ignore_index, None,
+                   reduction)
+    if label_smoothing == 0:
+        return nll
+    x2, t, out_shape = _class_layout("cross_entropy", logp, tgt)
+    keep = (t != ignore_index).astype(x.dtype.np)
+    terms = x2 if w is None else x2 * _T()._make(w)
+    smooth = -_red.sum(terms, 1) * _T()._make(keep)
+    if reduction == "none":
+        smooth = shape.reshape(smooth, out_shape)
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    else:
+        denom = keep.sum() if w is None else float((w[np.where(keep > 0, t, 0)] * keep).sum())
+        smooth = smooth.sum() / denom
+    return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / C)

@@ -1,0 +1,168 @@
+"""``jitgrad.nn.init``: in-place initialisers with PyTorch's names, formulas and defaults.
+
+Every initialiser fills the tensor's storage in place without recording a graph (as under
+``no_grad``), bumps its version counter and returns it. Random draws come from jitgrad's
+generator (``jitgrad.manual_seed``), or from ``generator`` (a ``numpy.random.Generator``).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ..ops import creation as _creation
+
+__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
+           "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
+           "kaiming_normal_", "orthogonal_"]
+
+
+def _rng(generator):
+    return generator if generator is not None else _creation._rng
+
+
+def _fill(tensor, values):
+    np.copyto(tensor._data, values, casting="unsafe")
+    tensor._version_counter.bump()
+    return tensor
+
+
+def calculate_gain(nonlinearity, param=None):
+    """The recommended gain for a nonlinearity: 1 for linear/conv/sigmoid, 5/3 for tanh,
+    sqrt(2) for relu, sqrt(2 / (1 + a^2)) for leaky_relu (a = param, default 0.01), 3/4 for
+    selu."""
+    if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                        "conv_transpose2d", "conv_transpose3d", "sigmoid"):
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor):
+    """fan_in = size(1) * receptive field, fan_out = size(0) * receptive field."""
+    if tensor.ndim < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
+                         "dimensions")
+    receptive = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _fan(tensor, mode):
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    """Fill with U(a, b)."""
+    return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    """Fill with N(mean, std^2)."""
+    return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fill with N(mean, std^2) conditioned on [a, b] (rejection sampling: draws outside the
+    interval are redrawn)."""
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                      "distribution of values may be incorrect.", stacklevel=2)
+    rng = _rng(generator)
+    out = rng.normal(mean, std, tensor.shape)
+    for _ in range(1000):
+        bad = (out < a) | (out > b)
+        if not bad.any():
+            break
+        out[bad] = rng.normal(mean, std, int(bad.sum()))
+    return _fill(tensor, np.clip(out, a, b))
+
+
+def constant_(tensor, val):
+    """Fill with ``val``."""
+    return _fill(tensor, val)
+
+
+def ones_(tensor):
+    """Fill with 1."""
+    return _fill(tensor, 1)
+
+
+def zeros_(tensor):
+    """Fill with 0."""
+    return _fill(tensor, 0)
+
+
+def eye_(tensor):
+    """The identity matrix (2-d tensors only)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    """U(-a, a) with ``a = gain sqrt(6 / (fan_in + fan_out))`` (Glorot & Bengio, 2010)."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    a = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    return uniform_(tensor, -a, a, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    """N(0, std^2) with ``std = gain sqrt(2 / (fan_in + fan_out))``."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """U(-b, b) with ``b = gain sqrt(3 / fan)`` (He et al., 2015); ``a`` is the negative slope
+    of the leaky_relu gain. PyTorch's default init of Linear/Conv weights is ``a = sqrt(5)``,
+    i.e. ``b = 1 / sqrt(fan_in)``."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    gain = calculate_gain(nonlinearity, a)
+    bound = math.sqrt(3.0) * gain / math.sqrt(_fan(tensor, mode))
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """N(0, std^2) with ``std = gain / sqrt(fan)``."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix from the QR decomposition of a normal sample (Saxe et al.,
+    2013), scaled by ``gain``; trailing dims are flattened."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _rng(generator).standard_normal((rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q *= np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (gain * q).reshape(tensor.shape))

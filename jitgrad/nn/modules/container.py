@@ -1,0 +1,200 @@
+"""Containers: ``Sequential``, ``ModuleList`` and ``ModuleDict``."""
+from __future__ import annotations
+
+import operator
+from collections import OrderedDict
+
+from .module import Module, _addindent
+
+
+class Sequential(Module):
+    """Modules applied in order: ``Sequential(a, b, c)(x) == c(b(a(x)))``. Built from modules
+    or from one ``OrderedDict`` of named modules; indexing with a slice gives a Sequential."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
+
+    def _index(self, idx):
+        n = len(self)
+        idx = operator.index(idx)
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range")
+        return idx % n
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return list(self._modules.values())[self._index(idx)]
+
+    def __setitem__(self, idx, module):
+        key = list(self._modules)[self._index(idx)]
+        setattr(self, key, module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [keys[self._index(idx)]]):
+            del self._modules[key]
+        items = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(items):  # PyTorch renumbers after a deletion
+            self._modules[str(i)] = m
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        items = list(self._modules.values())
+        n = len(items)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        items.insert(index % (n + 1) if index < 0 else index, module)
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self.add_module(str(i), m)
+        return self
+
+    def forward(self, input):  # noqa: A002 - PyTorch's argument name
+        for module in self:
+            input = module(input)
+        return input
+
+
+class ModuleList(Module):
+    """A list of sub-modules, registered so their parameters are found; no ``forward``."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def _index(self, idx):
+        n = len(self)
+        idx = operator.index(idx)
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx % n)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[self._index(idx)]
+
+    def __setitem__(self, idx, module):
+        self.add_module(self._index(idx), module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [self._index(idx)]):
+            del self._modules[key]
+        items = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self.add_module(str(i), m)
+
+    def __repr__(self):
+        # runs of identical reprs are folded into "(0-2): 3 x Linear(...)", as PyTorch
+        lines, items = [], [(k, repr(m)) for k, m in self._modules.items()]
+        i = 0
+        while i < len(items):
+            j = i
+            while j + 1 < len(items) and items[j + 1][1] == items[i][1]:
+                j += 1
+            text = _addindent(items[i][1], 2)
+            if j > i:
+                lines.append(f"({items[i][0]}-{items[j][0]}): {j - i + 1} x {text}")
+            else:
+                lines.append(f"({items[i][0]}): {text}")
+            i = j + 1
+        if not lines:
+            return self._get_name() + "()"
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """An ordered dict of named sub-modules; no ``forward``."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def clear(self):
+        self._modules.clear()
+
+    def pop(self, key):
+        return self._modules.pop(key)
+
+    def update(self, modules):
+        items = modules.items() if hasattr(modules, "items") else modules
+        for key, module in items:
+            self[key] = module

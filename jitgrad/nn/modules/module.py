@@ -1,0 +1,486 @@
+"""``Module``: the base class of layers and models, with PyTorch's registration rules.
+
+Assigning a ``Parameter`` to an attribute registers it, a ``Module`` becomes a child, and
+``register_buffer`` adds state that is not trained (running statistics). Everything else is a
+plain attribute. Traversals (``named_parameters``, ``state_dict``...) follow registration order.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+
+import numpy as np
+
+from ... import dtypes
+from ...autograd.grad_mode import no_grad
+from ...autograd.node import HookDict
+from ...tensor import Tensor
+from ..parameter import Parameter
+
+_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+class IncompatibleKeys(_IncompatibleKeys):
+    """What ``load_state_dict`` returns: the keys it did not find and the ones it did not
+    use."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(text: str, spaces: int) -> str:
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+def _parse_to(args, kwargs):
+    """``(dtype or None)`` from ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
+    ``to(tensor)`` and keywords; only the CPU device exists."""
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda", "meta", "mps"):
+            device = a
+        elif a is not None:
+            dtype = a
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise RuntimeError(f"jitgrad modules live on the CPU; device {device!r} is not "
+                           "available")
+    if dtype is not None:
+        dtype = dtypes.to_dtype(dtype)
+        if not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
+                            f"desired dtype={dtype}")
+    return dtype
+
+
+class Module:
+    """Base class of every layer and model (PyTorch's ``nn.Module``).
+
+    Subclasses call ``super().__init__()`` first, assign parameters/sub-modules as attributes
+    and define ``forward``. Calling the module runs forward pre-hooks, ``forward`` and forward
+    hooks.
+    """
+
+    training: bool
+    _version = 1
+
+    def __init__(self):
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", OrderedDict())
+        setattr_(self, "_buffers", OrderedDict())
+        setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_modules", OrderedDict())
+        setattr_(self, "_forward_hooks", HookDict())
+        setattr_(self, "_forward_pre_hooks", HookDict())
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  '"forward" function')
+
+    def __call__(self, *args, **kwargs):
+        for hook in tuple(self._forward_pre_hooks.values()):
+            res = hook(self, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
+        out = self.forward(*args, **kwargs)
+        for hook in tuple(self._forward_hooks.values()):
+            res = hook(self, args, out)
+            if res is not None:
+                out = res
+        return out
+
+    # --- hooks -----------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False):
+        """``hook(module, args) -> None or new args`` runs before ``forward``. Returns a
+        handle with ``remove()``."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend)
+
+    def register_forward_hook(self, hook, *, prepend=False):
+        """``hook(module, args, output) -> None or new output`` runs after ``forward``.
+        Returns a handle with ``remove()``."""
+        return self._add_hook(self._forward_hooks, hook, prepend)
+
+    @staticmethod
+    def _add_hook(hooks, hook, prepend):
+        handle = hooks.add(hook)
+        if prepend:
+            items = list(hooks.items())
+            hooks.clear()
+            hooks.update([items[-1]] + items[:-1])
+        return handle
+
+    # --- registration ----------------------------------------------------------------------
+    def __getattr__(self, name):
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._drop(name)
+            self.register_parameter(name, value)
+            return
+        if params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                                "(jitgrad.nn.Parameter or None expected)")
+            params[name] = None
+            return
+        modules = d.get("_modules")
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._drop(name)
+            modules[name] = value
+            return
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                                f"'{name}' (jitgrad.nn.Module or None expected)")
+            modules[name] = None
+            return
+        buffers = d.get("_buffers")
+        if buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(jitgrad.Tensor or None expected)")
+            buffers[name] = value
+            return
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(store, ()):
+                del self.__dict__[store][name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def _drop(self, name):
+        self.__dict__.pop(name, None)
+        for store in ("_parameters", "_buffers", "_modules"):
+            self.__dict__[store].pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+
+    def _check_name(self, kind, name):
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+
+    def register_parameter(self, name, param):
+        """Add ``param`` (a ``Parameter`` or None) under ``name``."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_name("parameter", name)
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (jitgrad.nn.Parameter or None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             "parameters must be created explicitly.")
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Add a buffer (state that is not a parameter, e.g. running statistics); persistent
+        buffers are part of ``state_dict``."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_name("buffer", name)
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (jitgrad.Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        """Add a child module under ``name`` (also ``register_module``)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._check_name("module", name)
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> "Module":
+        """The sub-module at the dotted path ``target`` ("" is this module)."""
+        mod = self
+        for item in target.split(".") if target else ():
+            if item not in mod._modules:
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = mod._modules[item]
+        return mod
+
+    def get_parameter(self, target: str):
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters:
+            raise AttributeError(f"`{name}` is not a parameter")
+        return mod._parameters[name]
+
+    # --- traversal -------------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """``(dotted name, module)`` for this module and every descendant (each once)."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if self in memo:
+                return
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, get, prefix="", recurse=True, remove_duplicate=True):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
+        for mod_prefix, mod in mods:
+            for name, value in get(mod):
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                if remove_duplicate:
+                    seen.add(id(value))
+                yield mod_prefix + ("." if mod_prefix else "") + name, value
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """``(dotted name, Parameter)`` pairs in registration order (shared ones once)."""
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self, fn):
+        """Call ``fn`` on every child (recursively) and then on this module."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # --- mode and gradients ----------------------------------------------------------------
+    def train(self, mode=True):
+        """Set training mode (``training``) on this module and its descendants."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self):
+        """``train(False)``: dropout off, batch norm uses its running statistics."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Reset the gradients of every parameter: to None (default), or to zeros in place."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                g = p.grad
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                g.zero_()
+
+    # --- state -----------------------------------------------------------------------------
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+
+    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+        """An ordered ``{dotted name: tensor}`` of parameters and persistent buffers. The
+        tensors are detached but share storage with the module (copy them to snapshot)."""
+        if destination is None:
+            destination = OrderedDict()
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy parameters and buffers from ``state_dict`` (in place, without recording).
+
+        ``strict``: raise when keys are missing or unexpected. Shape mismatches always raise.
+        ``assign``: take the given tensors instead of copying into the existing ones.
+        Returns ``IncompatibleKeys(missing_keys, unexpected_keys)``.
+        """
+        if not hasattr(state_dict, "keys"):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        expected = self.state_dict(keep_vars=True)
+        missing = [k for k in expected if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in expected]
+        errors = []
+        if strict:
+            if missing:
+                errors.append("Missing key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in missing) + ". ")
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        pending = []
+        for key, current in expected.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            arr = value._data if isinstance(value, Tensor) else np.asarray(value)
+            if arr.shape != current.shape:
+                errors.append(f"size mismatch for {key}: copying a param with shape "
+                              f"{list(arr.shape)} from checkpoint, the shape in current model "
+                              f"is {list(current.shape)}.")
+                continue
+            pending.append((key, current, value, arr))
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t"
+                               + "\n\t".join(errors))
+        with no_grad():
+            for key, current, value, arr in pending:
+                if assign:
+                    self._assign(key, current, value, arr)
+                else:
+                    np.copyto(current._data, arr, casting="unsafe")
+                    current._version_counter.bump()
+        return IncompatibleKeys(missing, unexpected)
+
+    def _assign(self, key, current, value, arr):
+        path, _, name = key.rpartition(".")
+        mod = self.get_submodule(path)
+        if name in mod._parameters:
+            mod._parameters[name] = Parameter(Tensor._make(arr), current.requires_grad)
+        else:
+            mod._buffers[name] = value if isinstance(value, Tensor) else Tensor._make(arr)
+
+    # --- dtype / device --------------------------------------------------------------------
+    def _apply_arrays(self, fn):
+        for module in self.modules():
+            for p in module._parameters.values():
+                if p is not None:
+                    p._data = fn(p._data)
+                    if p._grad is not None:
+                        p._grad._data = fn(p._grad._data)
+            for name, b in module._buffers.items():
+                if b is not None:
+                    b._data = fn(b._data)
+        return self
+
+    def to(self, *args, **kwargs):
+        """``to(dtype)``, ``to("cpu")``, ``to(device, dtype)``: cast floating-point parameters
+        and buffers in place (the Parameter objects stay the same)."""
+        dtype = _parse_to(args, dict(kwargs))
+        if dtype is None:
+            return self
+        target = dtype.np
+        return self._apply_arrays(
+            lambda a: a.astype(target) if a.dtype.kind == "f" and a.dtype != target else a)
+
+    def float(self):
+        return self.to(dtypes.float32)
+
+    def double(self):
+        return self.to(dtypes.float64)
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        raise RuntimeError("jitgrad modules live on the CPU; CUDA is not available here")
+
+    # --- repr ------------------------------------------------------------------------------
+    def _get_name(self):
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The text inside the parentheses of this module's repr (subclasses override)."""
+        return ""
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): {_addindent(repr(module), 2)}"
+                       for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                body = extra_lines[0]
+            else:
+                body = "\n  " + "\n  ".join(lines) + "\n"
+        return f"{self._get_name()}({body})"
+
+    def __dir__(self):
+        keys = list(super().__dir__())
+        keys += list(self._parameters) + list(self._modules) + list(self._buffers)
+        return sorted(k for k in set(keys) if not k[0].isdigit())

@@ -1,0 +1,89 @@
+"""Adam and AdamW."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tensor import Tensor
+from .optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """PyTorch's Adam (Kingma & Ba, 2014). Per parameter, at step ``t``, with ``d = g``
+    (``-g`` when ``maximize``), plus ``weight_decay * p`` (L2, coupled) unless decoupled::
+
+        p = p * (1 - lr * weight_decay)          (decoupled weight decay: AdamW)
+        m = m + (1 - beta1) * (d - m)
+        v = beta2 * v + (1 - beta2) * d^2
+        vmax = max(vmax, v); v_hat = vmax if amsgrad else v
+        p = p - lr / (1 - beta1^t) * m / (sqrt(v_hat) / sqrt(1 - beta2^t) + eps)
+
+    One fused kernel per parameter. State: ``step`` (float32 0-d), ``exp_avg``,
+    ``exp_avg_sq`` and ``max_exp_avg_sq`` (amsgrad).
+    """
+
+    _decoupled_default = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=None):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if eps < 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        for i in (0, 1):
+            if not 0.0 <= betas[i] < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if differentiable or capturable:
+            raise NotImplementedError("differentiable/capturable optimizers are not supported")
+        if decoupled_weight_decay is None:
+            decoupled_weight_decay = self._decoupled_default
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
+        loss = self._closure(closure)
+        for group in self.param_groups:
+            b1, b2 = (float(b) for b in group["betas"])
+            amsgrad = bool(group["amsgrad"])
+            for p in self._params_with_grad(group):
+                state = self.state[p]
+                if not state:
+                    state["step"] = Tensor._make(np.zeros((), np.float32))
+                    state["exp_avg"] = self._zeros_state(p)
+                    state["exp_avg_sq"] = self._zeros_state(p)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = self._zeros_state(p)
+                t = self._step_count(state)
+                vmax = (state["max_exp_avg_sq"]._data if amsgrad else p._data)
+                vmax = vmax.reshape(-1) if amsgrad else vmax.reshape(-1)[:0]
+                lr, wd = float(group["lr"]), float(group["weight_decay"])
+                decoupled = bool(group["decoupled_weight_decay"])
+                self._run("adam", p, state["exp_avg"]._data.reshape(-1),
+                          state["exp_avg_sq"]._data.reshape(-1), vmax,
+                          -1.0 if group["maximize"] else 1.0,
+                          1.0 - lr * wd if decoupled else 1.0, 0.0 if decoupled else wd,
+                          b1, b2, lr / (1.0 - b1 ** t), 1.0 / math.sqrt(1.0 - b2 ** t),
+                          float(group["eps"]), amsgrad)
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter, 2019): the parameter is first
+    scaled by ``1 - lr * weight_decay``; ``weight_decay`` defaults to 0.01."""
+
+    _decoupled_default = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)

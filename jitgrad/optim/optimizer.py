@@ -1,0 +1,213 @@
+"""``Optimizer``: parameter groups, per-parameter state, ``zero_grad`` and ``state_dict``.
+
+Each concrete optimizer's ``step`` runs one fused Numba kernel per parameter
+(``jitgrad.device.cpu_nn.optimizer_step``) that reads the gradient and updates the parameter
+and its state arrays in place, in the parameter's dtype.
+"""
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+
+import numpy as np
+
+from ..autograd.grad_mode import enable_grad
+from ..device import cpu_nn
+from ..tensor import Tensor
+
+
+class _Required:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _Required()
+_SET_MSG = ("optimizer parameters need to be organized in ordered collections, but the ordering "
+            "of tensors in sets will change between runs. Please use a list instead.")
+
+
+def _flat_pair(p):
+    """Flat C-contiguous views of the parameter and of its gradient (same element order)."""
+    data = p._data
+    if not data.flags.c_contiguous:
+        raise RuntimeError("jitgrad optimizers need C-contiguous parameters")
+    g = p._grad._data
+    if g.dtype != data.dtype or not g.flags.c_contiguous:
+        g = np.ascontiguousarray(g, dtype=data.dtype)
+    return data.reshape(-1), g.reshape(-1)
+
+
+class Optimizer:
+    """Base class: ``Optimizer(params, defaults)`` where ``params`` is an iterable of
+    Tensors or of dicts (parameter groups with their own hyper-parameters)."""
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {type(params).__name__}")
+        if isinstance(params, set):
+            raise TypeError(_SET_MSG)
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group):
+        """Add a group: ``{"params": [...], **hyper-parameters}`` (missing ones from
+        ``defaults``)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError(_SET_MSG)
+        else:
+            params = list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        group = dict(param_group, params=params)
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            group.setdefault(name, default)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if len({id(p) for p in params}) != len(params):
+            import warnings
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error", UserWarning, stacklevel=3)
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none=True):
+        """Reset every parameter's gradient: to None (default) or to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    g = p._grad
+                    if g._grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g.zero_()
+
+    def _closure(self, closure):
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    def _params_with_grad(self, group):
+        for p in group["params"]:
+            if p._grad is not None:
+                yield p
+
+    @staticmethod
+    def _zeros_state(p):
+        return Tensor._make(np.zeros_like(p._data, order="C"))
+
+    @staticmethod
+    def _bump(p):
+        p._version_counter.bump()
+
+    @staticmethod
+    def _step_count(state):
+        """Increment and return the float32 0-d ``state['step']`` tensor (as PyTorch)."""
+        step = state["step"]
+        step._data += np.float32(1)
+        return float(step._data)
+
+    @staticmethod
+    def _run(kind, p, *args):
+        pd, gd = _flat_pair(p)
+        cpu_nn.optimizer_step(kind, pd, gd, *args)
+        p._version_counter.bump()
+
+    def step(self, closure=None):
+        raise NotImplementedError
+
+    # --- state dict ------------------------------------------------------------------------
+    def state_dict(self):
+        """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``:
+        parameters are referred to by their index in group order. The state tensors are
+        shared (not copied)."""
+        index, groups, i = {}, [], 0
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            ids = []
+            for p in group["params"]:
+                if id(p) not in index:
+                    index[id(p)] = i
+                    i += 1
+                ids.append(index[id(p)])
+            packed["params"] = ids
+            groups.append(packed)
+        state = {index[id(p)]: s for p, s in self._state_items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def _state_items(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p in self.state:
+                    yield p, self.state[p]
+
+    def load_state_dict(self, state_dict):
+        """Restore hyper-parameters and state saved by ``state_dict`` (deep-copied; state
+        tensors cast to their parameter's float dtype, ``step`` kept as is)."""
+        state_dict = copy.deepcopy(dict(state_dict))
+        saved = state_dict["param_groups"]
+        if len(saved) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for g, s in zip(self.param_groups, saved):
+            if len(g["params"]) != len(s["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't "
+                                 "match the size of optimizer's group")
+        id_map = {}
+        for g, s in zip(self.param_groups, saved):
+            for p, i in zip(g["params"], s["params"]):
+                id_map[i] = p
+        self.state = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            key = int(key)
+            if key not in id_map:
+                continue
+            p = id_map[key]
+            self.state[p] = {k: self._cast_state(p, k, v) for k, v in value.items()}
+        for g, s in zip(self.param_groups, saved):
+            g.update({k: v for k, v in s.items() if k != "params"})
+
+    @staticmethod
+    def _cast_state(p, key, value):
+        if isinstance(value, Tensor):
+            if key == "step":
+                return value
+            if value._data.dtype.kind == "f" and value._data.dtype != p._data.dtype:
+                return Tensor._make(np.ascontiguousarray(value._data, p._data.dtype))
+            return Tensor._make(np.ascontiguousarray(value._data))
+        return value
+
+    def __repr__(self):
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(group):
+                if key != "params":
+                    lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)

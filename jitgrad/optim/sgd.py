@@ -1,0 +1,53 @@
+"""Stochastic gradient descent with momentum, Nesterov momentum and weight decay."""
+from __future__ import annotations
+
+from .optimizer import Optimizer
+
+
+class SGD(Optimizer):
+    """PyTorch's SGD. For each parameter, with ``d = g + weight_decay * p`` (``-g`` first when
+    ``maximize``)::
+
+        b = d                                         (first step)
+        b = momentum * b + (1 - dampening) * d        (later steps)
+        d = d + momentum * b  if nesterov else  b     (when momentum != 0)
+        p = p - lr * d
+
+    One fused kernel per parameter; the buffer is ``state[p]["momentum_buffer"]``.
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
+                 *, maximize=False, foreach=None, differentiable=False, fused=None):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        if differentiable:
+            raise NotImplementedError("differentiable optimizers are not supported")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
+        loss = self._closure(closure)
+        for group in self.param_groups:
+            momentum = float(group["momentum"])
+            for p in self._params_with_grad(group):
+                state = self.state[p]
+                buf = state.get("momentum_buffer")
+                first = buf is None
+                if momentum != 0 and first:
+                    buf = state["momentum_buffer"] = self._zeros_state(p)
+                empty = p._data.reshape(-1)[:0]
+                damp, nesterov = float(group["dampening"]), bool(group["nesterov"])
+                self._run("sgd", p, buf._data.reshape(-1) if buf is not None else empty,
+                          float(group["lr"]), -1.0 if group["maximize"] else 1.0,
+                          float(group["weight_decay"]), 0.0 if first else momentum,
+                          1.0 if first else 1.0 - damp, nesterov, momentum, momentum != 0)
+        return loss

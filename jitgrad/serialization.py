@@ -1,0 +1,192 @@
+"""``jitgrad.save`` / ``jitgrad.load``: tensors, state dicts and nested containers in a file
+format that never runs code when it is read.
+
+Format: a NumPy ``.npz`` archive (a zip of ``.npy`` files) holding one array per tensor
+(``a0``, ``a1``...) plus ``__jitgrad__``: UTF-8 JSON describing the object tree, stored as a
+uint8 array. Loading uses ``np.load(..., allow_pickle=False)`` and ``json.loads``, and accepts
+only numeric/bool arrays, so a crafted file cannot execute anything (unlike pickle, which
+``torch.load`` used before ``weights_only``).
+
+Supported values: Tensors (and ``nn.Parameter``), NumPy arrays and scalars, dicts /
+OrderedDicts (keys: str, int, float, bool, None, tuples of those), lists, tuples, str, int,
+float (including inf/nan), bool and None. A tensor stored twice is stored once and comes back
+as one object. ``requires_grad`` and the Parameter type are kept; gradients and graphs are not.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections import OrderedDict
+
+import numpy as np
+
+from .tensor import Tensor
+
+__all__ = ["save", "load"]
+
+_META = "__jitgrad__"
+_FORMAT = "jitgrad-npz"
+_VERSION = 1
+
+
+class _Writer:
+    def __init__(self):
+        self.arrays: dict = {}
+        self._ids: dict = {}
+        self._alive: list = []  # keeps the saved objects alive so their ids stay unique
+
+    def _array(self, obj, arr) -> str:
+        key = self._ids.get(id(obj))
+        if key is None:
+            key = self._ids[id(obj)] = f"a{len(self.arrays)}"
+            self.arrays[key] = arr if arr.flags.c_contiguous else arr.copy(order="C")
+            self._alive.append(obj)
+        return key
+
+    def encode(self, obj):
+        from .nn.parameter import Parameter
+        from .nn.modules.module import Module
+
+        if obj is None or isinstance(obj, (bool, str, int, float)):
+            return obj
+        if isinstance(obj, Tensor):
+            return {"$": "tensor", "array": self._array(obj, obj._data),
+                    "requires_grad": bool(obj.requires_grad),
+                    "parameter": isinstance(obj, Parameter)}
+        if isinstance(obj, np.ndarray):
+            _check_dtype(obj.dtype)
+            return {"$": "ndarray", "array": self._array(obj, obj)}
+        if isinstance(obj, np.generic):
+            _check_dtype(obj.dtype)
+            return {"$": "npscalar", "array": self._array(obj, np.asarray(obj))}
+        if isinstance(obj, dict):
+            return {"$": "odict" if isinstance(obj, OrderedDict) else "dict",
+                    "items": [[self.encode_key(k), self.encode(v)] for k, v in obj.items()]}
+        if isinstance(obj, (list, tuple)):
+            return {"$": "list" if isinstance(obj, list) else "tuple",
+                    "items": [self.encode(v) for v in obj]}
+        if isinstance(obj, Module):
+            raise TypeError("jitgrad.save: a Module cannot be saved as an object (that would "
+                            "need code to run on load); save module.state_dict() and load it "
+                            "with module.load_state_dict(jitgrad.load(path))")
+        raise TypeError(f"jitgrad.save: cannot save an object of type {type(obj).__name__}; "
+                        "supported: Tensor, ndarray, dict, list, tuple, str, int, float, bool, "
+                        "None")
+
+    def encode_key(self, key):
+        if key is None or isinstance(key, (bool, int, float, str)):
+            return key
+        if isinstance(key, tuple):
+            return {"$": "tuple", "items": [self.encode_key(k) for k in key]}
+        raise TypeError(f"jitgrad.save: unsupported dict key type {type(key).__name__}")
+
+
+def _check_dtype(dt):
+    if np.dtype(dt).kind not in "biuf":
+        raise TypeError(f"jitgrad.save/load: only bool, integer and float arrays are supported, "
+                        f"got dtype {dt}")
+
+
+def save(obj, f) -> None:
+    """Write ``obj`` (a Tensor, a state dict, an optimizer state dict, nested containers...)
+    to ``f``: a path (written as given, no extension added) or a binary file object.
+
+    The file is a ``.npz`` zip with one ``.npy`` per tensor and a JSON description; see
+    ``jitgrad.serialization``. Read it back with ``jitgrad.load``.
+    """
+    w = _Writer()
+    meta = {"format": _FORMAT, "version": _VERSION, "root": w.encode(obj)}
+    payload = np.frombuffer(json.dumps(meta, allow_nan=True).encode("utf-8"), dtype=np.uint8)
+    arrays = dict(w.arrays)
+    arrays[_META] = payload
+    if isinstance(f, (str, os.PathLike)):
+        tmp = os.fspath(f) + ".tmp"
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+        os.replace(tmp, f)
+    else:
+        np.savez(f, **arrays)
+
+
+def load(f, map_location=None, weights_only=True):
+    """Read an object written by ``jitgrad.save`` from a path or binary file object.
+
+    Never executes code from the file (``allow_pickle=False``, JSON metadata, numeric arrays
+    only). ``map_location``: None or "cpu" (the only device). ``weights_only`` is accepted
+    for PyTorch compatibility; loading is always weights-only.
+    """
+    if map_location not in (None, "cpu"):
+        raise RuntimeError(f"jitgrad.load: map_location={map_location!r} is not available; "
+                           "tensors load on the CPU")
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return _load(io.BytesIO(fh.read()))
+    return _load(f)
+
+
+def _load(fh):
+    try:
+        archive = np.load(fh, allow_pickle=False)
+    except ValueError as err:
+        raise RuntimeError(f"jitgrad.load: not a jitgrad file ({err})") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile) or _META not in archive.files:
+        raise RuntimeError("jitgrad.load: not a jitgrad file (no __jitgrad__ metadata)")
+    with archive:
+        meta = json.loads(bytes(archive[_META]).decode("utf-8"))
+        if meta.get("format") != _FORMAT:
+            raise RuntimeError("jitgrad.load: unknown file format")
+        if meta.get("version", 0) > _VERSION:
+            raise RuntimeError(f"jitgrad.load: file version {meta['version']} is newer than "
+                               f"this jitgrad supports ({_VERSION})")
+        return _Reader(archive).decode(meta["root"])
+
+
+class _Reader:
+    def __init__(self, archive):
+        self.archive = archive
+        self.cache: dict = {}
+
+    def _array(self, key):
+        if key not in self.archive.files or key == _META:
+            raise RuntimeError(f"jitgrad.load: corrupt file (missing array {key!r})")
+        arr = self.archive[key]
+        _check_dtype(arr.dtype)
+        return arr
+
+    def decode(self, node):
+        if not isinstance(node, dict):
+            if isinstance(node, list):
+                raise RuntimeError("jitgrad.load: corrupt file (bare list)")
+            return node
+        kind = node.get("$")
+        if kind == "tensor":
+            key = node["array"]
+            if key not in self.cache:
+                arr = np.array(self._array(key))
+                if node.get("parameter"):
+                    from .nn.parameter import Parameter
+                    t = Parameter(Tensor._make(arr), bool(node.get("requires_grad", True)))
+                else:
+                    t = Tensor._make(arr)
+                    if node.get("requires_grad"):
+                        t.requires_grad_(True)
+                self.cache[key] = t
+            return self.cache[key]
+        if kind == "ndarray":
+            return np.array(self._array(node["array"]))
+        if kind == "npscalar":
+            return self._array(node["array"])[()]
+        if kind in ("dict", "odict"):
+            items = ((self.decode_key(k), self.decode(v)) for k, v in node["items"])
+            return OrderedDict(items) if kind == "odict" else dict(items)
+        if kind == "list":
+            return [self.decode(v) for v in node["items"]]
+        if kind == "tuple":
+            return tuple(self.decode(v) for v in node["items"])
+        raise RuntimeError(f"jitgrad.load: corrupt file (unknown node {kind!r})")
+
+    def decode_key(self, key):
+        if isinstance(key, dict) and key.get("$") == "tuple":
+            return tuple(self.decode_key(k) for k in key["items"])
+        return key
