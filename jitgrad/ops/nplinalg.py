@@ -1,0 +1,281 @@
+"""Differentiable linear algebra for ``jitgrad.numpy.linalg``: inverse, determinants, solve,
+Cholesky and the symmetric eigendecomposition, batched over leading dims like NumPy.
+
+Forwards are ``numpy.linalg``; backwards use Tensor ops (``matmul``, transposes and these rows
+themselves), so double backward works. Derivative formulas (Giles 2008, Murray 2016):
+
+* ``inv``:      ``gA = -B^T g B^T`` with ``B = A^-1``
+* ``det``:      ``gA = g det(A) A^-T``
+* ``slogdet``:  ``gA = g_logabsdet A^-T`` (the sign is piecewise constant)
+* ``solve``:    ``x = A^-1 b``: ``gb = A^-T g``, ``gA = -gb x^T``
+* ``cholesky``: ``A = L L^T``: ``gA = sym(L^-T Phi(L^T gL) L^-1)``, ``Phi`` = lower triangle with
+  the diagonal halved, ``sym(X) = (X + X^T) / 2``
+* ``eigh``:     ``A = V diag(w) V^T``: ``gA = V (diag(gw) + (V^T gV) / E) V^T``,
+  ``E_ij = w_j - w_i`` (off-diagonal), for symmetric ``A``
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dispatch
+from .linalg import matmul
+from .registry import def_composite
+from .shape import transpose, unsqueeze
+
+
+def _T(x):
+    return transpose(x, -1, -2)
+
+
+def _check_square(name, a):
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise np.linalg.LinAlgError(
+            f"{name}: last 2 dimensions of the array must be square, got shape {tuple(a.shape)}")
+
+
+def _fwd(fn):
+    def forward(ctx, *arrays):
+        return fn(*arrays)
+
+    return forward
+
+
+INV = def_composite("inv", "LinalgInvExBackward0", ("a",), _fwd(np.linalg.inv),
+                    lambda ctx, g, result: (-matmul(_T(result), matmul(g, _T(result))),),
+                    save=("result",))
+
+
+def inv(a):
+    """Matrix inverse ``B = A^-1``; ``gA = -B^T g B^T``."""
+    a = dispatch.tensor_operand(a, "inv")
+    _check_square("inv", a)
+    return dispatch.composite(INV, a)
+
+
+def _det_back(ctx, g, a, result):
+    scale = unsqueeze(unsqueeze(g * result, -1), -1)
+    return (scale * _T(inv(a)),)
+
+
+DET = def_composite("det", "LinalgDetBackward0", ("a",), _fwd(np.linalg.det), _det_back,
+                    save=("a", "result"))
+
+
+def det(a):
+    """Determinant; ``gA = g det(A) A^-T`` (needs an invertible ``A`` for the gradient)."""
+    a = dispatch.tensor_operand(a, "det")
+    _check_square("det", a)
+    return dispatch.composite(DET, a)
+
+
+def _slogdet_fwd(ctx, a):
+    sign, logabs = np.linalg.slogdet(a)
+    return np.asarray(sign), np.asarray(logabs)
+
+
+def _slogdet_back(ctx, g_sign, g_logabs, a):
+    return (unsqueeze(unsqueeze(g_logabs, -1), -1) * _T(inv(a)),)
+
+
+SLOGDET = def_composite("slogdet", "LinalgSlogdetBackward0", ("a",), _slogdet_fwd, _slogdet_back,
+                        save=("a",), n_outputs=2)
+
+
+def slogdet(a):
+    """``(sign, log|det A|)``; ``gA = g_logabsdet A^-T`` (the sign has zero gradient)."""
+    a = dispatch.tensor_operand(a, "slogdet")
+    _check_square("slogdet", a)
+    return dispatch.composite(SLOGDET, a)
+
+
+def _solve_back(ctx, g, a, result):
+    na, nb = ctx.needs_input_grad
+    vec = result.ndim == a.ndim - 1
+    gb = solve(_T(a), g)
+    ga = None
+    if na:
+        ga = -(matmul(unsqueeze(gb, -1), unsqueeze(result, -2)) if vec else matmul(gb, _T(result)))
+    return ga, gb if nb else None
+
+
+SOLVE = def_composite("solve", "LinalgSolveExBackward0", ("a", "b"), _fwd(np.linalg.solve),
+                      _solve_back, save=("a", "result"))
+
+
+def solve(a, b):
+    """``x = A^-1 b`` (``b`` of shape ``(..., M)`` when 1-d, else ``(..., M, K)``, as NumPy 2);
+    ``gb = A^-T g``, ``gA = -gb x^T``."""
+    a, b = dispatch.tensor_operand(a, "solve"), dispatch.tensor_operand(b, "solve")
+    _check_square("solve", a)
+    if b.ndim != 1 and b.ndim != a.ndim:
+        raise ValueError(f"solve: b must be 1-d or have the same number of dims as a; got a of "
+                         f"shape {tuple(a.shape)} and b of shape {tuple(b.shape)}")
+    if b.ndim == 1 and a.ndim > 2:
+        b = dispatch.Tensor.expand(b, tuple(a.shape[:-1]))
+    return dispatch.composite(SOLVE, a, b)
+
+
+def _tril_mask(n, k=0):
+    return dispatch.Tensor._make(np.tril(np.ones((n, n)), k))
+
+
+def _cholesky_back(ctx, g, result):
+    L = result
+    n = L.shape[-1]
+    mask = _tril_mask(n)
+    half = dispatch.Tensor._make(np.tril(np.ones((n, n))) - 0.5 * np.eye(n))
+    phi = matmul(_T(L), g * mask) * half
+    Linv = inv(L)
+    s = matmul(_T(Linv), matmul(phi, Linv))
+    return ((s + _T(s)) * 0.5,)
+
+
+CHOLESKY = def_composite("cholesky", "LinalgCholeskyExBackward0", ("a",),
+                         _fwd(np.linalg.cholesky), _cholesky_back, save=("result",))
+
+
+def cholesky(a):
+    """Lower Cholesky factor ``L`` of a symmetric positive definite ``A``;
+    ``gA = sym(L^-T Phi(L^T tril(gL)) L^-1)``."""
+    a = dispatch.tensor_operand(a, "cholesky")
+    _check_square("cholesky", a)
+    return dispatch.composite(CHOLESKY, a)
+
+
+def _eigh_fwd(ctx, a, UPLO):
+    w, v = np.linalg.eigh(a, UPLO=UPLO)
+    return w, v
+
+
+def _eigh_back(ctx, gw, gv, a):
+    # recompute w, V with Tensor ops available: they are the outputs, unpacked from a fresh call
+    w, v = eigh(a, ctx.UPLO) if ctx.needs_input_grad[0] else (None, None)
+    n = a.shape[-1]
+    wd = w._data
+    e = wd[..., None, :] - wd[..., :, None]  # E_ij = w_j - w_i
+    off = ~np.eye(n, dtype=bool)
+    with np.errstate(divide="ignore"):
+        f = np.where(off, 1.0 / np.where(off, e, 1.0), 0.0)
+    if (np.abs(e[..., off]) == 0).any():
+        raise RuntimeError("eigh: the gradient of eigenvectors is not defined for repeated "
+                           "eigenvalues")
+    F = dispatch.Tensor._make(f.astype(a._data.dtype))
+    inner = matmul(_T(v), gv) * F
+    eye = dispatch.Tensor._make(np.eye(n, dtype=a._data.dtype))
+    inner = inner + unsqueeze(gw, -2) * eye
+    return (matmul(v, matmul(inner, _T(v))),)
+
+
+EIGH = def_composite("eigh", "LinalgEighBackward0", ("a",), _eigh_fwd, _eigh_back, save=("a",),
+                     attrs=("UPLO",), n_outputs=2)
+
+
+def eigh(a, UPLO="L"):
+    """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix;
+    ``gA = V (diag(gw) + (V^T gV) / E) V^T`` with ``E_ij = w_j - w_i`` (distinct eigenvalues)."""
+    a = dispatch.tensor_operand(a, "eigh")
+    _check_square("eigh", a)
+    return dispatch.composite(EIGH, a, UPLO=UPLO)
+
+
+def _pinv_back(ctx, g, a, result):
+    # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P (Golub & Pereyra 1973; valid
+    # where the rank is locally constant), whose adjoint is
+    # gA = -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)
+    P = result
+    m, n = a.shape[-2], a.shape[-1]
+    Im = dispatch.Tensor._make(np.eye(m, dtype=a._data.dtype))
+    In = dispatch.Tensor._make(np.eye(n, dtype=a._data.dtype))
+    PT, gT = _T(P), _T(g)
+    return (-matmul(PT, matmul(g, PT))
+            + matmul(Im - matmul(a, P), matmul(gT, matmul(P, PT)))
+            + matmul(matmul(PT, P), matmul(gT, In - matmul(P, a))),)
+
+
+def _pinv_fwd(ctx, a, rcond):
+    return np.linalg.pinv(a, rcond=rcond)
+
+
+PINV = def_composite("pinv", "LinalgPinvBackward0", ("a",), _pinv_fwd, _pinv_back,
+                     attrs=("rcond",), save=("a", "result"))
+
+
+def pinv(a, rcond=None):
+    """Moore-Penrose pseudo-inverse ``P``; the gradient (Golub-Pereyra) holds where the rank is
+    locally constant, which a small perturbation can break for rank-deficient input."""
+    a = dispatch.tensor_operand(a, "pinv")
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"pinv: expected a matrix, got shape {tuple(a.shape)}")
+    if rcond is None:
+        rcond = max(a.shape[-2:]) * np.finfo(a._data.dtype).eps if a._data.dtype.kind == "f" \
+            else 1e-15
+    return dispatch.composite(PINV, a, rcond=float(rcond))
+
+
+def _svd_fwd(ctx, a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return u, s, vh
+
+
+def _svd_back(ctx, gu, gs, gvh, a):
+    """Townsend (2016), real reduced SVD ``A = U diag(s) V^T`` with distinct nonzero ``s``:
+    ``gA = U [(F o (U^T gU - gU^T U)) S + diag(gs) + S (F o (V^T gV - gV^T V))] V^T
+    + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T)``, ``F_ij = 1 / (s_j^2 - s_i^2)``."""
+    u, s, vh = svd(a)
+    v, gv = _T(vh), _T(gvh)
+    m, n = a.shape[-2], a.shape[-1]
+    k = s.shape[-1]
+    sd = s._data
+    diff = sd[..., None, :] ** 2 - sd[..., :, None] ** 2
+    off = ~np.eye(k, dtype=bool)
+    if (np.abs(diff[..., off]) == 0).any() or (sd == 0).any():
+        raise RuntimeError("svd: the gradient of singular vectors is not defined for repeated or "
+                           "zero singular values")
+    F = dispatch.Tensor._make(np.where(off, 1.0 / np.where(off, diff, 1.0), 0.0).astype(sd.dtype))
+    eye_k = dispatch.Tensor._make(np.eye(k, dtype=sd.dtype))
+    S = unsqueeze(s, -2) * eye_k  # diag(s)
+    Sinv = unsqueeze(1.0 / s, -2) * eye_k
+    utgu = matmul(_T(u), gu)
+    vtgv = matmul(_T(v), gv)
+    inner = (matmul(F * (utgu - _T(utgu)), S) + unsqueeze(gs, -2) * eye_k
+             + matmul(S, F * (vtgv - _T(vtgv))))
+    ga = matmul(u, matmul(inner, vh))
+    if m > k:
+        Im = dispatch.Tensor._make(np.eye(m, dtype=sd.dtype))
+        ga = ga + matmul(Im - matmul(u, _T(u)), matmul(gu, matmul(Sinv, vh)))
+    if n > k:
+        In = dispatch.Tensor._make(np.eye(n, dtype=sd.dtype))
+        ga = ga + matmul(u, matmul(Sinv, matmul(_T(gv), In - matmul(v, vh))))
+    return (ga,)
+
+
+SVD = def_composite("svd", "LinalgSvdBackward0", ("a",), _svd_fwd, _svd_back, save=("a",),
+                    n_outputs=3)
+SVDVALS = def_composite("svdvals", "LinalgSvdBackward1", ("a",),
+                        lambda ctx, a: np.linalg.svd(a, compute_uv=False),
+                        lambda ctx, gs, a: _svdvals_back(gs, a), save=("a",))
+
+
+def _svdvals_back(gs, a):
+    # ds_i = u_i^T dA v_i, so gA = U diag(gs) V^T (defined also for repeated values)
+    u, s, vh = svd(a)
+    k = s.shape[-1]
+    eye_k = dispatch.Tensor._make(np.eye(k, dtype=s._data.dtype))
+    return (matmul(u, matmul(unsqueeze(gs, -2) * eye_k, vh)),)
+
+
+def svd(a):
+    """Reduced SVD ``(U, s, Vh)`` (``full_matrices=False``); gradient by Townsend's formula
+    (distinct, nonzero singular values)."""
+    a = dispatch.tensor_operand(a, "svd")
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"svd: expected a matrix, got shape {tuple(a.shape)}")
+    return dispatch.composite(SVD, a)
+
+
+def svdvals(a):
+    """Singular values; ``gA = U diag(gs) V^T``."""
+    a = dispatch.tensor_operand(a, "svdvals")
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"svdvals: expected a matrix, got shape {tuple(a.shape)}")
+    return dispatch.composite(SVDVALS, a)

@@ -1,0 +1,96 @@
+"""``jitgrad.scipy.linalg``: ``solve_triangular cho_factor cho_solve cholesky expm``,
+differentiable (built on ``jitgrad.ops.nplinalg``)."""
+from __future__ import annotations
+
+import math
+
+import numpy as _np
+
+from ..ops import nplinalg as _la
+from ..ops.linalg import matmul as _matmul
+from ..ops.shape import transpose as _transpose
+from ..tensor import Tensor
+
+__all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "inv", "det",
+           "solve"]
+
+
+def _t(x):
+    return x if isinstance(x, Tensor) else Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
+
+
+def _tri(a, lower):
+    n = a.shape[-1]
+    mask = _np.tril(_np.ones((n, n))) if lower else _np.triu(_np.ones((n, n)))
+    return a * Tensor._make(mask.astype(a.dtype.np))
+
+
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
+    """Solve ``op(A) x = b`` reading only ``A``'s lower (``lower=True``) or upper triangle;
+    ``op`` is the identity (``trans=0``/``'N'``) or the transpose (``1``/``'T'``). The gradient
+    reaches only that triangle."""
+    a, b = _t(a), _t(b)
+    t = _tri(a, lower)
+    if unit_diagonal:
+        n = a.shape[-1]
+        eye = Tensor._make(_np.eye(n, dtype=a.dtype.np))
+        t = t * Tensor._make(1.0 - _np.eye(n, dtype=a.dtype.np)) + eye
+    if trans in (1, "T", 2, "C"):
+        t = _transpose(t, -1, -2)
+    elif trans not in (0, "N"):
+        raise ValueError(f"solve_triangular: invalid trans {trans!r}")
+    return _la.solve(t, b)
+
+
+def cholesky(a, lower=False):
+    """Cholesky factor: upper ``U`` (``A = U^T U``, SciPy's default) or lower ``L``."""
+    L = _la.cholesky(_t(a))
+    return L if lower else _transpose(L, -1, -2)
+
+
+def cho_factor(a, lower=False):
+    """``(c, lower)`` for ``cho_solve``; ``c`` is the triangular factor (zeros elsewhere)."""
+    return cholesky(a, lower), lower
+
+
+def cho_solve(c_and_lower, b):
+    """Solve ``A x = b`` given ``cho_factor(A)``."""
+    c, lower = c_and_lower
+    c = _t(c)
+    L = _tri(c, True) if lower else _transpose(_tri(c, False), -1, -2)
+    y = _la.solve(L, _t(b))
+    return _la.solve(_transpose(L, -1, -2), y)
+
+
+def inv(a):
+    """Matrix inverse."""
+    return _la.inv(_t(a))
+
+
+def det(a):
+    """Determinant."""
+    return _la.det(_t(a))
+
+
+def solve(a, b):
+    """``A^-1 b``."""
+    return _la.solve(_t(a), _t(b))
+
+
+def expm(A):
+    """Matrix exponential by scaling and squaring: ``exp(A) = T(A / 2^s)^(2^s)`` with an
+    18-term Taylor polynomial ``T`` once ``||A / 2^s||_1 <= 1/2`` (error below 1e-16 relative),
+    all in Tensor ops, so the gradient is exact to the same precision."""
+    A = _t(A)
+    n = A.shape[-1]
+    norm1 = float(_np.abs(A._data).sum(axis=-2).max()) if A._data.size else 0.0
+    s = max(0, int(math.ceil(math.log2(norm1 / 0.5))) if norm1 > 0.5 else 0)
+    X = A * (1.0 / 2 ** s)
+    eye = Tensor._make(_np.broadcast_to(_np.eye(n, dtype=A.dtype.np), A.shape).copy())
+    term, out = eye, eye
+    for k in range(1, 19):
+        term = _matmul(term, X) * (1.0 / k)
+        out = out + term
+    for _ in range(s):
+        out = _matmul(out, out)
+    return out
