@@ -22,6 +22,12 @@ from .ops.shape import (cat, expand, flatten, permute, reshape, squeeze, stack, 
                         unsqueeze, view)
 from .ops.linalg import dot, matmul, mm
 from .ops.nn import log_softmax, softmax
+from . import nn, optim
+from . import func, utils
+from .serialization import load, save
+from .threads import (are_deterministic_algorithms_enabled, get_num_interop_threads,
+                      get_num_threads, set_num_interop_threads, set_num_threads,
+                      use_deterministic_algorithms)
 
 bool = bool_  # noqa: A001 - PyTorch's spelling (jitgrad.bool)
 float = float32  # noqa: A001 - PyTorch's aliases: float is float32, double float64, long int64
