@@ -352,8 +352,10 @@ def info() -> int:
         ("llvmlite", _version("llvmlite")),
         ("threading layer", layer),
         ("kernel threads", str(_config.NUM_THREADS)),
+        ("interop threads", str(_config.NUM_INTEROP_THREADS)),
+        ("fast math", "on (jitgrad vmath)" if _config.FAST_MATH else "off (libm, JITGRAD_FAST_MATH=0)"),
         ("default dtype", dtype),
-        ("kernel cache dir", _config.CACHE_DIR),
+        ("kernel cache dir", _config.KERNEL_CACHE_DIR),
         ("CUDA", _cuda_status()),
     ]
     width = max(len(k) for k, _ in rows)

@@ -71,3 +71,6 @@ def test_info(info_out):
     assert "tbb" in lines["threading layer"], info_out
     assert "(requested" not in lines["threading layer"], info_out
     assert int(lines["kernel threads"]) >= 1
+    assert int(lines["interop threads"]) >= 1
+    assert lines["fast math"].startswith("on") == (os.environ.get("JITGRAD_FAST_MATH", "1") != "0")
+    assert os.path.basename(lines["kernel cache dir"]).startswith(("fastmath-", "libm"))
