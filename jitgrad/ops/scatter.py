@@ -13,7 +13,8 @@ import numpy as np
 
 from ..device import pool
 from . import dispatch
-from .indexing import positions, put_flat
+from . import shape as _shape
+from .indexing import _batch_all, positions, put_flat
 from .registry import LINEAR, def_composite
 from .shape import wrap_dim
 
@@ -71,7 +72,9 @@ def masked_fill_args(name: str, x, mask, value):
         if value.ndim != 0:
             raise RuntimeError(f"{name} only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
-        if value._requires_grad:
+        # a value that needs a gradient, or may carry a tangent or a batch while a transform
+        # runs (Note [transform hooks]), is an input of the op, not a constant
+        if value._requires_grad or dispatch.transform_hook is not None:
             return MASKED_FILL_T, (value,), {"mask": m}
         value = value._data[()]
     elif isinstance(value, np.ndarray) and value.ndim:
@@ -312,6 +315,56 @@ def _masked_fill_jvp(tangents, primals, outs, mask, fill=None):
 # forward mode (autograd/forward_ad.py): all linear in their tensor inputs but masked_fill(scalar)
 INDEX_SELECT.jvp = INDEX_ADD.jvp = GATHER.jvp = SCATTER_ADD.jvp = MASKED_FILL_T.jvp = LINEAR
 MASKED_FILL.jvp = _masked_fill_jvp
+
+# Batch rules (vmap, func/_batching.py): the batch is dim 0 of every batched input; `dim`
+# moves up by one, and index arrays (the same for every example) are repeated per example.
+def _per_example(index: np.ndarray, size: int) -> np.ndarray:
+    return np.ascontiguousarray(np.broadcast_to(index[None], (size,) + index.shape))
+
+
+def _index_select_batch(args, batched, dim, index):
+    return dispatch.composite(INDEX_SELECT, args[0], dim=dim + 1, index=index)
+
+
+def _index_add_batch(args, batched, dim, index, alpha):
+    _, (x, source) = _batch_all(args, batched)
+    return dispatch.composite(INDEX_ADD, x, source, dim=dim + 1, index=index, alpha=alpha)
+
+
+def _gather_batch(args, batched, dim, index):
+    x = args[0]
+    return dispatch.composite(GATHER, x, dim=dim + 1, index=_per_example(index, x.shape[0]))
+
+
+def _scatter_add_batch(args, batched, dim, index):
+    size, (x, src) = _batch_all(args, batched)
+    return dispatch.composite(SCATTER_ADD, x, src, dim=dim + 1, index=_per_example(index, size))
+
+
+def _masked_batch(x, mask):
+    """x with its batch first and the mask lined up behind it (the mask may have more dims than
+    one example of x: the example then broadcasts up to the mask)."""
+    extra = mask.ndim - (x.ndim - 1)
+    if extra > 0:
+        x = _shape.reshape(x, (x.shape[0],) + (1,) * extra + tuple(x.shape[1:]))
+    return x, mask.reshape((1,) + mask.shape)
+
+
+def _masked_fill_batch(args, batched, mask, fill=None):
+    x, mask = _masked_batch(args[0], mask)
+    return dispatch.composite(MASKED_FILL, x, mask=mask, fill=fill)
+
+
+def _masked_fill_tensor_batch(args, batched, mask):
+    size, (x, value) = _batch_all(args, batched)
+    x, mask = _masked_batch(x, mask)
+    value = _shape.reshape(value, (size,) + (1,) * (x.ndim - 1))  # one fill value per example
+    return dispatch.composite(MASKED_FILL_T, x, value, mask=mask)
+
+
+INDEX_SELECT.batch_rule, INDEX_ADD.batch_rule = _index_select_batch, _index_add_batch
+GATHER.batch_rule, SCATTER_ADD.batch_rule = _gather_batch, _scatter_add_batch
+MASKED_FILL.batch_rule, MASKED_FILL_T.batch_rule = _masked_fill_batch, _masked_fill_tensor_batch
 
 WRITERS = {"masked_fill": _masked_fill_write, "masked_fill_tensor": _masked_fill_write,
            "index_add": _index_add_write, "scatter_add": _scatter_add_write}
