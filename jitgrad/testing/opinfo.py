@@ -56,3 +56,67 @@ def to_tensors(sample: Sample, requires_grad: bool):
 
 def select(op: OpInfo, out):
     return out[op.output] if op.output is not None else out
+
+
+# --- the checks every op database runs (tests/ops/test_ops.py, tests/nn/test_nn_ops.py) ------
+def diff_samples(op: OpInfo, rng):
+    """``(sample, fn, inputs)`` per float64 sample: ``fn(*inputs)`` calls the op with the
+    differentiable tensors of the sample replaced by ``inputs`` (the others kept)."""
+    import jitgrad
+
+    for sample in op.samples(rng, np.dtype("float64")):
+        tensors = to_tensors(sample, True)
+        positions = [i for i, t in enumerate(tensors)
+                     if isinstance(t, jitgrad.Tensor) and t.requires_grad]
+
+        def fn(*xs, _tensors=tensors, _positions=positions, _sample=sample):
+            args = list(_tensors)
+            for p, x in zip(_positions, xs):
+                args[p] = x
+            return select(op, op.fn(*args, **_sample.kwargs))
+
+        yield sample, fn, [tensors[p] for p in positions]
+
+
+def check_forward(op: OpInfo, dtype: str, tol32=(2e-6, 1e-6), same_dtype_as_input=False):
+    """Forward vs the NumPy reference; float32 within ``tol32`` (rtol, atol). The result's dtype
+    is the reference's, or the input's when ``same_dtype_as_input``."""
+    from . import assert_close
+
+    rng = np.random.default_rng(0)
+    for sample in op.samples(rng, np.dtype(dtype)):
+        expected = op.ref(*sample.args, **sample.kwargs)
+        got = select(op, op.fn(*to_tensors(sample, False), **sample.kwargs))
+        rtol = op.rtol if dtype == "float64" else max(op.rtol, tol32[0])
+        atol = op.atol if dtype == "float64" else max(op.atol, tol32[1])
+        assert_close(got, expected, rtol=rtol, atol=atol, msg=f"{op.name} {sample}")
+        assert got.shape == np.shape(expected), (op.name, got.shape, np.shape(expected))
+        want = np.dtype(dtype) if same_dtype_as_input else np.asarray(expected).dtype
+        assert got._data.dtype == want, (op.name, got.dtype, want)
+
+
+def check_gradients(op: OpInfo, order: int) -> None:
+    """Finite-difference check of first (``order=1``) or second derivatives, float64."""
+    from .checks import gradcheck, gradgradcheck
+
+    check = gradcheck if order == 1 else gradgradcheck
+    for sample, fn, inputs in diff_samples(op, np.random.default_rng(order)):
+        assert check(fn, inputs, atol=op.grad_atol), (op.name, sample)
+
+
+def check_fused_equals_graph(op: OpInfo, rtol=1e-12) -> None:
+    """The fused-kernel backward (no create_graph) and the Tensor-level one agree."""
+    import jitgrad
+
+    from . import assert_close
+
+    rng = np.random.default_rng(3)
+    for sample, fn, inputs in diff_samples(op, rng):
+        out = fn(*inputs)
+        seed = jitgrad.tensor(rng.standard_normal(out.shape))
+        plain = jitgrad.autograd.grad(out, inputs, seed, retain_graph=True, allow_unused=True)
+        graph = jitgrad.autograd.grad(out, inputs, seed, create_graph=True, allow_unused=True)
+        for p, g in zip(plain, graph):
+            assert (p is None) == (g is None), (op.name, sample)
+            if p is not None:
+                assert_close(p, g, rtol=rtol, atol=1e-12)

@@ -1,11 +1,9 @@
 """Tests generated from the op database (jitgrad.testing.opinfo): every op, every check."""
-import numpy as np
 import pytest
 
-import jitgrad
-from jitgrad.testing import assert_close, gradcheck, gradgradcheck
 from jitgrad.testing import db_elementwise, db_reduce, db_shape  # noqa: F401  (register entries)
-from jitgrad.testing.opinfo import OP_DB, select, to_tensors
+from jitgrad.testing.opinfo import (OP_DB, check_forward, check_fused_equals_graph,
+                                    check_gradients)
 
 DIFF = [op for op in OP_DB if op.differentiable]
 GRADGRAD = [op for op in DIFF if op.gradgrad]
@@ -20,58 +18,19 @@ def _ids(ops):
 def test_forward_matches_numpy(op, dtype):
     if dtype not in op.dtypes:
         pytest.skip(f"{op.name} is not defined for {dtype}")
-    rng = np.random.default_rng(0)
-    for sample in op.samples(rng, np.dtype(dtype)):
-        expected = op.ref(*sample.args, **sample.kwargs)
-        got = select(op, op.fn(*to_tensors(sample, False), **sample.kwargs))
-        rtol = op.rtol if dtype == "float64" else max(op.rtol, 2e-6)
-        atol = op.atol if dtype == "float64" else max(op.atol, 1e-6)
-        assert_close(got, expected, rtol=rtol, atol=atol, msg=f"{op.name} {sample}")
-        assert got.shape == np.shape(expected), (op.name, got.shape, np.shape(expected))
-        assert got._data.dtype == np.asarray(expected).dtype, (op.name, got.dtype, expected)
-
-
-def _diff_fn(op, sample, tensors):
-    positions = [i for i, t in enumerate(tensors) if isinstance(t, jitgrad.Tensor) and t.requires_grad]
-
-    def fn(*xs):
-        args = list(tensors)
-        for p, x in zip(positions, xs):
-            args[p] = x
-        return select(op, op.fn(*args, **sample.kwargs))
-
-    return fn, [tensors[p] for p in positions]
-
-
-def _diff_samples(op, rng):
-    """(sample, fn, inputs) for each float64 sample of ``op`` drawn from ``rng`` (see _diff_fn)."""
-    for sample in op.samples(rng, np.dtype("float64")):
-        yield (sample, *_diff_fn(op, sample, to_tensors(sample, True)))
+    check_forward(op, dtype)
 
 
 @pytest.mark.parametrize("op", DIFF, ids=_ids(DIFF))
 def test_gradcheck(op):
-    for sample, fn, inputs in _diff_samples(op, np.random.default_rng(1)):
-        assert gradcheck(fn, inputs, atol=op.grad_atol), (op.name, sample)
+    check_gradients(op, 1)
 
 
 @pytest.mark.parametrize("op", GRADGRAD, ids=_ids(GRADGRAD))
 def test_gradgradcheck(op):
-    for sample, fn, inputs in _diff_samples(op, np.random.default_rng(2)):
-        assert gradgradcheck(fn, inputs, atol=op.grad_atol), (op.name, sample)
+    check_gradients(op, 2)
 
 
 @pytest.mark.parametrize("op", DIFF, ids=_ids(DIFF))
 def test_kernel_backward_equals_graph_backward(op):
-    """The fused-kernel backward (no create_graph) and the Tensor-level one agree."""
-    rng = np.random.default_rng(3)
-    for sample, fn, inputs in _diff_samples(op, rng):
-        out = fn(*inputs)
-        seed = jitgrad.tensor(rng.standard_normal(out.shape))
-        plain = jitgrad.autograd.grad(out, inputs, seed, retain_graph=True, allow_unused=True)
-        graph = jitgrad.autograd.grad(out, inputs, seed, create_graph=True, allow_unused=True)
-        for p, g in zip(plain, graph):
-            if p is None:
-                assert g is None
-                continue
-            assert_close(p, g, rtol=1e-12, atol=1e-12)
+    check_fused_equals_graph(op)
