@@ -230,6 +230,12 @@ def test_containers():
     assert [type(m).__name__ for m in ml] == ["Identity", "ReLU", "Tanh", "Sigmoid"]
     del ml[1]
     assert list(ml._modules) == ["0", "1", "2"]
+    seq2 = nn.Sequential(nn.Tanh(), nn.Sigmoid())
+    seq2.insert(-1, nn.Identity())  # PyTorch: before the last module
+    assert [type(m).__name__ for m in seq2] == ["Tanh", "Identity", "Sigmoid"]
+    assert type(seq2[-1]).__name__ == "Sigmoid" and type(seq2[1:]) is nn.Sequential
+    with pytest.raises(IndexError):
+        seq2.insert(4, nn.ReLU())
     md = nn.ModuleDict({"x": nn.Linear(2, 2)})
     md["y"] = nn.ReLU()
     assert list(md.keys()) == ["x", "y"] and "x" in md and len(list(md.parameters())) == 2

@@ -7,7 +7,53 @@ from collections import OrderedDict
 from .module import Module, _addindent
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What ``Sequential`` and ``ModuleList`` share: integer positions over the registered
+    modules (negative counted from the end), deletion with renumbering, append/extend."""
+
+    def _key(self, idx) -> str:
+        n = len(self)
+        idx = operator.index(idx)
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range")
+        return list(self._modules)[idx % n]
+
+    def _renumber(self, modules) -> None:
+        self._modules.clear()
+        for i, m in enumerate(modules):  # PyTorch renumbers after a deletion or insertion
+            self.add_module(str(i), m)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return self._from_slice(list(self._modules.items())[idx])
+        return self._modules[self._key(idx)]
+
+    def __setitem__(self, idx, module):
+        self.add_module(self._key(idx), module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)[idx] if isinstance(idx, slice) else [self._key(idx)]
+        for key in keys:
+            del self._modules[key]
+        self._renumber(list(self._modules.values()))
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+
+class Sequential(_ModuleSequence):
     """Modules applied in order: ``Sequential(a, b, c)(x) == c(b(a(x)))``. Built from modules
     or from one ``OrderedDict`` of named modules; indexing with a slice gives a Sequential."""
 
@@ -20,55 +66,16 @@ class Sequential(Module):
             for idx, module in enumerate(args):
                 self.add_module(str(idx), module)
 
-    def _index(self, idx):
-        n = len(self)
-        idx = operator.index(idx)
-        if not -n <= idx < n:
-            raise IndexError(f"index {idx} is out of range")
-        return idx % n
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            return type(self)(OrderedDict(list(self._modules.items())[idx]))
-        return list(self._modules.values())[self._index(idx)]
-
-    def __setitem__(self, idx, module):
-        key = list(self._modules)[self._index(idx)]
-        setattr(self, key, module)
-
-    def __delitem__(self, idx):
-        keys = list(self._modules)
-        for key in (keys[idx] if isinstance(idx, slice) else [keys[self._index(idx)]]):
-            del self._modules[key]
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(items):  # PyTorch renumbers after a deletion
-            self._modules[str(i)] = m
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
+    def _from_slice(self, items):
+        return type(self)(OrderedDict(items))
 
     def insert(self, index, module):
         items = list(self._modules.values())
         n = len(items)
         if not -n <= index <= n:
             raise IndexError(f"Index out of range: {index}")
-        items.insert(index % (n + 1) if index < 0 else index, module)
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self.add_module(str(i), m)
+        items.insert(index, module)  # a negative index counts from the end, as list.insert
+        self._renumber(items)
         return self
 
     def forward(self, input):  # noqa: A002 - PyTorch's argument name
@@ -77,7 +84,7 @@ class Sequential(Module):
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of sub-modules, registered so their parameters are found; no ``forward``."""
 
     def __init__(self, modules=None):
@@ -85,54 +92,16 @@ class ModuleList(Module):
         if modules is not None:
             self.extend(modules)
 
-    def _index(self, idx):
-        n = len(self)
-        idx = operator.index(idx)
-        if not -n <= idx < n:
-            raise IndexError(f"index {idx} is out of range")
-        return str(idx % n)
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            return type(self)(list(self._modules.values())[idx])
-        return self._modules[self._index(idx)]
-
-    def __setitem__(self, idx, module):
-        self.add_module(self._index(idx), module)
-
-    def __delitem__(self, idx):
-        keys = list(self._modules)
-        for key in (keys[idx] if isinstance(idx, slice) else [self._index(idx)]):
-            del self._modules[key]
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
+    def _from_slice(self, items):
+        return type(self)([m for _, m in items])
 
     def __iadd__(self, modules):
         return self.extend(modules)
 
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
     def insert(self, index, module):
         items = list(self._modules.values())
         items.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self.add_module(str(i), m)
+        self._renumber(items)
 
     def __repr__(self):
         # runs of identical reprs are folded into "(0-2): 3 x Linear(...)", as PyTorch
