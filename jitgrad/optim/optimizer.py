@@ -26,6 +26,16 @@ _SET_MSG = ("optimizer parameters need to be organized in ordered collections, b
             "of tensors in sets will change between runs. Please use a list instead.")
 
 
+_LABELS = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def check_nonnegative(**hyper) -> None:
+    """PyTorch's constructor checks: each named hyperparameter must be >= 0 (its message)."""
+    for name, value in hyper.items():
+        if value < 0.0:
+            raise ValueError(f"Invalid {_LABELS.get(name, name + ' value')}: {value}")
+
+
 def _flat_pair(p):
     """Flat C-contiguous views of the parameter and of its gradient (same element order)."""
     data = p._data
