@@ -262,12 +262,11 @@ class Tensor:
         recording = grad_mode.is_grad_enabled()
         if self._grad is None:
             # a pooled copy: a fresh np.array faulted in new pages every step (~30% of an MLP step)
-            self._grad = (unary.clone(new_grad) if recording
-                          else Tensor._make(pool.copy(new_grad._data)))
+            self._grad = unary.clone(new_grad) if recording else dispatch.copy_data(new_grad)
         elif recording:
             self._grad = self._grad + new_grad
         else:
-            np.add(self._grad._data, new_grad._data, out=self._grad._data, casting="unsafe")
+            dispatch.add_into(self._grad, new_grad)
             self._grad._version_counter.bump()
 
     def detach(self) -> "Tensor":

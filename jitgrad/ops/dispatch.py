@@ -379,5 +379,15 @@ def zeros(shape, dtype):
     return Tensor._make(pool.zeros(shape, dtype.np))
 
 
+def copy_data(t):
+    """A new Tensor (no history) holding a copy of ``t``'s values in a buffer of its own."""
+    return Tensor._make(pool.copy(t._data))
+
+
+def add_into(dst, src) -> None:
+    """``dst += src`` on the raw data (no graph, no version bump): gradient accumulation."""
+    np.add(dst._data, src._data, out=dst._data, casting="unsafe")
+
+
 def full_like(t, value):
     return Tensor._make(pool.full(t.shape, value, t.dtype.np))
