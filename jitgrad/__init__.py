@@ -24,6 +24,8 @@ from .ops.linalg import dot, matmul, mm
 from .ops.nn import log_softmax, softmax
 from . import nn, optim
 from . import func, utils
+from . import cuda
+from ._device import Device
 from .serialization import load, save
 from .threads import (are_deterministic_algorithms_enabled, get_num_interop_threads,
                       get_num_threads, set_num_interop_threads, set_num_threads,

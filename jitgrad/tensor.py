@@ -7,6 +7,7 @@ import weakref
 import numpy as np
 
 from . import dtypes
+from ._device import Device
 from .autograd import grad_mode
 from .autograd.node import AccumulateGrad, HookDict
 from .autograd.version import VersionCounter
@@ -117,12 +118,13 @@ class Tensor:
         return dtypes.to_dtype(self._data.dtype)
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> Device:
+        """Where the data lives: ``"cpu"`` or ``"cuda:N"`` (a ``str`` with ``type``/``index``)."""
+        return Device(dispatch.device_of(self._data))
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        return dispatch.device_of(self._data) != "cpu"
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
@@ -136,11 +138,15 @@ class Tensor:
 
     def data_ptr(self) -> int:
         """Address of the first element (views of one storage differ by their offset)."""
+        if self.is_cuda:
+            return self._data.data_ptr()
         return self._data.__array_interface__["data"][0]
 
     def storage_offset(self) -> int:
         """Elements between the start of the storage (the base's lowest address) and this
         tensor's first element."""
+        if self.is_cuda:
+            return self._data.offset  # Note [cuda storage]: views keep an element offset
         root = (self._base if self._base is not None else self)._data
         low = root.__array_interface__["data"][0] + sum(
             (n - 1) * st for n, st in zip(root.shape, root.strides) if st < 0 and n)
@@ -327,18 +333,26 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # --- conversion ----------------------------------------------------------------------
+    def _host(self) -> np.ndarray:
+        """The values on the host: the array itself on the CPU, a copy from a CUDA device."""
+        return self._data.get() if self.is_cuda else self._data
+
     def item(self):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
                                "Scalar")
-        return self._data.reshape(-1)[0].item()
+        return self._host().reshape(-1)[0].item()
 
     def tolist(self):
-        return self._data.tolist()
+        return self._host().tolist()
 
     def numpy(self, *, force=False) -> np.ndarray:
         """The data as an ndarray sharing memory. For a tensor that requires grad this is a
-        read-only view (PyTorch raises instead); writes must go through the Tensor."""
+        read-only view (PyTorch raises instead); writes must go through the Tensor. A CUDA
+        tensor raises (PyTorch's message): copy it to the host with ``cpu()`` first."""
+        if self.is_cuda:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
         if self._requires_grad and not force:
             view = self._data.view()
             view.flags.writeable = False
@@ -360,7 +374,7 @@ class Tensor:
     def __bool__(self):
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._data.reshape(-1)[0])
+        return bool(self._host().reshape(-1)[0])
 
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -383,14 +397,27 @@ class Tensor:
         return (self[i] for i in range(self._data.shape[0]))
 
     def __reduce_ex__(self, protocol):
+        if self.is_cuda:
+            return (_rebuild, (self._host(), self._requires_grad, str(self.device)))
         return (_rebuild, (self._data, self._requires_grad))
 
-    # --- dtype conversion ----------------------------------------------------------------
-    def to(self, dtype=None, *, copy=False):
-        if isinstance(dtype, str) and dtype.startswith("cpu"):
-            return self.clone() if copy else self
-        d = dtypes.to_dtype(dtype)
-        out = unary.cast(self, d)
+    # --- dtype and device conversion -------------------------------------------------------
+    def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False):
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)`` (its device and
+        dtype), with keywords too. Returns ``self`` when nothing changes (unless ``copy``);
+        a device move is recorded (``ToCopyBackward0``: the gradient moves back)."""
+        for a in args:
+            if isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif isinstance(a, str) or (isinstance(a, int) and not isinstance(a, bool)):
+                device = a
+            else:
+                dtype = a
+        out = self
+        if device is not None and Device(device) != self.device:
+            out = unary.to_device(out, Device(device))
+        if dtype is not None and dtypes.to_dtype(dtype) != out.dtype:
+            out = unary.cast(out, dtypes.to_dtype(dtype))
         return out.clone() if copy and out is self else out
 
     def _cast(self, dtype):
@@ -415,7 +442,11 @@ class Tensor:
         return unary.cast(self, dtypes.bool_)
 
     def cpu(self):
-        return self
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False):
+        """A copy on CUDA device ``device`` (default: the current one, ``cuda:0``)."""
+        return self.to(Device("cuda" if device is None else device))
 
     def clone(self):
         return unary.clone(self)
@@ -525,8 +556,12 @@ class Tensor:
         return self.div_(other)
 
 
-def _rebuild(data, requires_grad):
-    return Tensor._make(data, requires_grad)
+def _rebuild(data, requires_grad, device="cpu"):
+    t = Tensor._make(data)
+    if device != "cpu":
+        t = unary.to_device(t, Device(device))
+    t._requires_grad = requires_grad
+    return t
 
 
 # Methods that are the op functions themselves (a module-level function set on the class is a

@@ -8,13 +8,28 @@ from ..device import pool
 from . import dispatch
 
 _rng = np.random.default_rng()
+# random tensors made with device="cuda" draw from their own generator (PyTorch keeps one per
+# device): ``jitgrad.cuda.manual_seed`` seeds it, ``manual_seed`` seeds both. Samples are drawn
+# on the host and copied once to the device.
+_cuda_rng = np.random.default_rng()
 
 
 def manual_seed(seed: int):
-    """Seed jitgrad's random generator (``rand``, ``randn``, ``randint``) for reproducibility."""
+    """Seed jitgrad's random generators (``rand``, ``randn``, ``randint``, on every device)."""
     global _rng
     _rng = np.random.default_rng(int(seed))
+    cuda_manual_seed(seed)
     return _rng
+
+
+def cuda_manual_seed(seed: int) -> None:
+    """Seed the generator of random tensors made on CUDA devices."""
+    global _cuda_rng
+    _cuda_rng = np.random.default_rng(int(seed))
+
+
+def _gen(device):
+    return _cuda_rng if device is not None and _device(device) != "cpu" else _rng
 
 
 def to_array(data, dtype=None) -> np.ndarray:
@@ -90,7 +105,16 @@ def _tensors_to_lists(data):
     return data.tolist() if isinstance(data, dispatch.Tensor) else data
 
 
-def _finish(arr, requires_grad):
+def _device(device) -> str:
+    from .._device import canonical
+
+    return canonical(device)
+
+
+def _finish(arr, requires_grad, device=None):
+    """A tensor over ``arr``, moved to ``device`` (None: the CPU)."""
+    if device is not None and _device(device) != "cpu":
+        arr = dispatch.move(arr, _device(device))
     t = dispatch.Tensor._make(arr)
     if requires_grad:
         t.requires_grad = True
@@ -99,15 +123,15 @@ def _finish(arr, requires_grad):
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors)."""
-    _check_device(device)
-    return _finish(to_array(data, dtype), requires_grad)
+    return _finish(to_array(data, dtype), requires_grad, device)
 
 
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with an ndarray (or returns a tensor) when possible."""
-    _check_device(device)
     if isinstance(data, dispatch.Tensor):
-        return data if dtype is None else data.to(dtype)
+        return data.to(device=device, dtype=dtype)
+    if device is not None and _device(device) != "cpu":
+        return tensor(data, dtype, device)
     if isinstance(data, np.ndarray) and (dtype is None or dtypes.to_dtype(dtype).np == data.dtype):
         dtypes.to_dtype(data.dtype)  # rejects unsupported dtypes
         return dispatch.Tensor._make(data)
@@ -122,10 +146,6 @@ def from_numpy(array: np.ndarray):
     return dispatch.Tensor._make(array)
 
 
-def _check_device(device):
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError(f"device {device!r} is not available: this build of jitgrad runs on "
-                           "the CPU only (CUDA support is a separate feature)")
 
 
 def _size(size) -> tuple:
@@ -143,45 +163,62 @@ def _float(dtype):
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros (default float dtype)."""
-    _check_device(device)
-    return _finish(pool.zeros(_size(size), _float(dtype)), requires_grad)
+    return _filled(_size(size), 0, _float(dtype), device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones (default float dtype)."""
-    _check_device(device)
-    return _finish(pool.full(_size(size), 1, _float(dtype)), requires_grad)
+    return _filled(_size(size), 1, _float(dtype), device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor."""
-    _check_device(device)
-    return _finish(pool.empty(_size(size), _float(dtype)), requires_grad)
+    return _filled(_size(size), None, _float(dtype), device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     """A tensor filled with ``fill_value``; its dtype is inferred from the value like PyTorch."""
-    _check_device(device)
     if dtype is None:
         dtype = dtypes.result_type(fill_value)
     size = (size,) if isinstance(size, int) else tuple(size)
-    return _finish(pool.full(_size(size), fill_value, dtypes.to_dtype(dtype).np), requires_grad)
+    return _filled(_size(size), fill_value, dtypes.to_dtype(dtype).np, device, requires_grad)
 
 
-def zeros_like(t, dtype=None, requires_grad=False):
-    return _finish(pool.zeros(t.shape, _like(t, dtype)), requires_grad)
+def zeros_like(t, dtype=None, device=None, requires_grad=False):
+    return _filled(tuple(t.shape), 0, _like(t, dtype), _like_device(t, device), requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad=False):
-    return _finish(pool.full(t.shape, 1, _like(t, dtype)), requires_grad)
+def ones_like(t, dtype=None, device=None, requires_grad=False):
+    return _filled(tuple(t.shape), 1, _like(t, dtype), _like_device(t, device), requires_grad)
 
 
-def empty_like(t, dtype=None, requires_grad=False):
-    return _finish(pool.empty(t.shape, _like(t, dtype)), requires_grad)
+def empty_like(t, dtype=None, device=None, requires_grad=False):
+    return _filled(tuple(t.shape), None, _like(t, dtype), _like_device(t, device), requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad=False):
-    return _finish(np.full(t.shape, fill_value, _like(t, dtype)), requires_grad)
+def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
+    return _filled(tuple(t.shape), fill_value, _like(t, dtype), _like_device(t, device),
+                   requires_grad)
+
+
+def _like_device(t, device):
+    """A ``*_like`` result lives where ``t`` does unless ``device`` says otherwise."""
+    if device is not None or not isinstance(t, dispatch.Tensor):
+        return device
+    return t.device
+
+
+def _filled(shape, value, np_dtype, device, requires_grad):
+    """A new tensor of ``shape`` filled with ``value`` (None: uninitialised), made on ``device``."""
+    if device is not None and _device(device) != "cpu":
+        backend, index = dispatch.cuda_backend(), int(_device(device).split(":")[1])
+        backend.check_index(index)
+        arr = (backend.empty(shape, np_dtype, index) if value is None
+               else backend.full(shape, value, np_dtype, index))
+        return _finish(arr, requires_grad)
+    arr = (pool.empty(shape, np_dtype) if value is None else pool.zeros(shape, np_dtype)
+           if value == 0 else pool.full(shape, value, np_dtype))
+    return _finish(arr, requires_grad)
 
 
 def _like(t, dtype):
@@ -192,43 +229,40 @@ def _like(t, dtype):
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a float is given."""
-    _check_device(device)
     if end is None:
         start, end = 0, start
     if dtype is None:
         dtype = dtypes.result_type(start, end, step)
-    return _finish(np.arange(start, end, step, dtype=dtypes.to_dtype(dtype).np), requires_grad)
+    return _finish(np.arange(start, end, step, dtype=dtypes.to_dtype(dtype).np), requires_grad,
+                   device)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    _check_device(device)
-    return _finish(np.linspace(start, end, int(steps), dtype=_float(dtype)), requires_grad)
+    return _finish(np.linspace(start, end, int(steps), dtype=_float(dtype)), requires_grad, device)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     """The identity matrix (``n x m``)."""
-    _check_device(device)
-    return _finish(np.eye(n, m, dtype=_float(dtype)), requires_grad)
+    return _finish(np.eye(n, m, dtype=_float(dtype)), requires_grad, device)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1) from the generator seeded by ``manual_seed``."""
-    _check_device(device)
-    return _finish(_rng.random(_size(size)).astype(_float(dtype)), requires_grad)
+    return _finish(_gen(device).random(_size(size)).astype(_float(dtype)), requires_grad, device)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False):
     """Standard normal samples from the generator seeded by ``manual_seed``."""
-    _check_device(device)
-    return _finish(_rng.standard_normal(_size(size)).astype(_float(dtype)), requires_grad)
+    return _finish(_gen(device).standard_normal(_size(size)).astype(_float(dtype)), requires_grad,
+                   device)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
     """Integers in ``[low, high)`` (int64)."""
-    _check_device(device)
     if high is None or isinstance(high, (tuple, list)):  # randint(high, size) overload
         low, high, size = 0, low, size if high is None else high
     dt = dtypes.to_dtype(dtype).np if dtype is not None else np.int64
-    return _finish(_rng.integers(low, high, size=_size((size,) if isinstance(size, int) else size),
-                                 dtype=np.int64).astype(dt), requires_grad)
+    return _finish(_gen(device).integers(
+        low, high, size=_size((size,) if isinstance(size, int) else size), dtype=np.int64
+    ).astype(dt), requires_grad, device)

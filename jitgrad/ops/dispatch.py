@@ -32,6 +32,67 @@ refresh_view = None  # set by ops/views.py: refresh_view(view) regenerates a sta
 # tangents to its outputs or note where its node was made; ``run`` is the op itself. None
 # otherwise, so plain ops pay one global lookup.
 transform_hook = None
+# Note [lazy cuda]: ``device.cuda`` (and numba.cuda) is imported when the first CUDA tensor is made
+# (``cuda_backend()``); until then every op pays one global check for it.
+_cuda = None
+
+MIXED_DEVICES_MSG = ("Expected all tensors to be on the same device, but found at least two "
+                     "devices, {0} and {1}! (in {2}: move the operands to one device with "
+                     ".to(device) first)")
+
+
+def cuda_backend():
+    """``device.cuda``, loaded on first use (Note [lazy cuda])."""
+    global _cuda
+    if _cuda is None:
+        from ..device import cuda as backend
+        from . import smath
+
+        smath.register_cuda()
+        _cuda = backend
+    return _cuda
+
+
+def device_of(data) -> str:
+    """``"cpu"`` or ``"cuda:N"`` for a tensor's data."""
+    return "cpu" if _cuda is None or not isinstance(data, _cuda.CudaArray) else data.device
+
+
+def on_cuda(values: list, name: str, operands=None) -> bool:
+    """True when an op over these operand arrays runs on CUDA (then every array is on one CUDA
+    device). A 0-d CPU tensor that needs no grad counts as a scalar there, as in PyTorch: it is
+    replaced in ``values`` by its device copy. Any other mix raises PyTorch's error."""
+    if _cuda is None:
+        return False
+    device = next((v.device for v in values if isinstance(v, _cuda.CudaArray)), None)
+    if device is None:
+        return False
+    index = int(device.split(":")[1])
+    for k, v in enumerate(values):
+        if isinstance(v, _cuda.CudaArray):
+            if v.device != device:
+                raise RuntimeError(MIXED_DEVICES_MSG.format(device, v.device, name))
+        elif isinstance(v, np.ndarray):
+            needs = operands is not None and getattr(operands[k], "_requires_grad", False)
+            if v.ndim or needs:
+                raise RuntimeError(MIXED_DEVICES_MSG.format(device, "cpu", name))
+            values[k] = _cuda.to_device(v, index)
+    return True
+
+
+def move(data, device: str):
+    """``data`` (NumPy or CUDA array) copied to ``device``."""
+    if device == "cpu":
+        return data.get() if device_of(data) != "cpu" else data
+    backend = cuda_backend()
+    index = int(device.split(":")[1])
+    backend.check_index(index)
+    host = data.get() if device_of(data) != "cpu" else data
+    return backend.to_device(host, index)
+
+
+def _backend(values: list, name: str, operands=None):
+    return _cuda if on_cuda(values, name, operands) else cpu
 
 
 def set_tensor_type(cls) -> None:
@@ -109,7 +170,8 @@ def _needs(operands) -> tuple:
 
 def _result_shape(op: str, values) -> tuple:
     """The broadcast shape of the array operands (a fast path when they all agree)."""
-    shapes = [v.shape for v in values if isinstance(v, np.ndarray)]
+    shapes = [v.shape for v in values if isinstance(v, np.ndarray)
+              or (_cuda is not None and isinstance(v, _cuda.CudaArray))]
     if not shapes:
         return ()
     first = shapes[0]
@@ -154,8 +216,11 @@ def _elementwise(op, *args, **attrs):
         dt = dtypes.float_type_for(dt)
     out_dt = dtypes.bool_ if op.dtype_rule == "bool" else dt
     shape = _result_shape(op.name, values)
-    data = cpu.elementwise(op.forward, values + attr_values, shape, out_dt.np, dt.np,
-                           ufunc=op.cpu_ufunc)
+    if on_cuda(values, op.name, operands):
+        data = _cuda.elementwise(op.forward, values + attr_values, shape, out_dt.np, dt.np)
+    else:
+        data = cpu.elementwise(op.forward, values + attr_values, shape, out_dt.np, dt.np,
+                               ufunc=op.cpu_ufunc)
     out = Tensor._make(data)
     if not (op.differentiable and out_dt.is_floating_point and is_grad_enabled()):
         return out
@@ -183,7 +248,8 @@ def run_body(body, args, dtype):
     """Run a scalar body as one fused kernel over Tensors/scalars (no graph recorded)."""
     values = [a._data if isinstance(a, Tensor) else a for a in args]
     shape = _result_shape(body.__name__, values)
-    return Tensor._make(cpu.elementwise(body, values, shape, dtype.np, dtype.np))
+    backend = _backend(values, body.__name__.strip("_"))
+    return Tensor._make(backend.elementwise(body, values, shape, dtype.np, dtype.np))
 
 
 class _Ctx:
@@ -205,17 +271,45 @@ def _composite(op, *args, **attrs):
     operands = [tensor_operand(a, op.name) for a in args]
     ctx = _Ctx()
     arrays = [o._data for o in operands]
+    if on_cuda(arrays, op.name, operands):
+        return _composite_cuda(op, operands, arrays, ctx, attrs)
     result = op.forward(ctx, *arrays, **attrs)
     results = result if isinstance(result, tuple) else (result,)
-    outs = [Tensor._make(np.asarray(r)) for r in results]
+    outs = [Tensor._make(r if _cuda is not None and isinstance(r, _cuda.CudaArray)
+                         else np.asarray(r)) for r in results]  # to_device makes CUDA arrays
+    return _record_composite(op, operands, arrays, ctx, attrs, outs)
+
+
+def _composite_cuda(op, operands, arrays, ctx, attrs):
+    if op.cuda_forward is None:
+        raise NotImplementedError(
+            f"{op.name}: no CUDA kernel yet for this op (inputs on {arrays[0].device}, shapes "
+            f"{[tuple(a.shape) for a in arrays]}); run it on the CPU with .cpu() and move the "
+            "result back with .to(device)")
+    result = op.cuda_forward(ctx, *arrays, **attrs)
+    results = result if isinstance(result, tuple) else (result,)
+    return _record_composite(op, operands, arrays, ctx, attrs, [Tensor._make(r) for r in results])
+
+
+def shares_memory(a, b) -> bool:
+    """Whether two arrays (NumPy or CUDA) may overlap in memory."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.may_share_memory(a, b)
+    return getattr(a, "buffer", None) is not None and getattr(a, "buffer", None) is getattr(
+        b, "buffer", None)
+
+
+def _record_composite(op, operands, arrays, ctx, attrs, outs):
+    """Views, alias copies and the node of a composite op whose outputs are ``outs``."""
     if op.view:
         base = operands[0]
-        if np.may_share_memory(outs[0]._data, base._data):
+        if shares_memory(outs[0]._data, base._data):
             track_view(outs[0], base)
     else:
         for o in outs:  # a result aliasing an input would let an in-place op on it write there
             d = o._data
-            if any(d is a or (d.base is not None and np.may_share_memory(d, a)) for a in arrays):
+            if any(d is a or (getattr(d, "base", d) is not None and shares_memory(d, a))
+                   for a in arrays):
                 o._data = d.copy()
     needs = _needs(operands)
     if op.differentiable and any(needs) and is_grad_enabled():
@@ -375,19 +469,32 @@ def write_out(name: str, out, result: np.ndarray) -> None:
     out._version_counter.bump()
 
 
-def zeros(shape, dtype):
+def zeros(shape, dtype, device="cpu"):
+    if device != "cpu":
+        return Tensor._make(cuda_backend().zeros(shape, dtype.np, int(device.split(":")[1])))
     return Tensor._make(pool.zeros(shape, dtype.np))
 
 
 def copy_data(t):
     """A new Tensor (no history) holding a copy of ``t``'s values in a buffer of its own."""
-    return Tensor._make(pool.copy(t._data))
+    return Tensor._make(t._data.copy() if device_of(t._data) != "cpu" else pool.copy(t._data))
 
 
 def add_into(dst, src) -> None:
     """``dst += src`` on the raw data (no graph, no version bump): gradient accumulation."""
+    if device_of(dst._data) != "cpu" or device_of(src._data) != "cpu":
+        values = [dst._data, src._data]
+        on_cuda(values, "add_")
+        _cuda.elementwise(_add, values, dst.shape, dst._data.dtype, out=dst._data)
+        return
     np.add(dst._data, src._data, out=dst._data, casting="unsafe")
 
 
+def _add(a, b):
+    return a + b
+
+
 def full_like(t, value):
+    if device_of(t._data) != "cpu":
+        return Tensor._make(_cuda.full(t.shape, value, t.dtype.np, t._data.index))
     return Tensor._make(pool.full(t.shape, value, t.dtype.np))

@@ -66,11 +66,11 @@ def _body(arr: np.ndarray) -> str:
 
 
 def format_tensor(t) -> str:
-    arr = t._data
+    arr = t._host()
     if arr.dtype == np.float16:  # printed through float32, like PyTorch
         arr = arr.astype(np.float32)
     dt = t.dtype
-    suffixes = []
+    suffixes = [f"device='{t.device}'"] if t.is_cuda else []
     if arr.size == 0:
         body = "[]"
         if arr.ndim != 1:

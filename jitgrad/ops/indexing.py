@@ -290,7 +290,7 @@ def _take_fwd(ctx, x, index):
 
 
 def _take_back(ctx, g):
-    return (put_flat(dispatch.zeros(ctx.input_shape, g.dtype), ctx.index, g, accumulate=True),)
+    return (put_flat(dispatch.zeros(ctx.input_shape, g.dtype, g.device), ctx.index, g, accumulate=True),)
 
 
 def _put_write(ctx, out, v, index, accumulate, unique):
@@ -308,7 +308,7 @@ def _put_back(ctx, g):
     gx = gv = None
     if need_x:
         gx = g if ctx.accumulate else put_flat(
-            g, ctx.index, dispatch.zeros(ctx.index.shape, g.dtype), unique=True)
+            g, ctx.index, dispatch.zeros(ctx.index.shape, g.dtype, g.device), unique=True)
     if need_v:
         gv = _keep_only(take_flat(g, ctx.index), ctx.keep)
     return gx, gv
@@ -406,7 +406,7 @@ def _index_put_back(ctx, g):
     gx = gv = None
     if need_x:
         gx = g if ctx.accumulate else put_flat(
-            g, ctx.pos, dispatch.zeros(ctx.pos.shape, g.dtype), unique=True)
+            g, ctx.pos, dispatch.zeros(ctx.pos.shape, g.dtype, g.device), unique=True)
     if need_v:
         gv = _value_grad(_keep_only(take_flat(g, ctx.pos), ctx.keep), ctx.value_shape)
     return gx, gv

@@ -58,7 +58,7 @@ def _copy_of(write):
 
 
 def _zero_grad(ctx, g):
-    grads = (dispatch.zeros(g.shape, g.dtype),)  # the old value is overwritten: no gradient
+    grads = (dispatch.zeros(g.shape, g.dtype, g.device),)  # the old value is overwritten: no gradient
     return grads if len(ctx.needs_input_grad) == 1 else grads + (g if ctx.needs_input_grad[1]
                                                                  else None,)
 
@@ -73,7 +73,7 @@ ZERO = def_composite("zero_", "ZeroBackward0", ("x",), _copy_of(_fill_write), _z
 COPY = def_composite("copy_", "CopyBackwards", ("x", "src"), _copy_of(_copy_write), _zero_grad)
 # forward mode (autograd/forward_ad.py): copy/fill-from-tensor/zero are linear in their inputs
 COPY.jvp = FILL_T.jvp = ZERO.jvp = LINEAR
-FILL.jvp = lambda tangents, primals, outs, **attrs: dispatch.zeros(outs[0].shape, outs[0].dtype)
+FILL.jvp = lambda tangents, primals, outs, **attrs: dispatch.zeros(outs[0].shape, outs[0].dtype, outs[0].device)
 WRITERS = {"fill_": _fill_write, "fill_tensor_": _fill_write, "zero_": _fill_write,
            "copy_": _copy_write, **indexing.WRITERS, **scatter.WRITERS}
 

@@ -71,6 +71,10 @@ class OpDef:
     # vmap rule (func/_batching.py): fn(args, batched, **attrs) -> output(s), batch dim first;
     # elementwise rows are batched by broadcasting
     batch_rule: object = None
+    # composite: the forward over CUDA arrays (``device.cuda.CudaArray``), same contract as
+    # ``forward``; None: the op raises a clear error on CUDA tensors. Elementwise rows need none:
+    # their scalar bodies compile for CUDA too.
+    cuda_forward: object = None
 
     @property
     def differentiable(self) -> bool:
@@ -113,7 +117,8 @@ class OpNode(Node):
             return [None] * len(self._next_edges)
         if op.elementwise:
             return self._apply_elementwise(grad_outputs[0])
-        grads = [g if g is not None else dispatch.zeros(shape, dtype)
+        device = next(g.device for g in grad_outputs if g is not None)
+        grads = [g if g is not None else dispatch.zeros(shape, dtype, device)
                  for g, (shape, dtype) in zip(grad_outputs, self._output_meta)]
         saved = {name: self._unpack(name) for name in op.save}
         result = op.backward(self, *grads, **saved)
@@ -164,11 +169,13 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
 
 
 def def_composite(name, node_name, inputs, forward, backward, attrs=(), save=(), view=False,
-                  n_outputs=1, dtype_rule="promote", jvp=None, batch_rule=None):
+                  n_outputs=1, dtype_rule="promote", jvp=None, batch_rule=None, cuda_forward=None):
     """Declare a non-elementwise op: an array-level forward and a Tensor-level backward
-    (optionally a ``jvp`` rule for forward mode and a ``batch_rule`` for vmap)."""
+    (optionally a ``jvp`` rule for forward mode, a ``batch_rule`` for vmap and a
+    ``cuda_forward`` over CUDA arrays)."""
     op = OpDef(name, node_name, tuple(inputs), forward, backward, tuple(attrs), False, dtype_rule,
-               tuple(save), view, n_outputs, jvp=jvp, batch_rule=batch_rule)
+               tuple(save), view, n_outputs, jvp=jvp, batch_rule=batch_rule,
+               cuda_forward=cuda_forward)
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op

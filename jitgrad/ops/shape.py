@@ -374,7 +374,7 @@ def _cat_back(ctx, g):
     lead = (slice(None),) * ctx.dim
     for need, size, meta in zip(ctx.needs_input_grad, ctx.sizes, ctx._next_meta):
         if size is None:  # a skipped legacy empty tensor
-            out.append(dispatch.zeros(meta[0], meta[1]) if need else None)
+            out.append(dispatch.zeros(meta[0], meta[1], g.device) if need else None)
             continue
         out.append(g[lead + (slice(offset, offset + size),)] if need else None)
         offset += size

@@ -27,9 +27,14 @@ def _is_tensor(x) -> bool:
     return isinstance(x, dispatch.Tensor)
 
 
+#: (function, scalar implementation for the CUDA target): registered by ``register_cuda``
+_CUDA_IMPLS: list = []
+
+
 def _unary(name: str, scalar_impl, np_impl, fast=None):
     """Build the dual-use function ``name`` and register its Numba overload: ``fast`` (a vmath
     function) in fast-math mode when given, else ``scalar_impl`` (libm)."""
+    libm_impl = scalar_impl
     if fast is not None and _config.FAST_MATH:
         def scalar_impl(x):
             return fast(x)
@@ -49,7 +54,22 @@ def _unary(name: str, scalar_impl, np_impl, fast=None):
     def _ov(x):
         return scalar_impl
 
+    # on CUDA the libm forms compile to the device's own math library (libdevice)
+    _CUDA_IMPLS.append((fn, libm_impl))
     return fn
+
+
+def register_cuda() -> None:
+    """Give the scalar functions their CUDA-target overloads (called once, when the first CUDA
+    tensor is made). The simulator runs kernels as Python, where the functions work as they are."""
+    from numba import config
+
+    if config.ENABLE_CUDASIM or not _CUDA_IMPLS:
+        return
+    impls, _CUDA_IMPLS[:] = list(_CUDA_IMPLS), []
+    impls += [(zero, lambda g: 0.0), (where, lambda cond, a, b: a if cond else b)]
+    for fn, impl in impls:
+        overload(fn, target="cuda", inline="always")(lambda *args, _impl=impl: _impl)
 
 
 def _sigmoid_scalar(x):
@@ -91,7 +111,7 @@ def zero(g):
     if _is_tensor(g):
         from . import dispatch
 
-        return dispatch.zeros(g.shape, g.dtype)
+        return dispatch.zeros(g.shape, g.dtype, g.device)
     return 0.0
 
 

@@ -304,10 +304,31 @@ def _cast_backward(ctx, g):
 
 
 CLONE = def_composite("clone", "CloneBackward0", ("x",), _clone_forward, _clone_backward,
-                      jvp=LINEAR, batch_rule=lambda args, batched: clone(args[0]))
+                      jvp=LINEAR, batch_rule=lambda args, batched: clone(args[0]),
+                      cuda_forward=lambda ctx, x: x.copy())
 CAST = def_composite("cast", "ToCopyBackward0", ("x",), _cast_forward, _cast_backward,
                      attrs=("dtype",), jvp=LINEAR,
-                     batch_rule=lambda args, batched, dtype: cast(args[0], dtype))
+                     batch_rule=lambda args, batched, dtype: cast(args[0], dtype),
+                     cuda_forward=_cast_forward)
+
+
+def _to_device_forward(ctx, x, device):
+    ctx.source = dispatch.device_of(x)
+    return dispatch.move(x, device)
+
+
+def _to_device_backward(ctx, g):
+    return to_device(g, ctx.source)
+
+
+TO_DEVICE = def_composite("to_device", "ToCopyBackward0", ("x",), _to_device_forward,
+                          _to_device_backward, attrs=("device",), jvp=LINEAR,
+                          cuda_forward=_to_device_forward)
+
+
+def to_device(x, device):
+    """``x`` copied to ``device`` (``"cpu"`` or ``"cuda:N"``); d/dx moves the gradient back."""
+    return dispatch.composite(TO_DEVICE, x, device=str(device))
 
 
 def clone(x):

@@ -80,7 +80,7 @@ def _as_strided_fwd(ctx, x, geom):
 
 
 def _as_strided_back(ctx, g):
-    return (indexing.put_flat(dispatch.zeros(ctx.input_shape, g.dtype), flat_index(ctx.geom), g,
+    return (indexing.put_flat(dispatch.zeros(ctx.input_shape, g.dtype, g.device), flat_index(ctx.geom), g,
                               accumulate=True),)
 
 
