@@ -279,7 +279,9 @@ def zeros(shape, dtype, index: int = 0) -> CudaArray:
 
 
 def to_device(host: np.ndarray, index: int = 0) -> CudaArray:
-    host = np.ascontiguousarray(host)
+    host = np.asarray(host)
+    if not host.flags.c_contiguous:  # (not ascontiguousarray: it makes 0-d arrays 1-d)
+        host = host.copy()
     with cuda.gpus[index]:
         buffer = cuda.to_device(host.reshape(-1) if host.size else np.zeros(1, host.dtype))
     return CudaArray(buffer, host.shape, index=index)

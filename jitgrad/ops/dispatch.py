@@ -53,6 +53,15 @@ def cuda_backend():
     return _cuda
 
 
+def cuda_kernels(name: str):
+    """A CUDA kernel module of the device layer (``"cuda_reduce"`` -> ``device.cuda_reduce``),
+    imported on first use like ``device.cuda`` itself (Note [lazy cuda])."""
+    import importlib
+
+    cuda_backend()
+    return importlib.import_module(f"jitgrad.device.{name}")
+
+
 def device_of(data) -> str:
     """``"cpu"`` or ``"cuda:N"`` for a tensor's data."""
     return "cpu" if _cuda is None or not isinstance(data, _cuda.CudaArray) else data.device
