@@ -267,7 +267,7 @@ def measure(cfg):
     backends = {}
     for name in cfg["frameworks"]:
         try:
-            backends[name] = W.make_backend(name)
+            backends[name] = W.make_backend(name, cfg.get("device", "cpu"))
         except W.Unavailable as err:
             out["skipped"][name] = str(err)
         except Exception as err:
@@ -605,6 +605,27 @@ def profile(key, dtype, seconds):
 # ---------------------------------------------------------------------------------------------
 
 
+def format_device_bandwidth(run, stat, peak_gbs) -> str:
+    """Achieved memory bandwidth of the memory-bound workloads on the GPU (op-by-op traffic
+    model, fwd+bwd), as GB/s and % of ``peak_gbs``."""
+    lines = [f"achieved bandwidth on the device (traffic model / {stat} time; "
+             f"peak {peak_gbs:.0f} GB/s):"]
+    for key, res in run["results"].items():
+        wkey, dtype = key.split("/")
+        wl = W.WORKLOADS[wkey]
+        model = W.traffic_bytes(wl, wl.size, dtype)
+        if not model:
+            continue
+        nbytes = model[0]
+        for fw in ("jitgrad", "torch"):
+            t = res.get(fw, {}).get(stat)
+            if t:
+                gbs = nbytes / t / 1e9
+                lines.append(f"  {wkey:4s} {dtype:8s} {fw:8s} {gbs:8.1f} GB/s "
+                             f"{100 * gbs / peak_gbs:5.1f}%")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -620,6 +641,12 @@ def main(argv=None):
     ap.add_argument("--no-single-thread", action="store_true", help="skip the 1-thread child")
     ap.add_argument("--no-compile-latency", action="store_true")
     ap.add_argument("--no-roofline", action="store_true")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="where jitgrad and PyTorch run (cuda: the others are skipped, and so are "
+                         "the CPU roofline and the 1-thread child)")
+    ap.add_argument("--peak-gbs", type=float, default=4800.0,
+                    help="with --device cuda: the device's memory bandwidth in GB/s, for the "
+                         "%% of bandwidth column (default: 4800, an H200's HBM3e)")
     ap.add_argument("--stat", choices=("median", "best"), default="median")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "compare"),
                     help="directory for bench.json and bench.png")
@@ -643,7 +670,11 @@ def main(argv=None):
            "proc_repeats": 1 if args.quick else 3, "roofline": not args.no_roofline,
            "workloads": [w for w in args.workloads.split(",") if w],
            "dtypes": [d for d in args.dtypes.split(",") if d],
-           "frameworks": [f for f in args.frameworks.split(",") if f], "verbose": True}
+           "frameworks": [f for f in args.frameworks.split(",") if f], "verbose": True,
+           "device": args.device}
+    if args.device != "cpu":  # the CPU roofline and thread counts say nothing about a GPU
+        cfg["roofline"] = False
+        args.no_single_thread = args.no_compile_latency = True
     for k in ("repeats", "warmup", "min_sample"):
         if getattr(args, k) is not None:
             cfg[k] = getattr(args, k)
@@ -671,8 +702,9 @@ def main(argv=None):
         report["compile_latency"] = compile_latency(cfg)
     report["elapsed_s"] = time.perf_counter() - t_start
 
-    text = [format_header(report), "", format_run(main_run, args.stat, "default threads "
-                                                  f"({main_run['machine']['usable_cores']} cores)")]
+    where = (f"device {args.device}" if args.device != "cpu" else
+             f"default threads ({main_run['machine']['usable_cores']} cores)")
+    text = [format_header(report), "", format_run(main_run, args.stat, where)]
     one = report.get("one_thread")
     if one is not None:
         text.append("")
@@ -684,6 +716,8 @@ def main(argv=None):
                                    "XLA_FLAGS)"))
     if "compile_latency" in report:
         text += ["", format_compile(report["compile_latency"])]
+    if args.device != "cpu":
+        text += ["", format_device_bandwidth(main_run, args.stat, args.peak_gbs)]
     os.makedirs(args.out, exist_ok=True)
     json_path = os.path.join(args.out, "bench.json")
     with open(json_path, "w") as f:

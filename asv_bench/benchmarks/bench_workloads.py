@@ -5,7 +5,12 @@ PyTorch, HIPS autograd and JAX). Every ``setup`` runs the workload once, so the 
 compiled kernels, not Numba's compiler (``bench_compile.py`` measures that). ``peakmem_*`` is the
 peak RSS of the benchmark process (Numba and LLVM alone are ~150-200 MB of it).
 """
+import os
+
 from .workloads import DTYPES, WORKLOADS, JitgradBackend
+
+#: where the workloads run: ``JITGRAD_BENCH_DEVICE=cuda asv run ...`` times them on the GPU
+DEVICE = os.environ.get("JITGRAD_BENCH_DEVICE", "cpu")
 
 
 def _params(key):
@@ -23,7 +28,7 @@ class _Workload:
         *size, dtype = params
         wl = WORKLOADS[self.key]
         size = size[0] if size else wl.size
-        backend = JitgradBackend()
+        backend = JitgradBackend(DEVICE)
         self.step = backend.prepare(wl, size, dtype)
         self.forward = backend.prepare(wl, size, dtype, mode="fwd")
         self.step()

@@ -312,8 +312,9 @@ class _TorchLike(_Backend):
 
     differentiates = True
 
-    def __init__(self, lib):
+    def __init__(self, lib, device="cpu"):
         self.lib = lib
+        self.device = device
         for op in ("sin", "cos", "exp", "log", "tanh", "cosh", "relu", "matmul"):
             setattr(self, op, getattr(lib, op, None) or self._missing(op))
 
@@ -340,13 +341,18 @@ class _TorchLike(_Backend):
     def prepare(self, workload, size, dtype, mode="fwd_bwd", seed=0):
         params, consts = make_inputs(workload, size, dtype, seed)
         lib = self.lib
-        ps = tuple(lib.tensor(a, requires_grad=(mode == "fwd_bwd")) for a in params)
-        cs = tuple(lib.tensor(a) for a in consts)
+        device = self.device
+        ps = tuple(lib.tensor(a, requires_grad=(mode == "fwd_bwd"), device=device) for a in params)
+        cs = tuple(lib.tensor(a, device=device) for a in consts)
         fn = workload.fn
+        # kernels on a GPU run asynchronously: a timed call ends when the device is done
+        sync = lib.cuda.synchronize if device != "cpu" else (lambda: None)
         if mode == "fwd":
             def forward():
                 with lib.no_grad():
-                    return fn(self, ps, cs), None
+                    out = fn(self, ps, cs)
+                sync()
+                return out, None
             return forward
 
         def forward_backward():
@@ -354,20 +360,23 @@ class _TorchLike(_Backend):
                 p.grad = None
             loss = fn(self, ps, cs)
             loss.backward()
+            sync()
             return loss, [p.grad for p in ps]
         return forward_backward
 
     def to_numpy(self, a):
-        return None if a is None else np.asarray(a.detach().numpy())
+        return None if a is None else np.asarray(a.detach().cpu().numpy())
 
 
 class JitgradBackend(_TorchLike):
     name = "jitgrad"
 
-    def __init__(self):
+    def __init__(self, device="cpu"):
         import jitgrad
 
-        super().__init__(jitgrad)
+        if device != "cpu" and not jitgrad.cuda.is_available():
+            raise Unavailable("jitgrad: no CUDA device (jitgrad.cuda.is_available() is False)")
+        super().__init__(jitgrad, device)
         self.version = jitgrad.__version__
 
     def info(self):
@@ -385,12 +394,15 @@ class JitgradBackend(_TorchLike):
 class TorchBackend(_TorchLike):
     name = "torch"
 
-    def __init__(self):
+    def __init__(self, device="cpu"):
         try:
             import torch
         except ImportError as err:
             raise Unavailable(f"torch not installed ({err})") from None
-        super().__init__(torch)
+        if device != "cpu" and not torch.cuda.is_available():
+            raise Unavailable("torch: this build has no CUDA device (torch.cuda.is_available() "
+                              "is False)")
+        super().__init__(torch, device)
         self.version = torch.__version__
 
     def info(self):
@@ -561,9 +573,15 @@ BACKENDS = {"jitgrad": JitgradBackend, "torch": TorchBackend, "autograd": Autogr
             "jax": JaxBackend, "numpy": NumpyBackend}
 
 
-def make_backend(name: str):
-    """The backend object for ``name``; raises ``Unavailable`` when the framework is missing."""
-    return BACKENDS[name]()
+def make_backend(name: str, device: str = "cpu"):
+    """The backend object for ``name`` on ``device`` ("cpu" or "cuda"); raises ``Unavailable``
+    when the framework is missing or does not run there (only jitgrad and PyTorch have CUDA
+    backends here)."""
+    if device == "cpu":
+        return BACKENDS[name]()
+    if name not in ("jitgrad", "torch"):
+        raise Unavailable(f"{name}: CPU only in this comparison")
+    return BACKENDS[name](device)
 
 
 def _call_or_none(f):

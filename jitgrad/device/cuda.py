@@ -58,7 +58,7 @@ def synchronize(index: int | None = None) -> None:
 
 def device_name(index: int = 0) -> str:
     with cuda.gpus[index]:
-        name = cuda.get_current_device().name
+        name = getattr(cuda.get_current_device(), "name", "Numba CUDA simulator")
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
