@@ -61,5 +61,17 @@ def manual_seed(seed: int) -> None:
 
 manual_seed_all = manual_seed
 
+
+def empty_cache() -> None:
+    """Give the CUDA buffers jitgrad's caching allocator keeps for reuse back to the driver."""
+    if is_available():
+        _backend().empty_cache()
+
+
+def memory_stats() -> dict:
+    """The CUDA caching allocator's counters: bytes allocated from the driver, bytes cached
+    (free for reuse), allocations and reuses."""
+    return _backend().memory_stats() if is_available() else {}
+
 __all__ = ["is_available", "device_count", "current_device", "get_device_name", "synchronize",
-           "manual_seed", "manual_seed_all"]
+           "manual_seed", "manual_seed_all", "empty_cache", "memory_stats"]

@@ -98,10 +98,12 @@ class CudaArray:
     :meth:`get` (``Tensor.cpu()``), never implicitly.
     """
 
-    __slots__ = ("buffer", "shape", "elem_strides", "offset", "dtype", "index", "__weakref__")
+    __slots__ = ("buffer", "shape", "elem_strides", "offset", "dtype", "index", "owner",
+                 "__weakref__")
 
-    def __init__(self, buffer, shape, elem_strides=None, offset=0, index=0):
+    def __init__(self, buffer, shape, elem_strides=None, offset=0, index=0, owner=None):
         self.buffer = buffer
+        self.owner = owner  # the pool block (Note [cuda pool]): alive while any view is
         self.shape = tuple(int(n) for n in shape)
         self.elem_strides = (contiguous_strides(self.shape) if elem_strides is None
                              else tuple(int(s) for s in elem_strides))
@@ -160,7 +162,7 @@ class CudaArray:
 
     # --- views (share the buffer) --------------------------------------------------------------
     def _view(self, shape, strides, offset) -> "CudaArray":
-        return CudaArray(self.buffer, shape, strides, offset, self.index)
+        return CudaArray(self.buffer, shape, strides, offset, self.index, self.owner)
 
     def reshape(self, *shape) -> "CudaArray":
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -260,12 +262,74 @@ def _buffer_ptr(buffer) -> int:
     return iface["data"][0] if iface else 0
 
 
-# --- allocation and transfer --------------------------------------------------------------
+# --- allocation: a caching pool per device -------------------------------------------------
+# Note [cuda pool]: cudaMalloc/cudaFree synchronise the device and cost far more than a kernel
+# launch, so (like PyTorch's caching allocator) freed buffers are kept per device and size class
+# (``pool.size_class``: 8 classes per power of two) and handed out again. A ``_Block`` owns one
+# device allocation; every CudaArray view of it holds the block, whose ``__del__`` returns the
+# allocation to its free list when the last view is gone. Reuse is safe without events because
+# every kernel and copy goes to the device's default stream, in order: a later kernel writing a
+# reused block runs after the earlier kernels that read it.
+_free: dict = {}  # (device index, size class) -> [device byte arrays]
+_free_lock = threading.Lock()
+_stats = {"allocated_bytes": 0, "cached_bytes": 0, "reuses": 0, "allocations": 0}
+
+
+class _Block:
+    __slots__ = ("raw", "key")
+
+    def __init__(self, raw, key):
+        self.raw, self.key = raw, key
+
+    def __del__(self):
+        try:
+            with _free_lock:
+                _free.setdefault(self.key, []).append(self.raw)
+                _stats["cached_bytes"] += self.key[1]
+        except Exception:  # interpreter shutdown: the driver frees everything anyway
+            pass
+
+
+def _take_block(nbytes: int, index: int) -> _Block:
+    from .pool import size_class
+
+    key = (index, size_class(max(nbytes, 1)))
+    with _free_lock:
+        blocks = _free.get(key)
+        if blocks:
+            _stats["reuses"] += 1
+            _stats["cached_bytes"] -= key[1]
+            return _Block(blocks.pop(), key)
+    with cuda.gpus[index]:
+        try:
+            raw = cuda.device_array(key[1], dtype=np.uint8)
+        except Exception:  # out of memory: give the cache back to the driver and retry once
+            empty_cache()
+            raw = cuda.device_array(key[1], dtype=np.uint8)
+    _stats["allocations"] += 1
+    _stats["allocated_bytes"] += key[1]
+    return _Block(raw, key)
+
+
+def empty_cache() -> None:
+    """Release every cached (free) block to the driver."""
+    with _free_lock:
+        for key, blocks in _free.items():
+            _stats["allocated_bytes"] -= key[1] * len(blocks)
+        _free.clear()
+        _stats["cached_bytes"] = 0
+
+
+def memory_stats() -> dict:
+    return dict(_stats)
+
+
 def empty(shape, dtype, index: int = 0) -> CudaArray:
     shape = tuple(int(n) for n in shape)
-    with cuda.gpus[index]:
-        buffer = cuda.device_array(max(math.prod(shape), 1), dtype=np.dtype(dtype))
-    return CudaArray(buffer, shape, index=index)
+    dtype = np.dtype(dtype)
+    count = max(math.prod(shape), 1)
+    block = _take_block(count * dtype.itemsize, index)
+    return CudaArray(block.raw.view(dtype)[:count], shape, index=index, owner=block)
 
 
 def full(shape, value, dtype, index: int = 0) -> CudaArray:
@@ -282,9 +346,11 @@ def to_device(host: np.ndarray, index: int = 0) -> CudaArray:
     host = np.asarray(host)
     if not host.flags.c_contiguous:  # (not ascontiguousarray: it makes 0-d arrays 1-d)
         host = host.copy()
-    with cuda.gpus[index]:
-        buffer = cuda.to_device(host.reshape(-1) if host.size else np.zeros(1, host.dtype))
-    return CudaArray(buffer, host.shape, index=index)
+    out = empty(host.shape, host.dtype, index)
+    if host.size:
+        with cuda.gpus[index]:
+            out.buffer.copy_to_device(host.reshape(-1))
+    return out
 
 
 def copy_into(dst: CudaArray, src: CudaArray) -> None:

@@ -214,3 +214,22 @@ def test_wide_graph_backward_with_engine_workers():
             out = out + b
         out.backward(jitgrad.ones(16, device=t.device))
     assert_close(x.grad.cpu(), xs.grad, rtol=1e-12)
+
+
+def test_caching_allocator_reuses_freed_buffers():
+    jitgrad.cuda.empty_cache()
+    x = jitgrad.ones(1000, device="cuda")
+    before = jitgrad.cuda.memory_stats()
+    for _ in range(5):
+        y = x * 2.0  # each result frees the previous one: its block is reused
+    after = jitgrad.cuda.memory_stats()
+    # the result is made before the old one is dropped: two blocks take turns
+    assert after["reuses"] - before["reuses"] >= 3
+    assert after["allocations"] - before["allocations"] <= 2
+    assert y.cpu().numpy().sum() == 2000.0
+    view = y._data.reshape(10, 100)  # a view keeps the block alive
+    del y
+    z = x * 3.0  # would take y's block if the view had not kept it
+    assert view.get().sum() == 2000.0 and z.cpu().numpy().sum() == 3000.0
+    jitgrad.cuda.empty_cache()
+    assert jitgrad.cuda.memory_stats()["cached_bytes"] == 0
