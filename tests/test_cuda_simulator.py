@@ -1,9 +1,13 @@
-"""Runs the CUDA test suite (tests/cuda) under Numba's CUDA simulator, in its own process.
+"""Runs the CUDA test suite (tests/cuda) under Numba's CUDA simulator, in its own process, and
+then compiles every kernel it launched to PTX for a real GPU.
 
 The simulator has to be chosen before ``numba.cuda`` is first imported, so it cannot share a
-process with the CPU tests; this test starts ``pytest tests/cuda`` with
-``NUMBA_ENABLE_CUDASIM=1`` and fails with the tail of its output when any CUDA test fails. On a
-machine with a GPU, run ``JITGRAD_TEST_CUDA=1 python -m pytest tests/cuda`` directly instead.
+process with the CPU tests: ``pytest tests/cuda`` runs in a child with ``NUMBA_ENABLE_CUDASIM=1``
+and records its kernel launches. The simulator runs kernels as Python and accepts code NVVM
+would reject, so a second child (no simulator) compiles each recorded kernel and signature for
+compute capability 9.0 (``jitgrad.testing.ptx_check``); that needs NVVM (a CUDA toolkit or the
+``nvidia-nvvm`` wheel), not a GPU. On a machine with a GPU, run
+``JITGRAD_TEST_CUDA=1 python -m pytest tests/cuda`` directly instead.
 """
 import os
 import subprocess
@@ -15,14 +19,39 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_cuda_suite_under_the_simulator():
+def _run(args, env, timeout):
+    proc = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def simulated_suite(tmp_path_factory):
     pytest.importorskip("numba.cuda", reason="the jitgrad[cuda] extra (numba-cuda) is not installed")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    records = tmp_path_factory.mktemp("cuda") / "launches.jsonl"
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", JITGRAD_RECORD_LAUNCHES=str(records))
     env.pop("JITGRAD_TEST_CUDA", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-q",
-         "-p", "no:xdist", str(ROOT / "tests" / "cuda")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
-    tail = (proc.stdout + proc.stderr)[-6000:]
-    assert proc.returncode == 0, f"CUDA simulator suite failed:\n{tail}"
-    assert " passed" in proc.stdout, tail
+    rc, out = _run(["-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-q",
+                    "-p", "no:xdist", str(ROOT / "tests" / "cuda")], env, 1500)
+    return rc, out, records
+
+
+def test_cuda_suite_under_the_simulator(simulated_suite):
+    rc, out, _ = simulated_suite
+    assert rc == 0, f"CUDA simulator suite failed:\n{out[-6000:]}"
+    assert " passed" in out, out[-3000:]
+
+
+def test_every_launched_kernel_compiles_to_ptx(simulated_suite):
+    rc, out, records = simulated_suite
+    if not records.exists():
+        pytest.skip(f"no kernel launches were recorded (simulator suite rc={rc})")
+    env = dict(os.environ)
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    probe_rc, probe = _run(["-c", "from numba.cuda.cudadrv import nvvm; nvvm.NVVM()"], env, 120)
+    if probe_rc != 0:
+        pytest.skip("NVVM not found (install a CUDA toolkit or the nvidia-nvvm wheel to compile "
+                    f"kernels to PTX without a GPU): {probe.strip().splitlines()[-1:]}")
+    rc, out = _run(["-m", "jitgrad.testing.ptx_check", str(records)], env, 1500)
+    assert rc == 0, out[-8000:]
+    assert "0 failed" in out, out[-3000:]

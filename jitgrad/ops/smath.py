@@ -67,9 +67,18 @@ def register_cuda() -> None:
     if config.ENABLE_CUDASIM or not _CUDA_IMPLS:
         return
     impls, _CUDA_IMPLS[:] = list(_CUDA_IMPLS), []
-    impls += [(zero, lambda g: 0.0), (where, lambda cond, a, b: a if cond else b)]
     for fn, impl in impls:
-        overload(fn, target="cuda", inline="always")(lambda *args, _impl=impl: _impl)
+        overload(fn, target="cuda", inline="always")(_typer1(impl))
+    overload(zero, target="cuda", inline="always")(_zero_ov)
+    overload(where, target="cuda", inline="always")(_where_ov)
+
+
+def _typer1(impl):
+    """A Numba typing function for a one-argument scalar function (Numba checks that the
+    typing function's parameters match the implementation's)."""
+    def typer(x):
+        return impl
+    return typer
 
 
 def _sigmoid_scalar(x):

@@ -6,3 +6,8 @@ import os
 
 if not (os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" or os.environ.get("JITGRAD_TEST_CUDA") == "1"):
     collect_ignore_glob = ["test_*.py"]
+
+if os.environ.get("JITGRAD_RECORD_LAUNCHES") and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    from jitgrad.testing.ptx_check import install_recorder
+
+    install_recorder(os.environ["JITGRAD_RECORD_LAUNCHES"])
