@@ -126,6 +126,19 @@ class Tensor:
     def is_cuda(self) -> bool:
         return dispatch.device_of(self._data) != "cpu"
 
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """CUDA Array Interface (v3) of a CUDA tensor's memory, for zero-copy exchange with CuPy,
+        PyTorch and Numba kernels; PyTorch's errors for CPU tensors and tensors needing grad."""
+        if not self.is_cuda:
+            raise AttributeError(f"Can't get __cuda_array_interface__ on non-CUDA tensor type: "
+                                 f"{self.device} tensor; move it with .cuda() first")
+        if self._requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. "
+                               "If gradients aren't required, use var.detach() to get Variable "
+                               "that doesn't require grad.")
+        return self._data.__cuda_array_interface__
+
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
@@ -257,18 +270,29 @@ class Tensor:
             self._grad_acc_ref = weakref.ref(acc)
         return acc
 
-    def _accumulate_grad(self, new_grad: "Tensor") -> None:
+    def _accumulate_grad(self, new_grad: "Tensor", owned: bool = False) -> None:
         """Add ``new_grad`` into ``.grad`` (PyTorch's AccumulateGrad rule, also used by
         ``retain_grad`` and ``backward(inputs=...)``).
 
-        The first gradient is stored as a buffer of our own (the incoming tensor may be shared
-        with other edges, other leaves or the caller), a recorded clone when grad mode is on
-        (``create_graph``); later ones are added in place, or out of place when recording.
+        The first gradient is stored as a buffer of our own: ``new_grad``'s own array when
+        ``owned`` (the engine found nothing else referencing it, Note [owned buffers] in
+        autograd/node.py) and it has this tensor's shape and dtype and is C-contiguous, else a
+        copy (the incoming tensor may be shared with other edges, other leaves or the caller);
+        a recorded clone when grad mode is on (``create_graph``). Later ones are added in
+        place, or out of place when recording.
         """
         recording = grad_mode.is_grad_enabled()
         if self._grad is None:
-            # a pooled copy: a fresh np.array faulted in new pages every step (~30% of an MLP step)
-            self._grad = unary.clone(new_grad) if recording else dispatch.copy_data(new_grad)
+            data = new_grad._data
+            if recording:
+                self._grad = unary.clone(new_grad)
+            elif (owned and data.shape == self._data.shape and data.dtype == self._data.dtype
+                  and data.flags.c_contiguous):
+                self._grad = Tensor._make(data)  # no copy: nobody else can see this array
+            else:
+                # a pooled copy: a fresh np.array faulted in new pages every step (~30% of an
+                # MLP step)
+                self._grad = dispatch.copy_data(new_grad)
         elif recording:
             self._grad = self._grad + new_grad
         else:

@@ -181,6 +181,28 @@ def test_cuda_array_interface_zero_copy():
     view = t._data.T
     assert view.__cuda_array_interface__["strides"] == (8, 24)
     assert view.__cuda_array_interface__["data"][0] == iface["data"][0]
+    assert t.__cuda_array_interface__ == iface
+    with pytest.raises(AttributeError, match="non-CUDA tensor"):
+        jitgrad.ones(2).__cuda_array_interface__
+    with pytest.raises(RuntimeError, match="requires grad"):
+        jitgrad.ones(2, device="cuda", requires_grad=True).__cuda_array_interface__
+
+
+
+@pytest.mark.skipif(__import__("os").environ.get("NUMBA_ENABLE_CUDASIM") == "1",
+                    reason="the simulator has no device memory to share")
+def test_cuda_array_interface_shares_memory_with_numba_kernels():
+    from numba import cuda  # zero copy: a Numba kernel writes into the tensor's memory
+
+    @cuda.jit
+    def double(a):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            a[i] *= 2.0
+
+    flat = jitgrad.tensor([1.0, 2.0, 3.0], device="cuda")
+    double[1, 4](cuda.as_cuda_array(flat))
+    assert flat.cpu().tolist() == [2.0, 4.0, 6.0]
 
 
 def test_pickle_round_trip_keeps_device():
