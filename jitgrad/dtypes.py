@@ -24,6 +24,30 @@ class dtype:
     def __repr__(self):
         return f"jitgrad.{self.name}"
 
+    # Interop with NumPy and the Array API: ``np.dtype(jitgrad.float64)`` works (NumPy reads a
+    # ``dtype`` attribute), and a jitgrad dtype equals the NumPy dtype/type it wraps, so
+    # ``x.dtype == xp.float64`` holds for ``xp = jitgrad.numpy`` (whose dtypes are NumPy's).
+    @property
+    def dtype(self):
+        return self.np
+
+    def __eq__(self, other):
+        if other is self:
+            return True
+        if isinstance(other, dtype):
+            return self.np == other.np
+        if isinstance(other, np.dtype) or (isinstance(other, type)
+                                           and issubclass(other, np.generic)):
+            return self.np == np.dtype(other)
+        return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self):
+        return hash(self.np)  # equal to np.dtype(name)'s hash, as __eq__ requires
+
     def __reduce__(self):
         return (to_dtype, (self.name,))
 

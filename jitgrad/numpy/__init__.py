@@ -88,13 +88,27 @@ def array(obj, dtype=None, copy=True, ndmin=0):
     return t
 
 
-def asarray(obj, dtype=None):
-    """Like ``array`` without copying a Tensor (``obj`` itself is returned)."""
-    return _t(obj, dtype)
+def _check_device(device):
+    """The Array API ``device=`` argument: None, ``'cpu'`` or a CPU device are accepted."""
+    if device is not None and str(getattr(device, "type", device)) != "cpu":
+        raise ValueError(f"jitgrad.numpy: device {device!r} is not supported here (only 'cpu')")
+
+
+def asarray(obj, dtype=None, *, device=None, copy=None):
+    """Like ``array`` without copying a Tensor (``obj`` itself is returned). ``copy=True``
+    always copies (recorded: the gradient flows through the copy), ``copy=False`` raises if a
+    copy would be needed (the Array API's rule); ``device`` must be the CPU."""
+    _check_device(device)
+    if copy is False and not (isinstance(obj, Tensor) and
+                              (dtype is None or obj.dtype.np == _np.dtype(dtype))):
+        raise ValueError("jitgrad.numpy.asarray: copy=False but a copy is needed")
+    out = _t(obj, dtype)
+    return _u.clone(out) if copy and out is obj else out
 
 
 def _creator(fn):
     def make(*args, **kwargs):
+        _check_device(kwargs.pop("device", None))
         return Tensor._make(_np.asarray(fn(*(_data(a) for a in args),
                                            **{k: _data(v) for k, v in kwargs.items()})))
 
@@ -251,10 +265,12 @@ def floor_divide(x, y):
     return _nf.unary("floor", x / y)
 
 
-def clip(a, a_min=None, a_max=None):
-    """``a`` limited to ``[a_min, a_max]`` (scalars or arrays); gradient ``g`` inside, 0
-    outside."""
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002
+    """``a`` limited to ``[a_min, a_max]`` (scalars or arrays; ``min``/``max`` are the Array
+    API's spellings); gradient ``g`` inside, 0 outside."""
     a = _t(a)
+    a_min = min if a_min is None else a_min
+    a_max = max if a_max is None else a_max
     if isinstance(a_min, Tensor) or isinstance(a_max, Tensor) or _np.ndim(a_min) or _np.ndim(a_max):
         out = a
         if a_min is not None:
@@ -346,17 +362,21 @@ def prod(a, axis=None, dtype=None, keepdims=False):
     return out
 
 
-def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    """Variance ``sum (x - mean)^2 / (n - ddof)``; gradient ``2 g (x - mean) / (n - ddof)``."""
+def var(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+    """Variance ``sum (x - mean)^2 / (n - ddof)``; gradient ``2 g (x - mean) / (n - ddof)``.
+    ``correction`` is the Array API's (and NumPy 2's) name for ``ddof``."""
     a = _t(a)
+    ddof = ddof if correction is None else correction
     if dtype is not None or not a.dtype.is_floating_point:
         a = _cast(a, _np.dtype(dtype or _np.float64))
     return _r.var(a, axis, keepdim=keepdims, correction=ddof)
 
 
-def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    """Standard deviation ``sqrt(var)``; gradient ``g (x - mean) / ((n - ddof) std)``."""
+def std(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+    """Standard deviation ``sqrt(var)``; gradient ``g (x - mean) / ((n - ddof) std)``.
+    ``correction`` is the Array API's (and NumPy 2's) name for ``ddof``."""
     a = _t(a)
+    ddof = ddof if correction is None else correction
     if dtype is not None or not a.dtype.is_floating_point:
         a = _cast(a, _np.dtype(dtype or _np.float64))
     return _r.std(a, axis, keepdim=keepdims, correction=ddof)
@@ -416,10 +436,12 @@ def cumprod(a, axis=None, dtype=None):
 
 
 # --- shape ----------------------------------------------------------------------------------
-def reshape(a, shape, order="C"):
-    """Reshape (C order); gradient reshaped back."""
+def reshape(a, shape, order="C", *, copy=None):
+    """Reshape (C order); gradient reshaped back. ``copy=True`` (Array API) returns a copy."""
     if order != "C":
         raise NotImplementedError("jitgrad.numpy.reshape: only order='C' is supported")
+    if copy:
+        return _u.clone(reshape(a, shape))
     return _s.reshape(_t(a), tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),))
 
 
@@ -850,14 +872,23 @@ def cross(a, b, axis=-1):
 
 
 # --- sorting --------------------------------------------------------------------------------
-def sort(a, axis=-1, kind=None):
+def _argsort_data(d, axis, kind, descending):
+    if not descending:
+        return _np.argsort(d, axis=axis, kind=kind or "stable")
+    # stable descending: ties keep their original order (n - 1 - reversed stable argsort)
+    n = d.shape[axis]
+    rev = _np.flip(_np.argsort(_np.flip(d, axis), axis=axis, kind="stable"), axis)
+    return n - 1 - rev
+
+
+def sort(a, axis=-1, kind=None, *, stable=None, descending=False):
     """Sort along ``axis`` (flattened when None): a gather by ``argsort``, so the gradient is
-    scattered back to the original positions."""
+    scattered back to the original positions (``descending``/``stable``: the Array API's)."""
     a = _t(a)
     if axis is None:
         a, axis = ravel(a), 0
     axis = int(axis) % a.ndim
-    idx = _np.argsort(a._data, axis=axis, kind=kind or "stable")
+    idx = _argsort_data(a._data, axis, kind, descending)
     return _sc.gather(a, axis, Tensor._make(idx.astype(_np.int64)))
 
 
@@ -1017,6 +1048,8 @@ def isdtype(dtype, kind):
 
 
 from . import fft, linalg, random  # noqa: E402,F401  (they use the functions above)
+from ._array_api import *  # noqa: E402,F401,F403  (Array API names; they use the functions above)
+from ._array_api import __array_namespace_info__, _missing_message  # noqa: E402,F401
 
 # --- the one table: NumPy object -> implementation (used by jitgrad._protocols) ---------------
 UFUNCS: dict = {}
@@ -1036,13 +1069,18 @@ for _n, _v in list(globals().items()):
 for _name in ("linalg", "fft"):
     _mod = globals()[_name]
     for _n in getattr(_mod, "__all__", ()):
-        FUNCTIONS[getattr(getattr(_np, _name), _n)] = getattr(_mod, _n)
+        _obj = getattr(getattr(_np, _name), _n, None)  # (NumPy 1.x lacks the Array API names)
+        if _obj is not None:
+            FUNCTIONS[_obj] = getattr(_mod, _n)
 FUNCTIONS[_np.fix] = fix
 
 __all__ = sorted(n for n in globals() if not n.startswith("_"))
 
 
 def __getattr__(name):
+    msg = _missing_message(name)
+    if msg:
+        raise AttributeError(msg)
     if hasattr(_np, name):
         raise AttributeError(
             f"jitgrad.numpy has no '{name}': numpy.{name} is not covered (no derivative rule). "

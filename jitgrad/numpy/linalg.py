@@ -1,11 +1,15 @@
-"""``jitgrad.numpy.linalg``: ``inv det slogdet solve cholesky eigh eigvalsh norm
-matrix_power multi_dot``, differentiable (rules in ``jitgrad.ops.nplinalg``).
+"""``jitgrad.numpy.linalg``: ``inv det slogdet solve cholesky eigh eigvalsh svd svdvals pinv qr
+lstsq norm matrix_power multi_dot``, the Array API's ``vector_norm matrix_norm matrix_transpose
+vecdot cross diagonal trace outer tensordot matmul matrix_rank``, differentiable (rules in
+``jitgrad.ops.nplinalg``).
 
-``qr``, ``eig`` and ``lstsq`` are not covered yet: looking them up raises
+``eig`` and ``eigvals`` (complex results) are not covered: looking them up raises
 ``AttributeError`` naming them."""
 from __future__ import annotations
 
 import numpy as _np
+
+from collections import namedtuple as _namedtuple
 
 from ..ops import nplinalg as _la
 from ..ops import reduce as _r
@@ -15,8 +19,15 @@ from ..tensor import Tensor
 from .. import dtypes as _dtypes
 
 __all__ = ["inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh", "norm",
-           "matrix_power", "multi_dot", "pinv", "svd", "svdvals", "vector_norm", "matrix_norm", "matrix_transpose"]
+           "matrix_power", "multi_dot", "pinv", "svd", "svdvals", "vector_norm", "matrix_norm",
+           "matrix_transpose", "qr", "lstsq", "vecdot", "cross", "diagonal", "trace", "outer",
+           "tensordot", "matmul", "matrix_rank"]
 LinAlgError = _np.linalg.LinAlgError
+# NumPy's (and the Array API's) named result tuples: ``res.Q``, ``res.eigenvalues``...
+QRResult = _namedtuple("QRResult", ["Q", "R"])
+EighResult = _namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+SlogdetResult = _namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = _namedtuple("SVDResult", ["U", "S", "Vh"])
 
 
 def _t(x):
@@ -35,7 +46,7 @@ def det(a):
 
 def slogdet(a):
     """``(sign, logabsdet)``; ``gA = g_logabsdet A^-T``."""
-    return _la.slogdet(_t(a))
+    return SlogdetResult(*_la.slogdet(_t(a)))
 
 
 def solve(a, b):
@@ -49,8 +60,9 @@ def cholesky(a):
 
 
 def eigh(a, UPLO="L"):
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix."""
-    return _la.eigh(_t(a), UPLO)
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix ``A = V diag(w) V^T``;
+    ``gA = V (diag(gw) + (V^T gV) / E) V^T``, ``E_ij = w_j - w_i`` (distinct eigenvalues)."""
+    return EighResult(*_la.eigh(_t(a), UPLO))
 
 
 def eigvalsh(a, UPLO="L"):
@@ -67,7 +79,7 @@ def svd(a, full_matrices=True, compute_uv=True):
     if full_matrices and a.shape[-1] != a.shape[-2]:
         raise NotImplementedError("jitgrad.numpy.linalg.svd: use full_matrices=False for "
                                   "non-square input (the full factors are not unique)")
-    return _la.svd(a)
+    return SVDResult(*_la.svd(a))
 
 
 def svdvals(x):
@@ -163,17 +175,28 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
-    """Array API ``vector_norm``: the ``ord``-norm over ``axis`` (all elements when None)."""
+    """Array API ``vector_norm``: ``(sum |x|^p)^(1/p)`` over ``axis`` (all elements when None;
+    several axes are flattened into one), with ``ord`` inf/-inf (max/min ``|x|``) and 0 (count
+    of nonzeros). Gradient ``g |x|^(p-1) sign(x) / ||x||^(p-1)`` (ties of inf-norms share it)."""
+    from ..ops.shape import permute
+
     x = _t(x)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
-        if keepdims:
-            raise NotImplementedError("vector_norm: keepdims with axis=None is not supported")
-    if isinstance(axis, tuple) and len(axis) > 1:
-        if ord != 2:
-            raise NotImplementedError("vector_norm: several axes need ord=2")
-        return _u.sqrt(_r.sum(x * x, dim=axis, keepdim=keepdims))
-    return norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    if x.ndim == 0:
+        x = x.reshape(1)
+        out = norm(x, ord=ord, axis=0)
+        return out
+    axes = tuple(range(x.ndim)) if axis is None else (
+        (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis))
+    axes = tuple(int(a) % x.ndim for a in axes)
+    if len(axes) == 1:
+        return norm(x, ord=ord, axis=axes[0], keepdims=keepdims)
+    rest = [d for d in range(x.ndim) if d not in axes]
+    y = permute(x, tuple(rest) + axes)
+    y = y.reshape(tuple(x.shape[d] for d in rest) + (-1,))
+    out = norm(y, ord=ord, axis=-1)
+    if keepdims:
+        out = out.reshape(tuple(1 if d in axes else x.shape[d] for d in range(x.ndim)))
+    return out
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
@@ -188,7 +211,123 @@ def matrix_transpose(x):
     return transpose(_t(x), -1, -2)
 
 
+def qr(a, mode="reduced"):
+    """QR factorisation ``A = Q R`` of ``(..., M, N)`` input, ``K = min(M, N)``.
+
+    ``mode='reduced'``: ``Q`` ``(..., M, K)`` with orthonormal columns, ``R`` ``(..., K, N)``
+    upper triangular (a ``QRResult``); ``'complete'`` is the same when ``M <= N`` (for
+    ``M > N`` the extra columns of ``Q`` are not unique and it raises); ``'r'``: ``R`` only.
+    Gradient (full rank): for ``M >= N``, ``M_ = R gR^T - gQ^T Q`` and
+    ``gA = (gQ + Q copyltu(M_)) R^-T`` with ``copyltu(X)_ij = X_max(i,j),min(i,j)``; for
+    ``M < N``, ``A = [X | Y]``: ``X`` takes that rule with ``gQ + Y gR2^T`` and ``gY = Q gR2``.
+    """
+    a = _t(a)
+    if mode not in ("reduced", "complete", "r"):
+        raise NotImplementedError(f"jitgrad.numpy.linalg.qr: mode={mode!r} is not covered "
+                                  "(use 'reduced', 'complete' or 'r')")
+    if mode == "complete" and a.ndim >= 2 and a.shape[-2] > a.shape[-1]:
+        raise NotImplementedError(
+            f"jitgrad.numpy.linalg.qr: mode='complete' for a tall matrix (shape {tuple(a.shape)}) "
+            "is not covered: the extra columns of Q are not unique; use mode='reduced'")
+    q, r = _la.qr(a)
+    return r if mode == "r" else QRResult(q, r)
+
+
+def lstsq(a, b, rcond=None):
+    """Least squares ``x = argmin ||b - A x||_2`` (minimum norm), as ``numpy.linalg.lstsq``:
+    ``(x, residuals, rank, s)``.
+
+    ``x = pinv(A, rcond) b`` (singular values below ``rcond * s_max`` dropped; ``rcond=None``
+    is ``eps * max(M, N)``), so ``gb = P^T g`` and ``gA`` is the pseudo-inverse's
+    (Golub-Pereyra) rule, valid where the rank is locally constant. ``residuals`` is
+    ``sum((b - A x)^2, axis=0)`` when the rank is ``N < M`` (else empty); ``s`` the singular
+    values of ``A`` (``gA = U diag(gs) V^T``); ``rank`` an int."""
+    a, b = _t(a), _t(b)
+    if a.ndim != 2:
+        raise _np.linalg.LinAlgError(f"lstsq: a must be 2-d, got shape {tuple(a.shape)}")
+    if b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise _np.linalg.LinAlgError(f"lstsq: incompatible shapes a {tuple(a.shape)} and "
+                                     f"b {tuple(b.shape)}")
+    m, n = a.shape
+    if rcond is None:
+        rcond = _np.finfo(a.dtype.np if a.dtype.is_floating_point else _np.float64).eps * max(m, n)
+    s = _la.svdvals(a)
+    rank = int((s._data > rcond * s._data.max()).sum()) if s._data.size else 0
+    x = _matmul(_la.pinv(a, rcond), b)
+    if rank == n and m > n:
+        r = b - _matmul(a, x)
+        res = _r.sum(r * r, dim=0)
+        if b.ndim == 1:
+            res = res.reshape(1)
+    else:
+        res = Tensor._make(_np.zeros((0,), dtype=a.dtype.np))
+    return x, res, rank, s
+
+
+def matrix_rank(x, /, tol=None, hermitian=False, *, rtol=None):
+    """Number of singular values above the tolerance (an integer Tensor; no gradient)."""
+    x = _t(x)
+    kw = {"rtol": rtol} if rtol is not None else {"tol": tol}
+    return Tensor._make(_np.asarray(_np.linalg.matrix_rank(x._data, hermitian=hermitian, **kw)))
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Array API ``linalg.vecdot``: ``sum(x1 * x2, axis)`` with broadcasting (real input);
+    ``g1 = g x2``, ``g2 = g x1`` (summed over broadcast dims)."""
+    from . import vecdot as _vecdot
+
+    return _vecdot(x1, x2, axis=axis)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """Array API ``linalg.cross`` of 3-vectors along ``axis``; ``g1 = x2 x g``, ``g2 = g x x1``."""
+    from . import cross as _cross
+
+    return _cross(x1, x2, axis=axis)
+
+
+def diagonal(x, /, *, offset=0):
+    """Array API ``linalg.diagonal``: the ``offset`` diagonal of the last two axes (gradient
+    scattered back onto that diagonal)."""
+    from . import diagonal as _diag
+
+    return _diag(x, offset, -2, -1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """Array API ``linalg.trace``: the sum of the ``offset`` diagonal of the last two axes;
+    ``gX = g`` on that diagonal, 0 elsewhere."""
+    from . import astype as _astype, sum as _sum
+
+    out = _sum(diagonal(x, offset=offset), axis=-1)
+    return out if dtype is None else _astype(out, dtype, copy=False)
+
+
+def outer(x1, x2, /):
+    """Outer product of two vectors ``x1_i x2_j``; ``g1 = g x2``, ``g2 = g^T x1``."""
+    from . import outer as _outer
+
+    return _outer(x1, x2)
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    """``numpy.tensordot`` (contraction over ``axes``); gradients are the transposed
+    contractions."""
+    from . import tensordot as _td
+
+    return _td(x1, x2, axes=axes)
+
+
+def matmul(x1, x2, /):
+    """``x1 @ x2``; ``g1 = g x2^T``, ``g2 = x1^T g``."""
+    return _matmul(_t(x1), _t(x2))
+
+
 def __getattr__(name):
+    if name in ("eig", "eigvals"):
+        raise AttributeError(
+            f"jitgrad.numpy.linalg has no '{name}': the eigenvalues of a non-symmetric matrix are "
+            "complex and jitgrad has no complex dtype; use eigh/eigvalsh for symmetric input")
     if hasattr(_np.linalg, name):
         raise AttributeError(
             f"jitgrad.numpy.linalg has no '{name}': numpy.linalg.{name} is not covered (no "

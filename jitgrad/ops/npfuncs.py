@@ -22,7 +22,7 @@ LN10 = math.log(10.0)
 
 
 def _zeros(g):
-    return dispatch.zeros(g.shape, g.dtype)
+    return dispatch.zeros(g.shape, g.dtype, g.device)
 
 
 # --- elementwise unary ----------------------------------------------------------------------
@@ -413,3 +413,44 @@ def polygamma(n, x):
     if n == 0:
         return digamma(x)
     return dispatch.composite(POLYGAMMA, dispatch.tensor_operand(x, "polygamma"), n=n)
+
+
+def _stdtr_fwd(ctx, x, df):
+    return np.asarray(_special("stdtr")(df, x), dtype=x.dtype)
+
+
+def _t_pdf(x, df):
+    """Student t density at Tensor ``x`` for a constant ``df`` array, as Tensor ops (so its own
+    derivative is available for double backward)."""
+    from .unary import exp, log1p
+
+    sp = _special("gammaln")
+    logc = sp((df + 1.0) / 2.0) - sp(df / 2.0) - 0.5 * np.log(df * np.pi)
+    c = dispatch.Tensor._make(np.asarray(logc, dtype=x._data.dtype))
+    dft = dispatch.Tensor._make(np.asarray(df, dtype=x._data.dtype))
+    return exp(c - (dft + 1.0) * 0.5 * log1p(x * x / dft))
+
+
+# d/dx stdtr(df, x) = t.pdf(x; df); df is a constant (the derivative of the regularized
+# incomplete beta in its parameters has no closed form)
+STDTR = def_composite("stdtr", "StdtrBackward0", ("x",), _stdtr_fwd,
+                      lambda ctx, g, x: (g * _t_pdf(x, ctx.df),), attrs=("df",), save=("x",))
+
+
+def stdtr(df, x):
+    """Student t CDF ``F(x; df) = 1 - I_{df/(df+x^2)}(df/2, 1/2) / 2`` for ``x > 0`` (mirrored
+    for ``x < 0``; ``I`` the regularized incomplete beta), ``scipy.special.stdtr``.
+    ``d/dx F = Gamma((df+1)/2) / (sqrt(df pi) Gamma(df/2)) (1 + x^2/df)^(-(df+1)/2)``; ``df``
+    is a constant here (an ndarray or a Tensor not requiring grad)."""
+    x = dispatch.tensor_operand(x, "stdtr")
+    if isinstance(df, dispatch.Tensor):
+        if df.requires_grad:
+            raise NotImplementedError(
+                "stdtr / jitgrad.scipy.stats.t.cdf: the derivative with respect to df is not "
+                "implemented; pass df without requires_grad (or detach it)")
+        df = df._data
+    df = np.asarray(df, dtype=x._data.dtype)
+    shape = np.broadcast_shapes(x.shape, df.shape)
+    if tuple(x.shape) != shape:
+        x = dispatch.Tensor.expand(x, shape)
+    return dispatch.composite(STDTR, x, df=np.broadcast_to(df, shape))

@@ -279,3 +279,56 @@ def svdvals(a):
     if a.ndim < 2:
         raise np.linalg.LinAlgError(f"svdvals: expected a matrix, got shape {tuple(a.shape)}")
     return dispatch.composite(SVDVALS, a)
+
+
+def _copyltu(m):
+    """The symmetric matrix from the lower triangle of ``m``: ``X_ij = m_max(i,j),min(i,j)``."""
+    n = m.shape[-1]
+    low = dispatch.Tensor._make(np.tril(np.ones((n, n)), -1).astype(m._data.dtype))
+    eye = dispatch.Tensor._make(np.eye(n, dtype=m._data.dtype))
+    lower = m * low
+    return lower + _T(lower) + m * eye
+
+
+def _qr_fwd(ctx, a):
+    q, r = np.linalg.qr(a, mode="reduced")
+    return q, r
+
+
+def _qr_square_back(gq, gr, q, r):
+    # m >= n (Walter & Lehmann 2018; Liao et al. 2019): M = R gR^T - gQ^T Q,
+    # gA = (gQ + Q copyltu(M)) R^-T, computed as solve(R, (...)^T)^T
+    m_ = matmul(r, _T(gr)) - matmul(_T(gq), q)
+    b = gq + matmul(q, _copyltu(m_))
+    return _T(solve(r, _T(b)))
+
+
+def _qr_back(ctx, gq, gr, a):
+    q, r = qr(a)
+    m, n = a.shape[-2], a.shape[-1]
+    if m >= n:
+        return (_qr_square_back(gq, gr, q, r),)
+    # wide: A = [X | Y] with X = Q R1 (m x m), Y = Q R2; then gY = Q gR2 and X sees
+    # gQ' = gQ + Y gR2^T (Liao et al. 2019, section 3.2)
+    from .shape import cat
+
+    r1 = r[..., :, :m]
+    gr1, gr2 = gr[..., :, :m], gr[..., :, m:]
+    y = a[..., :, m:]
+    gx = _qr_square_back(gq + matmul(y, _T(gr2)), gr1, q, r1)
+    return (cat([gx, matmul(q, gr2)], -1),)
+
+
+QR = def_composite("qr", "LinalgQrBackward0", ("a",), _qr_fwd, _qr_back, save=("a",),
+                   n_outputs=2)
+
+
+def qr(a):
+    """Reduced QR ``A = Q R`` (``Q`` with orthonormal columns, ``R`` upper triangular, both from
+    LAPACK via ``numpy.linalg.qr``). For ``m >= n`` (full column rank):
+    ``M = R gR^T - gQ^T Q``, ``gA = (gQ + Q copyltu(M)) R^-T``; for ``m < n`` the leading square
+    block takes that rule with ``gQ + Y gR2^T`` and the trailing columns ``Y`` get ``Q gR2``."""
+    a = dispatch.tensor_operand(a, "qr")
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"qr: expected a matrix, got shape {tuple(a.shape)}")
+    return dispatch.composite(QR, a)

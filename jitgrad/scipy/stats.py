@@ -1,5 +1,6 @@
-"""``jitgrad.scipy.stats``: ``norm`` (logpdf pdf cdf logcdf), ``t`` (logpdf pdf) and
-``multivariate_normal`` (logpdf pdf), differentiable in every argument."""
+"""``jitgrad.scipy.stats``: ``norm`` (logpdf pdf cdf logcdf), ``t`` (logpdf pdf cdf) and
+``multivariate_normal`` (logpdf pdf cdf), differentiable in every argument (except ``t.cdf`` in
+``df`` and ``multivariate_normal.cdf`` in ``cov``, which raise if those require grad)."""
 from __future__ import annotations
 
 import math
@@ -7,6 +8,7 @@ import math
 import numpy as _np
 
 from ..ops import nplinalg as _la
+from ..ops import npfuncs as _nf
 from ..ops import reduce as _r
 from ..ops import unary as _u
 from ..ops.shape import diagonal as _diagonal, transpose as _transpose
@@ -65,6 +67,17 @@ class t:
         """``exp(logpdf)``."""
         return _u.exp(t.logpdf(x, df, loc, scale))
 
+    @staticmethod
+    def cdf(x, df, loc=0.0, scale=1.0):
+        """``F(z; df)`` with ``z = (x - loc) / scale`` and ``F`` the standard t CDF
+        (``1 - I_{df/(df+z^2)}(df/2, 1/2) / 2`` for ``z > 0``, via ``scipy.special.stdtr``).
+        ``dF/dx = pdf(x) = f(z) / scale``, ``dF/dloc = -f(z) / scale``,
+        ``dF/dscale = -z f(z) / scale``; the derivative in ``df`` is not implemented
+        (``NotImplementedError`` if ``df`` requires grad)."""
+        scale = _t(scale)
+        z = (_t(x) - loc) / scale
+        return _nf.stdtr(df, z)
+
 
 class multivariate_normal:
     """Multivariate normal N(mean, cov)."""
@@ -93,3 +106,33 @@ class multivariate_normal:
     def pdf(x, mean=None, cov=1.0):
         """``exp(logpdf)``."""
         return _u.exp(multivariate_normal.logpdf(x, mean, cov))
+
+    @staticmethod
+    def cdf(x, mean=None, cov=1.0, *, abseps=1e-5, releps=1e-5, maxpts=None):
+        """``F(x) = P(X <= x)`` componentwise for ``X ~ N(mean, cov)``; ``x`` is ``(d,)`` or
+        ``(n, d)`` (one value per row). Forward by SciPy (Genz: exact for ``d <= 2``, seeded
+        quasi-Monte Carlo to ``abseps`` for ``d >= 3``). Gradient
+        ``dF/dx_i = phi(x_i - mean_i; cov_ii) F_{d-1}(conditional of the rest given x_i)``,
+        ``dF/dmean = -dF/dx``; ``cov`` is a constant (``NotImplementedError`` if it requires
+        grad), and second derivatives raise."""
+        from ._mvn_cdf import mvn_cdf
+
+        x = _t(x)
+        d = x.shape[-1]
+        if isinstance(cov, Tensor):
+            if cov.requires_grad:
+                raise NotImplementedError("multivariate_normal.cdf: the derivative with respect "
+                                          "to cov is not implemented; pass cov without "
+                                          "requires_grad (or detach it)")
+            cov = cov._data
+        cov = _np.asarray(cov, dtype=_np.float64)
+        if cov.ndim == 0:
+            cov = cov * _np.eye(d)
+        elif cov.ndim == 1:
+            cov = _np.diag(cov)
+        diff = x - (0.0 if mean is None else _t(mean))
+        if diff.ndim == 1:
+            return mvn_cdf(diff.reshape(1, d), cov, abseps, releps, maxpts).reshape(())
+        if diff.ndim != 2:
+            raise ValueError("multivariate_normal.cdf: x must be (d,) or (n, d)")
+        return mvn_cdf(diff, cov, abseps, releps, maxpts)

@@ -260,6 +260,20 @@ def linalg_cases():
         c("fftshift-axes", "fft.fftshift", lambda r: (r.standard_normal((3, 4)),), dict(axes=1)),
         c("ifftshift", "fft.ifftshift", _x((5,))),
         c("fftfreq", "fft.fftfreq", lambda r: (8, 0.1)),
+        c("qr-tall", "linalg.qr", _x((4, 3))),
+        c("qr-square", "linalg.qr", _x((3, 3))),
+        c("qr-wide", "linalg.qr", _x((2, 4))),
+        c("qr-batch", "linalg.qr", _x((2, 3, 2))),
+        c("qr-r", "linalg.qr", lambda r: (r.standard_normal((4, 2)),), dict(mode="r")),
+        c("qr-complete-wide", "linalg.qr", lambda r: (r.standard_normal((2, 3)),), dict(mode="complete")),
+        c("linalg.trace", "linalg.trace", lambda r: (r.standard_normal((2, 3, 3)),), dict(offset=1)),
+        c("linalg.diagonal", "linalg.diagonal", lambda r: (r.standard_normal((2, 3, 4)),), dict(offset=-1)),
+        c("linalg.cross", "linalg.cross", lambda r: (r.standard_normal((2, 3)), r.standard_normal((3,)))),
+        c("linalg.vecdot", "linalg.vecdot", lambda r: (r.standard_normal((2, 3)), r.standard_normal((3,)))),
+        c("linalg.outer", "linalg.outer", lambda r: (r.standard_normal(3), r.standard_normal(2))),
+        c("linalg.matmul", "linalg.matmul", lambda r: (r.standard_normal((2, 2, 3)), r.standard_normal((3, 2)))),
+        c("linalg.tensordot", "linalg.tensordot", lambda r: (r.standard_normal((2, 3)), r.standard_normal((3, 2))),
+          dict(axes=1)),
         c("multi_dot", "linalg.multi_dot", lambda r: ([r.standard_normal((2, 3)), r.standard_normal((3, 3)),
                                                        r.standard_normal((3, 2))],)),
     ]
@@ -287,4 +301,30 @@ def extra_cases():
         c("angle", "angle", lambda r: (r.standard_normal(4),)),
         c("imag", "imag", _x((2, 2))),
         c("real_if_close", "real_if_close", _x((2, 2))),
+    ] + array_api_cases()
+
+
+def array_api_cases():
+    """The Array API spellings and keywords (NumPy 2 has the same names as the reference)."""
+    c = NpCase
+    return [
+        c("cumulative_sum", "cumulative_sum", _x((2, 3)), dict(axis=1)),
+        c("cumulative_sum-initial", "cumulative_sum", _x((2, 3)), dict(axis=0, include_initial=True)),
+        c("cumulative_sum-1d", "cumulative_sum", _x((4,)), dict(include_initial=True)),
+        c("cumulative_prod", "cumulative_prod", _x((2, 3)), dict(axis=1)),
+        c("cumulative_prod-initial", "cumulative_prod", _x((3,)), dict(include_initial=True)),
+        c("unstack", "unstack", _x((2, 3)), dict(axis=1)),
+        c("broadcast_arrays", "broadcast_arrays", lambda r: (r.standard_normal((2, 1)), r.standard_normal(3))),
+        c("meshgrid-xy", "meshgrid", lambda r: (r.standard_normal(3), r.standard_normal(2), r.standard_normal(4))),
+        c("meshgrid-ij", "meshgrid", lambda r: (r.standard_normal(3), r.standard_normal(2)), dict(indexing="ij")),
+        c("nextafter", "nextafter", lambda r: (r.standard_normal((2, 3)), r.standard_normal(3))),
+        c("std-correction", "std", _x((3, 4)), dict(axis=0, correction=1)),
+        c("var-correction", "var", _x((3, 4)), dict(axis=1, correction=1.5, keepdims=True)),
+        c("clip-min-max", "clip", _x((2, 3)), dict(min=-0.4, max=0.3)),
+        c("reshape-copy", "reshape", lambda r: (r.standard_normal((2, 3)), (3, 2)), dict(copy=True)),
+        c("vector_norm-axes-ord3", "linalg.vector_norm", _x((2, 3, 2)), dict(axis=(0, 2), ord=3, keepdims=True)),
+        c("vector_norm-all-inf", "linalg.vector_norm", _x((2, 3)), dict(ord=np.inf)),
+        c("vector_norm-keep", "linalg.vector_norm", _x((2, 3)), dict(keepdims=True)),
+        c("matrix_norm-nuc", "linalg.matrix_norm", _x((2, 3, 2)), dict(ord="nuc")),
+        c("matrix_norm-inf", "linalg.matrix_norm", _x((3, 2)), dict(ord=np.inf, keepdims=True)),
     ]
