@@ -426,6 +426,22 @@ def _get_kernel(body, modes: str, flat: bool):
     return kern
 
 
+def tag_kernel(fn, factory, *args) -> None:
+    """Note where kernel function ``fn`` came from: ``factory(*args)`` returns its dispatcher.
+    ``jitgrad.testing.ptx_check`` rebuilds kernels made by factories this way (a module-level
+    kernel is found by its name). ``args``: strings, numbers, NumPy dtypes or module-level
+    functions."""
+    def spec(a):
+        if callable(a) and hasattr(a, "__qualname__") and not isinstance(a, type):
+            return {"fn": [a.__module__, a.__qualname__]}
+        if isinstance(a, (np.dtype, type)):
+            return {"dtype": np.dtype(a).str}
+        return a
+
+    fn.jitgrad_key = ("factory", factory.__module__, factory.__qualname__,
+                      [spec(a) for a in args])
+
+
 def _flat_buffer(a: CudaArray, n: int):
     return a.buffer[a.offset:a.offset + n]
 

@@ -66,11 +66,15 @@ def register_cuda() -> None:
 
     if config.ENABLE_CUDASIM or not _CUDA_IMPLS:
         return
+    # numba-cuda keeps its own typing registry: overloads for it go through its own
+    # ``overload`` (numba.extending's target="cuda" is not seen by it)
+    from numba.cuda.extending import overload as cuda_overload
+
     impls, _CUDA_IMPLS[:] = list(_CUDA_IMPLS), []
     for fn, impl in impls:
-        overload(fn, target="cuda", inline="always")(_typer1(impl))
-    overload(zero, target="cuda", inline="always")(_zero_ov)
-    overload(where, target="cuda", inline="always")(_where_ov)
+        cuda_overload(fn, target="cuda", inline="always")(_typer1(impl))
+    cuda_overload(zero, target="cuda", inline="always")(_zero_ov)
+    cuda_overload(where, target="cuda", inline="always")(_where_ov)
 
 
 def _typer1(impl):

@@ -83,6 +83,15 @@ def _numba_type(desc):
     raise TypeError(f"kernel argument of unsupported type {desc[1]}")
 
 
+def _resolve(module, qualname):
+    import importlib
+
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 def _find_kernel(kid):
     """The Python function of a recorded kernel, in this (non-simulator) process."""
     import importlib
@@ -95,6 +104,12 @@ def _find_kernel(kid):
         for part in qualname.split("."):
             body = getattr(body, part)
         return backend._get_kernel(body, modes, flat).py_func
+    if kid[0] == "factory":  # device.cuda.tag_kernel: rebuild the kernel from its factory
+        _, module, qualname, args = kid
+        factory = _resolve(module, qualname)
+        built = factory(*[_resolve(*a["fn"]) if isinstance(a, dict) and "fn" in a else
+                          np.dtype(a["dtype"]) if isinstance(a, dict) else a for a in args])
+        return built.py_func
     _, module, qualname = kid
     if "<locals>" in qualname:
         raise LookupError(f"{module}.{qualname} is made inside a function: give it a "
@@ -128,7 +143,7 @@ def check(records_path: str) -> list:
             cuda.compile_ptx(fn, sig, cc=CC)
         except Exception as err:  # every failure is reported, the check goes on
             msg = str(err).strip().splitlines()
-            failures.append(f"{'.'.join(map(str, kid[1:3]))} {kid[3:] if len(kid) > 3 else ''}"
+            failures.append(f"{'.'.join(map(str, kid[1:3]))} {kid[3:] if len(kid) > 3 else ''} "
                             f"{descs}: {type(err).__name__}: {' | '.join(msg[:6])}")
     print(f"PTX check (sm_{CC[0]}{CC[1]}): {len(records)} kernel signatures, "
           f"{len(records) - len(failures)} compiled, {len(failures)} failed")
