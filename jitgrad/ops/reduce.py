@@ -226,9 +226,19 @@ def _prod_others_masked(ctx, x):
     d = 0 if full else ctx.dims[0]
     r = xf.shape[d]
     mask = np.eye(r, dtype=bool).reshape((r, r) + (1,) * (xf.ndim - d - 1))
-    masked = binary.where(dispatch.Tensor._make(mask), 1.0, _shape.unsqueeze(xf, d))
+    device = dispatch.device_of(x._data)
+    mask = dispatch.Tensor._make(mask if device == "cpu" else dispatch.move(mask, device))
+    masked = binary.where(mask, 1.0, _shape.unsqueeze(xf, d))
     others = prod(masked, d + 1)
     return _shape.reshape(others, x.shape) if full else others
+
+
+def _has_zero(x) -> bool:
+    """Whether ``x`` has a zero (picks prod's derivative formula). On CUDA the answer is data
+    the host must see: one device-to-host sync, as PyTorch's prod backward does."""
+    if dispatch.device_of(x._data) == "cpu":
+        return bool(np.any(x._data == 0))
+    return bool(_cuda_kernels().reduce_sum((x == 0)._data, tuple(range(x.ndim))).get())
 
 
 def _prod_bwd(ctx, g, x, result):
@@ -236,9 +246,12 @@ def _prod_bwd(ctx, g, x, result):
     # plain backward: the exact kernel, no graph needed (not while tangents or batched
     # gradients flow: Note [transform hooks])
     if not is_grad_enabled() and dispatch.transform_hook is None:
+        if dispatch.device_of(x._data) != "cpu":
+            others = _cuda_kernels().prod_others(_cuda_in(x._data), ctx.dims)
+            return (gx * dispatch.Tensor._make(others.astype(x._data.dtype, copy=False)),)
         others = cpu_reduce.prod_others(_to3(x._data, ctx.dims))
         return (gx * dispatch.Tensor._make(others.reshape(x.shape).astype(x._data.dtype)),)
-    if not np.any(x._data == 0):
+    if not _has_zero(x):
         return (gx * (_keep(ctx, result) / x),)
     return (gx * _prod_others_masked(ctx, x),)
 
@@ -247,7 +260,7 @@ def _prod_jvp(tangents, primals, outs, dims, keepdim, dtype):
     """``t_out = sum_i t_i prod_{k != i} x_k`` over the reduced dims."""
     (t,), (x,), (result,) = tangents, primals, outs
     ctx = _Ns(dims=dims, keep_shape=_keep_shape(x.shape, dims))
-    others = (_keep(ctx, result) / x if not np.any(x._data == 0)
+    others = (_keep(ctx, result) / x if not _has_zero(x)
               else _prod_others_masked(ctx, x))
     out = sum(t * others, dims, keepdim=keepdim)
     return out if dtype is None else unary.cast(out, dtype)
@@ -358,7 +371,8 @@ min_result = namedtuple("min", ["values", "indices"])
 
 def _tie_mask(x, value):
     """Where ``x`` equals the selected value (NaN matching NaN)."""
-    if not np.isnan(value._data).any():
+    # (on CUDA the NaN-aware form always: checking for NaN first would cost a host sync)
+    if dispatch.device_of(value._data) == "cpu" and not np.isnan(value._data).any():
         return x == value
     return (x == value) | ((x != x) & (value != value))
 
@@ -512,6 +526,11 @@ def _arg(kind, x, dim, keepdim):
     x = dispatch.tensor_operand(x, f"arg{kind}")
     dims = _dims(f"arg{kind}", dim, x.ndim, multi=False)  # None: the flattened input
     _check_nonempty(f"arg{kind}", x, () if dim is None else dims, dim is None)
+    if dispatch.device_of(x._data) != "cpu":
+        kernels = _cuda_kernels()
+        fn = kernels.reduce_max if kind == "max" else kernels.reduce_min
+        _, idx = fn(_cuda_in(x._data), dims)
+        return dispatch.Tensor._make(idx.reshape(_out_shape(x.shape, dims, keepdim)))
     _, idx = _KERNELS[kind](_to3(x._data, dims))
     return dispatch.Tensor._make(idx.reshape(_out_shape(x.shape, dims, keepdim)))
 
@@ -644,6 +663,17 @@ def logsumexp(x, dim, keepdim=False):
                               keepdim=bool(keepdim))
 
 
+# --- CUDA ---------------------------------------------------------------------------------
+# The rows' CUDA forwards live in ``reduce_cuda`` (registered at the end of this file); these two
+# helpers serve them and the device branches of the rules above.
+def _cuda_kernels():
+    return dispatch.cuda_kernels("cuda_reduce")
+
+
+def _cuda_in(a):
+    return a.astype(np.float32) if a.dtype == np.float16 else a
+
+
 # --- gradient broadcasting -----------------------------------------------------------------
 def sum_to_shape(x, shape):
     """Sum ``x`` down to ``shape`` (which must broadcast to ``x.shape``): sum the leading
@@ -663,3 +693,8 @@ def sum_to_shape(x, shape):
     if dims and builtins.any(xs[d] != 1 for d in dims):
         x = sum(x, dims, keepdim=True)
     return x if tuple(x.shape) == shape else _shape.reshape(x, shape)
+
+
+from . import reduce_cuda as _reduce_cuda  # noqa: E402  (the rows' CUDA forwards: after the rows)
+
+_reduce_cuda.register()

@@ -1,0 +1,200 @@
+"""CUDA matrix products: a tiled shared-memory matmul, and a row-dot reduction for the cases
+with a vector operand (dot, matrix @ vector, vector @ matrix).
+
+Operands are strided CudaArrays read through their strides (Note [cuda storage]): a transposed
+or broadcast operand needs no copy; broadcast batch dims have stride 0. The accumulator has the
+operands' (common) dtype, so float32 products accumulate in float32 like the CPU path
+(``np.matmul``: sgemm accumulates in single precision). Results are fresh C-contiguous arrays.
+
+No cuBLAS: numba-cuda ships no BLAS bindings. A real GPU could hand contiguous (or singly
+transposed) operands to cuBLAS zero-copy through ``__cuda_array_interface__``; the tiled kernel
+is the dependency-free path.
+"""
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+from numba import cuda
+
+from . import cuda as _cu
+from . import cuda_reduce as _red
+
+#: matmul tile edge; a block is TILE x TILE threads (the simulator runs each as a Python thread)
+TILE = 4 if _cu.SIMULATOR else 16
+#: largest grid extent used per axis (grid-stride loops cover the rest)
+_GRID_MAX = 1 if _cu.SIMULATOR else 65535
+_T = _red._T
+
+
+def _matmul_kernel(a, a_off, a_bst, a_rs, a_cs, b, b_off, b_bst, b_rs, b_cs, bshape, nbatch,
+                   N, K, M, zero, out):
+    """out[t, n, m] = sum_k a[t, n, k] * b[t, k, m] for batch t < nbatch (unravelled over
+    ``bshape`` with each operand's batch strides, 0 where broadcast), out contiguous.
+
+    Each block owns TILE x TILE outputs; per K-step it stages a TILE x TILE tile of a and of b in
+    shared memory (zero-padded at the edges), then every thread adds TILE products. Grid-stride
+    over batch (z), tile rows (y) and tile columns (x): every loop bound is block-uniform, so all
+    threads of a block reach each syncthreads."""
+    sa = cuda.shared.array((TILE, TILE), _SDT)
+    sb = cuda.shared.array((TILE, TILE), _SDT)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    n_ti = (N + TILE - 1) // TILE
+    n_tj = (M + TILE - 1) // TILE
+    t = cuda.blockIdx.z
+    while t < nbatch:
+        pa = a_off + _offset(t, bshape, a_bst)
+        pb = b_off + _offset(t, bshape, b_bst)
+        ti = cuda.blockIdx.y
+        while ti < n_ti:
+            n = ti * TILE + ty
+            tj = cuda.blockIdx.x
+            while tj < n_tj:
+                m = tj * TILE + tx
+                acc = zero
+                for k0 in range(0, K, TILE):
+                    ka = k0 + tx
+                    kb = k0 + ty
+                    sa[ty, tx] = a[pa + n * a_rs + ka * a_cs] if n < N and ka < K else zero
+                    sb[ty, tx] = b[pb + kb * b_rs + m * b_cs] if kb < K and m < M else zero
+                    cuda.syncthreads()
+                    for kk in range(TILE):
+                        acc += sa[ty, kk] * sb[kk, tx]
+                    cuda.syncthreads()
+                if n < N and m < M:
+                    out[(t * N + n) * M + m] = acc
+                tj += cuda.gridDim.x
+            ti += cuda.gridDim.y
+        t += cuda.gridDim.z
+
+
+def _rowdot_kernel(a, a_off, rshape, rstr, a_ks, v, v_off, v_ks, n_items, K, chunk, P, zero,
+                   out):
+    """out[t] = sum_{k in chunk} a[row, k] * v[k], work item t = row * P + chunk (Note [cuda
+    reduction passes] in ``cuda_reduce``): rows unravel over ``rshape``/``rstr``, ``a_ks`` and
+    ``v_ks`` are the strides along k. Shared-memory tree over the block's threads."""
+    sh = cuda.shared.array(_T, _SDT)
+    tid = cuda.threadIdx.x
+    t = cuda.blockIdx.x
+    while t < n_items:
+        row = t // P
+        k = (t - row * P) * chunk
+        k1 = min(k + chunk, K)
+        base = a_off + _offset(row, rshape, rstr)
+        s = zero
+        k += tid
+        while k < k1:
+            s += a[base + k * a_ks] * v[v_off + k * v_ks]
+            k += _T
+        sh[tid] = s
+        cuda.syncthreads()
+        step = _T // 2
+        while step > 0:
+            if tid < step:
+                sh[tid] += sh[tid + step]
+            cuda.syncthreads()
+            step //= 2
+        if tid == 0:
+            out[t] = sh[0]
+        cuda.syncthreads()
+        t += cuda.gridDim.x
+
+
+_offset = _red._offset
+_kernels: dict = {}
+_lock = threading.Lock()
+
+
+def _get(body, dt):
+    key = (body, dt)
+    kern = _kernels.get(key)
+    if kern is None:
+        with _lock:
+            kern = _kernels.get(key)
+            if kern is None:
+                fn = _red._bind(body, f"{body.__name__}_{dt}", _SDT=_red._SHARED[dt])
+                _cu.tag_kernel(fn, _get, body, dt)
+                kern = _kernels[key] = cuda.jit(fn)
+    return kern
+
+
+def _compute_dtype(a, b):
+    """(result dtype, kernel dtype): NumPy's promotion; bool and small ints are computed in
+    int64, float16 in float32 (the shared-memory types), then cast back."""
+    rt = np.result_type(a.dtype, b.dtype)
+    if rt.kind in "biu":
+        return rt, np.dtype(np.int64)
+    if rt == np.float16:
+        return rt, np.dtype(np.float32)
+    return rt, rt
+
+
+def _batch_strides(x, bshape):
+    """x's batch strides broadcast to ``bshape`` (0 on missing or size-1 axes)."""
+    nb = x.ndim - 2
+    lead = len(bshape) - nb
+    st = [0] * lead
+    for n, s, target in zip(x.shape[:nb], x.elem_strides[:nb], bshape[lead:]):
+        st.append(s if n == target else 0)
+    return tuple(st)
+
+
+def _mm(a, b, dt):
+    """(..., N, K) @ (..., K, M), batch dims broadcast: the tiled kernel."""
+    bshape = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    N, K = a.shape[-2:]
+    M = b.shape[-1]
+    out = _cu.empty(bshape + (N, M), dt, a.index)
+    nbatch = math.prod(bshape)
+    if out.size == 0:
+        return out
+    if K == 0:
+        _cu.fill(out, 0)
+        return out
+    grid = (min(-(-M // TILE), _GRID_MAX), min(-(-N // TILE), _GRID_MAX),
+            min(nbatch, _GRID_MAX))
+    with cuda.gpus[a.index]:
+        _get(_matmul_kernel, dt)[grid, (TILE, TILE)](
+            a.buffer, a.offset, _batch_strides(a, bshape) or (0,), a.elem_strides[-2],
+            a.elem_strides[-1], b.buffer, b.offset, _batch_strides(b, bshape) or (0,),
+            b.elem_strides[-2], b.elem_strides[-1], bshape or (1,), nbatch, N, K, M,
+            dt.type(0), out.buffer)
+    return out
+
+
+def _rowdot(a, v, dt):
+    """out[...] = sum_k a[..., k] * v[k]: (rows..., K) with a vector, result of shape rows."""
+    rows = a.shape[:-1]
+    K = a.shape[-1]
+    R = math.prod(rows)
+    if R == 0 or K == 0:
+        return _cu.zeros(rows, dt, a.index)
+    rs, rt = _red._collapse(rows, a.elem_strides[:-1])
+    chunk, P = _red._plan(R, K)
+    out = _cu.empty((R * P,), dt, a.index)
+    _red._launch(_get(_rowdot_kernel, dt), R * P, a.index, a.buffer, a.offset, rs, rt,
+                 a.elem_strides[-1], v.buffer, v.offset, v.elem_strides[0], R * P, K, chunk, P,
+                 dt.type(0), out.buffer)
+    if P > 1:  # sum the per-chunk partials
+        out = _red._fold(out.reshape(R, P), (1,), _red._add, _red._map_id, None, dt)
+    return out.reshape(rows)
+
+
+def matmul(a, b):
+    """NumPy's ``matmul`` of two CudaArrays (ranks >= 1, shapes already checked): 1-d @ 1-d is
+    a 0-d dot product, a 1-d operand is a row (left) or column (right) vector whose dim is
+    removed, batch dims broadcast. Vector cases run the row-dot reduction, the rest tiles."""
+    rt, dt = _compute_dtype(a, b)
+    if a.dtype != dt:
+        a = a.astype(dt)
+    if b.dtype != dt:
+        b = b.astype(dt)
+    if b.ndim == 1:    # (..., K) @ (K,): a's rows dotted with b
+        out = _rowdot(a, b, dt)
+    elif a.ndim == 1:  # (K,) @ (..., K, M): the rows of b^T (..., M, K) dotted with a
+        out = _rowdot(b.transpose(tuple(range(b.ndim - 2)) + (b.ndim - 1, b.ndim - 2)), a, dt)
+    else:
+        out = _mm(a, b, dt)
+    return out if rt == dt else out.astype(rt)
