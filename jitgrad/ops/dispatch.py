@@ -376,6 +376,11 @@ def check_cast(result_dtype, out_dtype) -> None:
 def check_writable(t) -> None:
     """Refuse writes into memory that several elements share (expand) or that is read-only."""
     data = t._data
+    if _cuda is not None and isinstance(data, _cuda.CudaArray):
+        # CUDA arrays carry no read-only flag: an expanded view shows as a stride-0 dim
+        if any(s == 0 and n > 1 for s, n in zip(data.elem_strides, data.shape)):
+            raise RuntimeError(OVERLAP_WRITE_MSG)
+        return
     if not data.flags.writeable:
         # NumPy marks expand()ed arrays (and views of them) read-only: a write would land on
         # elements that share memory
@@ -399,6 +404,10 @@ def compute_into(op, values, attr_values, shape, dt, target: np.ndarray) -> None
     it other than element for element (``x.mul_(x)``); otherwise the result goes through a
     temporary the size of ``target`` (NumPy semantics for overlapping operands: ``a += a[::-1]``
     reads the old values)."""
+    if _cuda is not None and (isinstance(target, _cuda.CudaArray)
+                              or any(isinstance(v, _cuda.CudaArray) for v in values)):
+        _compute_into_cuda(op, values, attr_values, shape, dt, target)
+        return
     direct = target.flags.c_contiguous
     if direct:
         for v in values:
@@ -413,6 +422,34 @@ def compute_into(op, values, attr_values, shape, dt, target: np.ndarray) -> None
         tmp = cpu.elementwise(op.forward, values + attr_values, shape, target.dtype, dt.np,
                               ufunc=op.cpu_ufunc)
         np.copyto(target, tmp, casting="unsafe")
+
+
+def _compute_into_cuda(op, values, attr_values, shape, dt, target) -> None:
+    """``compute_into`` on CUDA: straight into ``target`` (any strides) unless an operand
+    overlaps it other than element for element, then through a temporary."""
+    if not isinstance(target, _cuda.CudaArray):
+        device = next(v.device for v in values if isinstance(v, _cuda.CudaArray))
+        raise RuntimeError(MIXED_DEVICES_MSG.format(device, "cpu", op.name))
+    values = list(values) + [target]
+    on_cuda(values, op.name)  # one device; a 0-d CPU operand becomes a device scalar
+    values.pop()
+    direct = not any(
+        isinstance(v, _cuda.CudaArray) and v is not target and shares_memory(v, target)
+        and (v.shape, v.elem_strides, v.offset) != (target.shape, target.elem_strides,
+                                                    target.offset)
+        for v in values)
+    if direct:
+        _cuda.elementwise(op.forward, values + attr_values, shape, target.dtype, dt.np,
+                          out=target)
+    else:
+        tmp = _cuda.elementwise(op.forward, values + attr_values, shape, target.dtype, dt.np)
+        _cuda.copy_into(target, tmp)
+
+
+def _check_out_device(out, result_device: str) -> None:
+    if device_of(out._data) != result_device:
+        raise RuntimeError(f"Expected out tensor to have device {result_device}, but got "
+                           f"{device_of(out._data)} instead")
 
 
 def _out_tensor(name: str, out, operands) -> None:
@@ -440,6 +477,9 @@ def prepare_out(name: str, out, shape: tuple) -> None:
             f"{list(out.shape)}, which does not match the required output shape {list(shape)}. "
             "This behavior is deprecated, and in a future release outputs will not be resized "
             "unless they have zero elements.", UserWarning, stacklevel=4)
+    if device_of(out._data) != "cpu":
+        out._data = _cuda.empty(shape, out._data.dtype, out._data.index)
+        return
     out._data = pool.empty(shape, out._data.dtype)
 
 
@@ -453,6 +493,7 @@ def _elementwise_out(op, args, attrs, out):
         dt = dtypes.float_type_for(dt)
     shape = _result_shape(op.name, values)
     check_cast(np.dtype(bool) if op.dtype_rule == "bool" else dt.np, out._data.dtype)
+    _check_out_device(out, next((device_of(v) for v in values if device_of(v) != "cpu"), "cpu"))
     prepare_out(op.name, out, shape)
     compute_into(op, values, attr_values, shape, dt, out._data)
     out._version_counter.bump()
@@ -473,7 +514,12 @@ def _composite_out(op, args, attrs, out):
 def write_out(name: str, out, result: np.ndarray) -> None:
     """Copy an already computed ``result`` into ``out`` (the checks of ``elementwise``'s out=)."""
     check_cast(result.dtype, out._data.dtype)
+    _check_out_device(out, device_of(result))
     prepare_out(name, out, result.shape)
+    if device_of(result) != "cpu":
+        _cuda.copy_into(out._data, result)
+        out._version_counter.bump()
+        return
     np.copyto(out._data, result, casting="unsafe")
     out._version_counter.bump()
 

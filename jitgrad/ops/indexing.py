@@ -32,8 +32,25 @@ _INDEX_DTYPE_MSG = "tensors used as indices must be long, int, byte or bool tens
 
 
 # --- index normalisation -------------------------------------------------------------------
+def host_index(a):
+    """An index array on the host. A CUDA index tensor is copied to the host (a device->host
+    sync, as PyTorch's): indices are validated there with the CPU path's messages, a boolean
+    mask's count of True values sets the result's shape, and the flat positions the kernels
+    read are built from them (Note [cuda index positions] in device/cuda_index.py)."""
+    return a.get() if dispatch.device_of(a) != "cpu" else a
+
+
+def copy_array(a):
+    """A contiguous copy of a NumPy or CUDA array (the pooled one on the CPU)."""
+    return pool.copy(a) if dispatch.device_of(a) == "cpu" else a.copy()
+
+
+def _ci():
+    return dispatch.cuda_kernels("cuda_index")
+
+
 def _index_array(a) -> np.ndarray:
-    a = np.asarray(a)
+    a = np.asarray(host_index(a))
     if a.dtype.kind in "iub":
         return a
     if a.size == 0 and a.dtype.kind == "f":  # [] -> an empty integer index, as NumPy
@@ -117,6 +134,23 @@ def _getitem_back(ctx, g):
     return (index_backward(g, ctx.input_shape, ctx.index, ctx.kind),)
 
 
+def _check_basic(index, ndim: int) -> None:
+    """NumPy's errors for a basic index a CUDA array cannot take (the CPU path gets them from
+    NumPy itself)."""
+    if sum(1 for i in index if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if sum(1 for i in index if i is not None and i is not Ellipsis) > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+
+
+def _getitem_cuda(ctx, a, index, kind):
+    ctx.input_shape = a.shape
+    if kind == "advanced":  # host positions from the host index arrays (validated there)
+        return _ci().take(a, positions(a.shape, index))
+    _check_basic(index, a.ndim)
+    return a[index]
+
+
 _NODE_NAMES = {"select": "SelectBackward0", "slice": "SliceBackward0",
                "unsqueeze": "UnsqueezeBackward0", "alias": "AliasBackward0",
                "advanced": "IndexBackward0"}
@@ -144,7 +178,7 @@ def _getitem_batch(args, batched, index, kind):
 
 GETITEM = {kind: def_composite(f"getitem_{kind}", node, ("x",), _getitem_fwd, _getitem_back,
                                attrs=("index", "kind"), view=kind != "advanced", jvp=LINEAR,
-                               batch_rule=_getitem_batch)
+                               batch_rule=_getitem_batch, cuda_forward=_getitem_cuda)
            for kind, node in _NODE_NAMES.items()}
 
 
@@ -170,6 +204,16 @@ def _index_backward_fwd(ctx, g, shape, index, kind):
     return out
 
 
+def _index_backward_cuda(ctx, g, shape, index, kind):
+    be = dispatch.cuda_backend()
+    out = be.zeros(shape, g.dtype, g.index)
+    if kind == "advanced":  # atomic adds: repeated indices accumulate
+        _ci().put(out, positions(shape, index), g, accumulate=True)
+    else:
+        be.copy_into(out[index], g)
+    return out
+
+
 def _index_backward_back(ctx, gg):
     return (dispatch.composite(GETITEM[ctx.kind], gg, index=ctx.index, kind=ctx.kind),)
 
@@ -183,7 +227,7 @@ def _index_backward_batch(args, batched, shape, index, kind):
 
 INDEX_BACKWARD = def_composite("index_backward", "IndexPutBackward0", ("g",), _index_backward_fwd,
                                _index_backward_back, attrs=("shape", "index", "kind"), jvp=LINEAR,
-                               batch_rule=_index_backward_batch)
+                               batch_rule=_index_backward_batch, cuda_forward=_index_backward_cuda)
 
 
 def index_backward(g, shape, index, kind="advanced"):
@@ -237,6 +281,9 @@ def winners(pos) -> np.ndarray | None:
 def write_flat(arr: np.ndarray, pos, vals, accumulate: bool, keep=None) -> None:
     """``arr.flat[pos] = vals`` in place (C-order positions, any layout of ``arr``): added with
     repeats accumulating, or only the ``keep`` writes (last write wins)."""
+    if dispatch.device_of(arr) != "cpu":  # vals: a (broadcast) CUDA array or a number
+        _ci().put(arr, pos, vals, accumulate, keep)
+        return
     pos = pos.reshape(-1)
     vals = np.asarray(vals).reshape(-1).astype(arr.dtype, copy=False)
     if keep is not None:
@@ -260,10 +307,19 @@ def broadcast_value(v: np.ndarray, shape: tuple) -> np.ndarray:
     while v.ndim > len(shape) and v.shape[0] == 1:
         v = v[0]
     try:
-        return np.broadcast_to(v, shape)
+        return _broadcast(v, shape)
     except ValueError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(src.shape)} cannot be "
                            f"broadcast to indexing result of shape {list(shape)}") from None
+
+
+def _broadcast(v, shape: tuple):
+    """``np.broadcast_to`` for NumPy and CUDA arrays (ValueError when it does not fit)."""
+    if dispatch.device_of(v) == "cpu":
+        return np.broadcast_to(v, shape)
+    if np.broadcast_shapes(v.shape, tuple(shape)) != tuple(shape):
+        raise ValueError(f"cannot broadcast {v.shape} to {tuple(shape)}")
+    return v.broadcast_to(shape)
 
 
 def _value_grad(gv, value_shape: tuple):
@@ -281,7 +337,11 @@ def _value_grad(gv, value_shape: tuple):
 def _keep_only(gv, keep):
     from .binary import where
 
-    return gv if keep is None else where(dispatch.Tensor._make(keep), gv, 0.0)
+    if keep is None:
+        return gv
+    if gv.device != "cpu":
+        keep = dispatch.move(keep, gv.device)
+    return where(dispatch.Tensor._make(keep), gv, 0.0)
 
 
 def _take_fwd(ctx, x, index):
@@ -295,12 +355,12 @@ def _take_back(ctx, g):
 
 def _put_write(ctx, out, v, index, accumulate, unique):
     ctx.keep = None if accumulate or unique else winners(index)
-    write_flat(out, index, np.broadcast_to(v, index.shape), accumulate, ctx.keep)
+    write_flat(out, index, _broadcast(v, index.shape), accumulate, ctx.keep)
     return out
 
 
 def _put_fwd(ctx, x, v, index, accumulate, unique):
-    return _put_write(ctx, pool.copy(x), v, index, accumulate, unique)
+    return _put_write(ctx, copy_array(x), v, index, accumulate, unique)
 
 
 def _put_back(ctx, g):
@@ -314,9 +374,15 @@ def _put_back(ctx, g):
     return gx, gv
 
 
-TAKE = def_composite("take", "TakeBackward0", ("x",), _take_fwd, _take_back, attrs=("index",))
+def _take_cuda(ctx, x, index):
+    ctx.input_shape = x.shape
+    return _ci().take(x, index)
+
+
+TAKE = def_composite("take", "TakeBackward0", ("x",), _take_fwd, _take_back, attrs=("index",),
+                     cuda_forward=_take_cuda)
 PUT = def_composite("put", "PutBackward0", ("x", "source"), _put_fwd, _put_back,
-                    attrs=("index", "accumulate", "unique"))
+                    attrs=("index", "accumulate", "unique"), cuda_forward=_put_fwd)
 
 
 # take/put address each example's flat positions: offset them by b * numel(example).
@@ -364,7 +430,7 @@ def put_flat(x, index: np.ndarray, source, accumulate=False, unique=False):
 
 
 def _index_of(name: str, index, kinds="iu") -> np.ndarray:
-    a = index._data if isinstance(index, dispatch.Tensor) else np.asarray(index)
+    a = host_index(index._data) if isinstance(index, dispatch.Tensor) else np.asarray(index)
     if a.dtype.kind not in kinds:
         if a.size == 0 and a.dtype.kind == "f":
             return a.astype(np.intp)
@@ -398,7 +464,7 @@ def _index_put_write(ctx, out, v, index, accumulate):
 
 
 def _index_put_fwd(ctx, x, v, index, accumulate):
-    return _index_put_write(ctx, pool.copy(x), v, index, accumulate)
+    return _index_put_write(ctx, copy_array(x), v, index, accumulate)
 
 
 def _index_put_back(ctx, g):
@@ -413,7 +479,8 @@ def _index_put_back(ctx, g):
 
 
 INDEX_PUT = def_composite("index_put", "IndexPutBackward0", ("x", "values"), _index_put_fwd,
-                          _index_put_back, attrs=("index", "accumulate"))
+                          _index_put_back, attrs=("index", "accumulate"),
+                          cuda_forward=_index_put_fwd)
 
 
 def _index_put_batch(args, batched, index, accumulate):
@@ -481,6 +548,10 @@ def setitem(x, index, value):
     else:
         val = np.asarray(value)
     dispatch.check_writable(x)
+    if dispatch.device_of(x._data) != "cpu":
+        _setitem_cuda(x, idx, kind, val)
+        x._version_counter.bump()
+        return
     try:
         x._data[idx] = val
     except IndexError as e:
@@ -494,3 +565,28 @@ def setitem(x, index, value):
         raise RuntimeError(f"shape mismatch: value tensor of shape {src} cannot be broadcast to "
                            f"indexing result of shape {dst}") from None
     x._version_counter.bump()
+
+
+def _setitem_cuda(x, idx, kind, val) -> None:
+    """``x[idx] = val`` for a CUDA tensor (no autograd): a strided copy into the view for a
+    basic index, a scatter of the surviving writes for an advanced one (last write wins)."""
+    be = dispatch.cuda_backend()
+    data = x._data
+    if isinstance(val, (np.ndarray, list, tuple)) and np.ndim(val):
+        val = be.to_device(np.asarray(val), data.index)  # host values: one upload
+    elif isinstance(val, np.ndarray):
+        val = val[()]
+    if isinstance(val, be.CudaArray) and dispatch.shares_memory(val, data):
+        val = val.copy()  # x[1:] = x[:-1] reads the old values (NumPy buffers the overlap)
+    if kind == "advanced":
+        pos = positions(data.shape, idx)
+        if isinstance(val, be.CudaArray):
+            val = broadcast_value(val, pos.shape)
+        _ci().put(data, pos, val, False, winners(pos) if _may_repeat(idx) else None)
+        return
+    _check_basic(idx, data.ndim)
+    target = data[idx]
+    if isinstance(val, be.CudaArray):
+        be.copy_into(target, broadcast_value(val, target.shape))
+    else:
+        be.fill(target, val)

@@ -27,7 +27,6 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.node import SavedTensor
-from ..device import pool
 from . import binary, dispatch, indexing, scatter, views
 from .registry import LINEAR, OPS, def_composite
 
@@ -43,18 +42,42 @@ NO_GRAD_VIEW_MSG = (
 
 
 # --- rows of the ops that only exist in place ------------------------------------------------
+def _on_device(a) -> bool:
+    return dispatch.device_of(a) != "cpu"
+
+
 def _fill_write(ctx, out, *value, value_scalar=None):
-    out[...] = value[0] if value else value_scalar
+    v = value[0] if value else value_scalar
+    if _on_device(out):
+        be = dispatch.cuda_backend()
+        be.copy_into(out, v) if isinstance(v, be.CudaArray) else be.fill(out, v)
+        return out
+    out[...] = v
     return out
 
 
 def _copy_write(ctx, out, src):
+    if _on_device(out):
+        write_data(out, src)
+        return out
     np.copyto(out, src, casting="unsafe")  # NumPy buffers overlapping src (x[1:] = x[:-1])
     return out
 
 
+def write_data(dst, src) -> None:
+    """``dst[...] = src`` (broadcast, cast) for NumPy or CUDA arrays; an overlapping source
+    is read before anything is written, as NumPy's buffered copy."""
+    if not _on_device(dst):
+        np.copyto(dst, src, casting="unsafe")
+        return
+    if dispatch.shares_memory(src, dst) and (src.shape, src.elem_strides, src.offset) != (
+            dst.shape, dst.elem_strides, dst.offset):
+        src = src.copy()
+    dispatch.cuda_backend().copy_into(dst, src)
+
+
 def _copy_of(write):
-    return lambda ctx, x, *others, **attrs: write(ctx, pool.copy(x), *others, **attrs)
+    return lambda ctx, x, *others, **attrs: write(ctx, indexing.copy_array(x), *others, **attrs)
 
 
 def _zero_grad(ctx, g):
@@ -71,6 +94,8 @@ FILL_T = def_composite("fill_tensor_", "FillBackward3", ("x", "value"), _copy_of
 ZERO = def_composite("zero_", "ZeroBackward0", ("x",), _copy_of(_fill_write), _zero_grad,
                      attrs=("value_scalar",))
 COPY = def_composite("copy_", "CopyBackwards", ("x", "src"), _copy_of(_copy_write), _zero_grad)
+for _row in (FILL, FILL_T, ZERO, COPY):  # the writers above serve both devices
+    _row.cuda_forward = _row.forward
 # forward mode (autograd/forward_ad.py): copy/fill-from-tensor/zero are linear in their inputs
 COPY.jvp = FILL_T.jvp = ZERO.jvp = LINEAR
 FILL.jvp = lambda tangents, primals, outs, **attrs: dispatch.zeros(outs[0].shape, outs[0].dtype, outs[0].device)
@@ -173,7 +198,7 @@ def elementwise_(self, name, op, others=(), attrs=None):
         if src == "attr":
             saved[pname] = attrs[pname]
         elif src == 0:  # the old value: a copy of this tensor's elements, before the write
-            old = T._make(pool.copy(self._data), needs[0])
+            old = T._make(indexing.copy_array(self._data), needs[0])
             old._grad_fn, old._output_nr = node._next_edges[0]
             values[0] = old._data
             saved[pname] = SavedTensor(old)
@@ -207,11 +232,11 @@ def apply_inplace(self, name, compute, *others):
             result = compute(self)
             _check_result(name, self, result)
             root_new = _root_after(self, result) if fwd else None
-        np.copyto(self._data, result._data, casting="unsafe")
+        write_data(self._data, result._data)
         self._version_counter.bump()
         _take_tangents(fwd, self, result, root_new)
         return self
-    old = T._make(pool.copy(self._data), self._requires_grad)
+    old = T._make(indexing.copy_array(self._data), self._requires_grad)
     if self._requires_grad:
         old._grad_fn, old._output_nr = dispatch.gradient_edge(self)
     if fwd:
@@ -224,7 +249,7 @@ def apply_inplace(self, name, compute, *others):
         node, nr = result._grad_fn, result._output_nr
     else:
         node, nr = _new_node(COPY, [self, result], (needs[0], result._requires_grad), {}, self), 0
-    np.copyto(self._data, result._data, casting="unsafe")
+    write_data(self._data, result._data)
     self._version_counter.bump()
     rebase(self, node, nr)
     _take_tangents(fwd, self, result, root_new)
@@ -279,7 +304,9 @@ def composite_(self, name, op, others=(), attrs=None):
     dispatch.check_writable(self)
     operands = [self, *others]
     needs = _needs(self, operands, op.differentiable)
-    arrays = [o._data for o in others]
+    arrays = [self._data] + [o._data for o in others]
+    dispatch.on_cuda(arrays, name, operands)  # one device; a 0-d CPU operand is uploaded
+    arrays = arrays[1:]
     if needs is None:
         write(dispatch._Ctx(), self._data, *arrays, **attrs)
         self._version_counter.bump()
@@ -328,7 +355,7 @@ def masked_fill_(self, mask, value):
     """Set the elements where ``mask`` is True to ``value`` (see ``scatter.masked_fill``)."""
     op, others, attrs = scatter.masked_fill_args("masked_fill_", self, mask, value)
     _check_shape("masked_fill_", self, np.broadcast_shapes(self.shape, attrs["mask"].shape))
-    attrs["mask"] = np.broadcast_to(attrs["mask"], self.shape)
+    attrs["mask"] = indexing._broadcast(attrs["mask"], self.shape)
     return composite_(self, "masked_fill_", op, others, attrs)
 
 
@@ -368,6 +395,8 @@ def setitem_tracked(x, idx, kind, value) -> None:
     T = dispatch.Tensor
     if not isinstance(value, T):
         value = T._make(np.asarray(value, dtype=x._data.dtype))
+        if _on_device(x._data):
+            value = T._make(dispatch.move(value._data, x.device))
     if kind == "advanced":
         _index_put(x, idx, value, False)
         return

@@ -14,7 +14,7 @@ import numpy as np
 from ..device import pool
 from . import dispatch
 from . import shape as _shape
-from .indexing import _batch_all, positions, put_flat
+from .indexing import _batch_all, _ci, copy_array, host_index, positions, put_flat
 from .registry import LINEAR, def_composite
 from .shape import wrap_dim
 
@@ -24,7 +24,8 @@ def _tensor(x, name):
 
 
 def _long_index(name: str, index, what="index") -> np.ndarray:
-    a = index._data if isinstance(index, dispatch.Tensor) else np.asarray(index)
+    # a CUDA index tensor comes to the host (a sync): it is validated there (host_index)
+    a = host_index(index._data) if isinstance(index, dispatch.Tensor) else np.asarray(index)
     if a.dtype.kind not in "iu":
         if a.size == 0 and a.dtype.kind == "f":
             return a.astype(np.intp)
@@ -35,13 +36,38 @@ def _long_index(name: str, index, what="index") -> np.ndarray:
 
 # --- masked_fill ---------------------------------------------------------------------------
 def _masked_fill_write(ctx, out, *value, mask, fill=None):
+    if dispatch.device_of(out) != "cpu":
+        return _masked_fill_write_cuda(ctx, out, value[0] if value else fill, mask)
     np.copyto(out, value[0] if value else fill, where=mask, casting="unsafe")
     return out
 
 
+def _select(m, v, x):
+    """``v`` where the mask ``m`` is set, else ``x`` (masked_fill's CUDA body)."""
+    return v if m else x
+
+
+def _masked_fill_write_cuda(ctx, out, value, mask):
+    """``out = where(mask, value, out)`` in one elementwise kernel; a host mask is uploaded
+    once and kept (``ctx.mask``) for the backward, which runs on the device too."""
+    be = dispatch.cuda_backend()
+    if not isinstance(mask, be.CudaArray):
+        mask = be.to_device(np.asarray(mask), out.index)
+    if not isinstance(value, be.CudaArray):
+        value = out.dtype.type(value)  # cast like NumPy's unsafe copyto
+    ctx.mask = mask
+    be.elementwise(_select, [mask, value, out], out.shape, out.dtype, out=out)
+    return out
+
+
 def _masked_fill_fwd(ctx, x, *value, mask, fill=None):
-    out = pool.empty(np.broadcast_shapes(x.shape, mask.shape), x.dtype)
-    np.copyto(out, x)
+    shape = np.broadcast_shapes(x.shape, mask.shape)
+    if dispatch.device_of(x) != "cpu":
+        out = dispatch.cuda_backend().empty(shape, x.dtype, x.index)
+        dispatch.cuda_backend().copy_into(out, x)
+    else:
+        out = pool.empty(shape, x.dtype)
+        np.copyto(out, x)
     return _masked_fill_write(ctx, out, *value, mask=mask, fill=fill)
 
 
@@ -57,9 +83,11 @@ def _masked_fill_back(ctx, g):
 
 # PyTorch: masked_fill.Scalar records MaskedFillBackward0, masked_fill.Tensor MaskedFillBackward1
 MASKED_FILL = def_composite("masked_fill", "MaskedFillBackward0", ("x",), _masked_fill_fwd,
-                            _masked_fill_back, attrs=("mask", "fill"))
+                            _masked_fill_back, attrs=("mask", "fill"),
+                            cuda_forward=_masked_fill_fwd)
 MASKED_FILL_T = def_composite("masked_fill_tensor", "MaskedFillBackward1", ("x", "value"),
-                              _masked_fill_fwd, _masked_fill_back, attrs=("mask",))
+                              _masked_fill_fwd, _masked_fill_back, attrs=("mask",),
+                              cuda_forward=_masked_fill_fwd)
 
 
 def masked_fill_args(name: str, x, mask, value):
@@ -113,12 +141,18 @@ def _index_select_fwd(ctx, x, dim, index):
     return np.take(x, index, axis=dim)
 
 
+def _index_select_cuda(ctx, x, dim, index):
+    ctx.input_shape = x.shape
+    return _ci().dim_gather(x, dim, index, vector=True)
+
+
 def _index_select_back(ctx, g):
-    return (index_add(dispatch.zeros(ctx.input_shape, g.dtype), ctx.dim, ctx.index, g),)
+    return (index_add(dispatch.zeros(ctx.input_shape, g.dtype, g.device), ctx.dim, ctx.index, g),)
 
 
 INDEX_SELECT = def_composite("index_select", "IndexSelectBackward0", ("x",), _index_select_fwd,
-                             _index_select_back, attrs=("dim", "index"))
+                             _index_select_back, attrs=("dim", "index"),
+                             cuda_forward=_index_select_cuda)
 
 
 def index_select(x, dim, index, *, out=None):
@@ -138,12 +172,14 @@ def index_select(x, dim, index, *, out=None):
 
 
 def _index_add_write(ctx, out, source, dim, index, alpha):
+    if dispatch.device_of(out) != "cpu":  # atomic adds along dim
+        return _ci().dim_scatter_add(out, dim, index, source, vector=True, alpha=alpha)
     np.add.at(out, (slice(None),) * dim + (index,), source if alpha == 1 else source * alpha)
     return out
 
 
 def _index_add_fwd(ctx, x, source, dim, index, alpha):
-    return _index_add_write(ctx, pool.copy(x), source, dim, index, alpha)
+    return _index_add_write(ctx, copy_array(x), source, dim, index, alpha)
 
 
 def _index_add_back(ctx, g):
@@ -157,7 +193,8 @@ def _index_add_back(ctx, g):
 
 
 INDEX_ADD = def_composite("index_add", "IndexAddBackward0", ("x", "source"), _index_add_fwd,
-                          _index_add_back, attrs=("dim", "index", "alpha"))
+                          _index_add_back, attrs=("dim", "index", "alpha"),
+                          cuda_forward=_index_add_fwd)
 
 
 def index_add_args(name: str, x, dim, index, source, alpha) -> tuple:
@@ -217,12 +254,18 @@ def _gather_fwd(ctx, x, dim, index):
                                       for k, n in enumerate(index.shape))], index, axis=dim)
 
 
+def _gather_cuda(ctx, x, dim, index):
+    ctx.input_shape = x.shape
+    return _ci().dim_gather(x, dim, index, vector=False)
+
+
 def _gather_back(ctx, g):
-    return (scatter_add(dispatch.zeros(ctx.input_shape, g.dtype), ctx.dim, ctx.index, g),)
+    return (scatter_add(dispatch.zeros(ctx.input_shape, g.dtype, g.device), ctx.dim, ctx.index,
+                        g),)
 
 
 GATHER = def_composite("gather", "GatherBackward0", ("x",), _gather_fwd, _gather_back,
-                       attrs=("dim", "index"))
+                       attrs=("dim", "index"), cuda_forward=_gather_cuda)
 
 
 def gather(x, dim, index, *, out=None):
@@ -247,6 +290,8 @@ def gather(x, dim, index, *, out=None):
 
 
 def _scatter_add_write(ctx, out, src, dim, index):
+    if dispatch.device_of(out) != "cpu":  # atomic adds along dim
+        return _ci().dim_scatter_add(out, dim, index, src, vector=False)
     nd = index.ndim
     coords = tuple(index if k == dim else
                    np.arange(n, dtype=np.intp).reshape((1,) * k + (n,) + (1,) * (nd - k - 1))
@@ -256,7 +301,7 @@ def _scatter_add_write(ctx, out, src, dim, index):
 
 
 def _scatter_add_fwd(ctx, x, src, dim, index):
-    return _scatter_add_write(ctx, pool.copy(x), src, dim, index)
+    return _scatter_add_write(ctx, copy_array(x), src, dim, index)
 
 
 def _scatter_add_back(ctx, g):
@@ -266,13 +311,14 @@ def _scatter_add_back(ctx, g):
         gs = gather(g, ctx.dim, ctx.index)
         src_shape = ctx._next_meta[1][0]
         if tuple(src_shape) != tuple(ctx.index.shape):  # src elements outside index: no grad
-            gs = put_flat(dispatch.zeros(src_shape, g.dtype),
+            gs = put_flat(dispatch.zeros(src_shape, g.dtype, g.device),
                           positions(src_shape, _box(ctx.index.shape)), gs, unique=True)
     return (g if need_x else None), gs
 
 
 SCATTER_ADD = def_composite("scatter_add", "ScatterAddBackward0", ("x", "src"), _scatter_add_fwd,
-                            _scatter_add_back, attrs=("dim", "index"))
+                            _scatter_add_back, attrs=("dim", "index"),
+                            cuda_forward=_scatter_add_fwd)
 
 
 def scatter_add_args(name: str, x, dim, index, src) -> tuple:
@@ -308,7 +354,7 @@ def scatter_add(x, dim, index, src):
 
 def _masked_fill_jvp(tangents, primals, outs, mask, fill=None):
     if tangents[0] is None:
-        return dispatch.zeros(outs[0].shape, outs[0].dtype)
+        return dispatch.zeros(outs[0].shape, outs[0].dtype, outs[0].device)
     return dispatch.composite(MASKED_FILL, tangents[0], mask=mask, fill=0)  # filled: constant
 
 

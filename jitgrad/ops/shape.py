@@ -70,6 +70,8 @@ def infer_shape(op: str, shape: tuple, numel: int) -> tuple:
 
 def _reshape_view(a: np.ndarray, shape: tuple):
     """``a`` reshaped without copying, or None when NumPy would have to copy."""
+    if dispatch.device_of(a) != "cpu":  # the same rule for CUDA arrays' strides
+        return dispatch.cuda_kernels("cuda_index").reshape_view(a, shape)
     try:
         return np.reshape(a, shape, copy=False)
     except ValueError:
@@ -555,3 +557,97 @@ def select(x, dim, index):
         raise IndexError(f"select(): index {i} out of range for tensor of size {list(x.shape)} at "
                          f"dimension {d}")
     return getitem(x, (slice(None),) * d + (i,))
+
+
+# --- CUDA forwards: the same views over CUDA arrays (Note [cuda storage] in device/cuda.py) ----
+def _ci():
+    return dispatch.cuda_kernels("cuda_index")
+
+
+def _view_cuda(ctx, a, shape):
+    ctx.input_shape = a.shape
+    out = _ci().reshape_view(a, shape)
+    return out if out is not None else a.copy().reshape(shape)
+
+
+def _copy_reshape_cuda(ctx, a, shape):
+    ctx.input_shape = a.shape
+    return a.copy().reshape(shape)
+
+
+def _squeeze_cuda(ctx, a, dims):
+    ctx.input_shape = a.shape
+    return _ci().squeeze(a, dims)
+
+
+def _unsqueeze_cuda(ctx, a, dim):
+    ctx.input_shape = a.shape
+    return _ci().expand_dims(a, dim)
+
+
+def _expand_cuda(ctx, a, shape):
+    ctx.input_shape = a.shape
+    return a.broadcast_to(shape)
+
+
+def _transpose_cuda(ctx, a, dim0, dim1):
+    if not a.ndim:
+        return _ci().alias(a)
+    axes = list(range(a.ndim))
+    axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
+    return a.transpose(axes)
+
+
+def _join_into(out, arrays, dim, sizes) -> None:
+    """Copy each array into its slice of ``out`` along ``dim`` (strided device copies)."""
+    be = dispatch.cuda_backend()
+    lead, start = (slice(None),) * dim, 0
+    for a, n in zip(arrays, sizes):
+        be.copy_into(out[lead + (slice(start, start + n),)], a)
+        start += n
+
+
+def _cat_cuda(ctx, *arrays, dim, ndim):
+    ctx.sizes = tuple(None if a.shape == (0,) and ndim != 1 else a.shape[dim] for a in arrays)
+    kept = [a for a, s in zip(arrays, ctx.sizes) if s is not None]
+    sizes = [a.shape[dim] for a in kept]
+    shape = kept[0].shape[:dim] + (sum(sizes),) + kept[0].shape[dim + 1:]
+    out = dispatch.cuda_backend().empty(shape, np.result_type(*(a.dtype for a in kept)),
+                                        kept[0].index)
+    _join_into(out, kept, dim, sizes)
+    return out
+
+
+def _stack_cuda(ctx, *arrays, dim):
+    shape = arrays[0].shape[:dim] + (len(arrays),) + arrays[0].shape[dim:]
+    out = dispatch.cuda_backend().empty(shape, np.result_type(*(a.dtype for a in arrays)),
+                                        arrays[0].index)
+    # entry i goes to the size-1 slice i:i+1 of a view with the new dim in place
+    _join_into(out, [_ci().expand_dims(a, dim) for a in arrays], dim, [1] * len(arrays))
+    return out
+
+
+def _diagonal_cuda(ctx, a, offset, dim1, dim2):
+    ctx.input_shape = a.shape
+    return _ci().diagonal(a, offset, dim1, dim2)
+
+
+def _diagonal_backward_cuda(ctx, g, shape, offset, dim1, dim2):
+    be = dispatch.cuda_backend()
+    out = be.zeros(shape, g.dtype, g.index)
+    be.copy_into(_ci().diagonal(out, offset, dim1, dim2), g)
+    return out
+
+
+VIEW.cuda_forward = _view_cuda
+UNSAFE_VIEW.cuda_forward = _copy_reshape_cuda
+SQUEEZE_ALL.cuda_forward = SQUEEZE_DIM.cuda_forward = SQUEEZE_DIMS.cuda_forward = _squeeze_cuda
+UNSQUEEZE.cuda_forward = _unsqueeze_cuda
+EXPAND.cuda_forward = _expand_cuda
+TRANSPOSE.cuda_forward = _transpose_cuda
+PERMUTE.cuda_forward = lambda ctx, a, dims: a.transpose(dims)
+T.cuda_forward = lambda ctx, a: a.T
+CAT.cuda_forward = _cat_cuda
+STACK.cuda_forward = _stack_cuda
+DIAGONAL.cuda_forward = _diagonal_cuda
+DIAGONAL_BACKWARD.cuda_forward = _diagonal_backward_cuda

@@ -30,6 +30,8 @@ NO_GRAD_VIEW_REBASED_MSG = (
 
 
 def _ptr(a: np.ndarray) -> int:
+    if dispatch.device_of(a) != "cpu":  # a view and its root share one buffer: offsets compare
+        return a.offset * a.itemsize
     return a.__array_interface__["data"][0]
 
 
@@ -84,8 +86,14 @@ def _as_strided_back(ctx, g):
                               accumulate=True),)
 
 
+def _as_strided_cuda(ctx, x, geom):
+    ctx.input_shape = x.shape
+    return dispatch.cuda_kernels("cuda_index").take(x, flat_index(geom))
+
+
 AS_STRIDED = def_composite("as_strided_view", "AsStridedBackward0", ("x",), _as_strided_fwd,
-                           _as_strided_back, attrs=("geom",), jvp=LINEAR)
+                           _as_strided_back, attrs=("geom",), jvp=LINEAR,
+                           cuda_forward=_as_strided_cuda)
 
 
 def refresh_view(view) -> None:
@@ -149,7 +157,8 @@ class CopySlices(Node):
         res = list(self.fn.apply([indexing.take_flat(g, index)]))
         grad_base = None
         if self._next_edges[0][0] is not None:
-            region = res[0] if res[0] is not None else dispatch.zeros(index.shape, g.dtype)
+            region = (res[0] if res[0] is not None
+                      else dispatch.zeros(index.shape, g.dtype, g.device))
             grad_base = indexing.put_flat(g, index, region, unique=True)
         return [grad_base, *res[1:]]
 
