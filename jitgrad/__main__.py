@@ -214,7 +214,11 @@ def train(epochs=3, dtype="float32", device="cpu", batch_size=128, n_train=10000
 
     say = print if verbose else (lambda *a, **k: None)
     if str(device).split(":")[0] != "cpu":
-        raise SystemExit(f"demo: device {device!r} is not available (jitgrad runs on the CPU)")
+        if not jitgrad.cuda.is_available():
+            raise SystemExit(f"demo: device {device!r} is not available "
+                             "(jitgrad.cuda.is_available() is False: no CUDA GPU or driver, or "
+                             "the jitgrad[cuda] extra is missing); use --device cpu")
+        device = str(jitgrad.Device(device))
     dt = jitgrad.dtypes.to_dtype(dtype)
     jitgrad.manual_seed(seed)
     x_train, y_train = make_digits(n_train, seed=seed)
@@ -223,7 +227,7 @@ def train(epochs=3, dtype="float32", device="cpu", batch_size=128, n_train=10000
     layers = [nn.Flatten()]
     for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
         layers += [nn.Linear(a, b, dtype=dt)] + ([nn.ReLU()] if i < len(sizes) - 2 else [])
-    model = nn.Sequential(*layers)
+    model = nn.Sequential(*layers).to(device)
     opt = optim.Adam(model.parameters(), lr=lr)
     sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(epochs, 1))
     loss_fn = nn.CrossEntropyLoss()
@@ -238,7 +242,8 @@ def train(epochs=3, dtype="float32", device="cpu", batch_size=128, n_train=10000
         total = 0.0
         for start in range(0, n_train, batch_size):
             idx = order[start:start + batch_size]
-            xb, yb = jitgrad.tensor(xs[idx]), jitgrad.tensor(ys[idx])
+            xb = jitgrad.tensor(xs[idx], device=device)
+            yb = jitgrad.tensor(ys[idx], device=device)
             opt.zero_grad()
             loss = loss_fn(model(xb), yb)
             loss.backward()
@@ -251,12 +256,12 @@ def train(epochs=3, dtype="float32", device="cpu", batch_size=128, n_train=10000
         secs = bar.close() if bar is not None else 0.0
         say(f"epoch {epoch}/{epochs}: loss {total / n_train:.4f}, "
             f"{n_train / max(secs, 1e-9):,.0f} img/s")
-    acc = evaluate(model, x_test.astype(dt.np), y_test)
+    acc = evaluate(model, x_test.astype(dt.np), y_test, device=device)
     say(f"test accuracy: {100 * acc:.2f}% on {n_test} held-out images")
     return acc
 
 
-def evaluate(model, x, y, batch_size=1000) -> float:
+def evaluate(model, x, y, batch_size=1000, device="cpu") -> float:
     """Fraction of ``x`` (numpy images) whose argmax logit is the label ``y``."""
     import jitgrad
 
@@ -264,8 +269,8 @@ def evaluate(model, x, y, batch_size=1000) -> float:
     correct = 0
     with jitgrad.no_grad():
         for start in range(0, len(x), batch_size):
-            logits = model(jitgrad.tensor(x[start:start + batch_size]))
-            correct += int((logits.numpy().argmax(1) == y[start:start + batch_size]).sum())
+            logits = model(jitgrad.tensor(x[start:start + batch_size], device=device))
+            correct += int((logits.cpu().numpy().argmax(1) == y[start:start + batch_size]).sum())
     return correct / max(len(x), 1)
 
 
@@ -375,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--epochs", type=int, default=3, help="training epochs (0: skip; default 3)")
     d.add_argument("--dtype", default="float32", choices=("float32", "float64"),
                    help="parameter and data dtype (default float32)")
-    d.add_argument("--device", default="cpu", help="where to train (only 'cpu')")
+    d.add_argument("--device", default="cpu", help="where to train: 'cpu' or 'cuda[:N]' (a GPU)")
     d.add_argument("--batch-size", type=int, default=128, help="mini-batch size (default 128)")
     sub.add_parser("info", help="print versions, threading layer, threads and kernel cache dir")
     args = parser.parse_args(argv)

@@ -11,6 +11,8 @@ Supported values: Tensors (and ``nn.Parameter``), NumPy arrays and scalars, dict
 OrderedDicts (keys: str, int, float, bool, None, tuples of those), lists, tuples, str, int,
 float (including inf/nan), bool and None. A tensor stored twice is stored once and comes back
 as one object. ``requires_grad`` and the Parameter type are kept; gradients and graphs are not.
+A CUDA tensor is stored from a host copy with its device name (``"device": "cuda:0"``) and loads
+back onto that device unless ``map_location`` says otherwise.
 """
 from __future__ import annotations
 
@@ -36,9 +38,11 @@ class _Writer:
         self._ids: dict = {}
         self._alive: list = []  # keeps the saved objects alive so their ids stay unique
 
-    def _array(self, obj, arr) -> str:
+    def _array(self, obj, arr, fetch=None) -> str:
         key = self._ids.get(id(obj))
         if key is None:
+            if fetch is not None:  # a device tensor: copied to the host once
+                arr = fetch()
             key = self._ids[id(obj)] = f"a{len(self.arrays)}"
             self.arrays[key] = arr if arr.flags.c_contiguous else arr.copy(order="C")
             self._alive.append(obj)
@@ -51,9 +55,14 @@ class _Writer:
         if obj is None or isinstance(obj, (bool, str, int, float)):
             return obj
         if isinstance(obj, Tensor):
-            return {"$": "tensor", "array": self._array(obj, obj._data),
-                    "requires_grad": bool(obj.requires_grad),
+            node = {"$": "tensor", "requires_grad": bool(obj.requires_grad),
                     "parameter": isinstance(obj, Parameter)}
+            if obj.is_cuda:
+                node["device"] = str(obj.device)
+                node["array"] = self._array(obj, None, lambda: obj._data.get())
+            else:
+                node["array"] = self._array(obj, obj._data)
+            return node
         if isinstance(obj, np.ndarray):
             _check_dtype(obj.dtype)
             return {"$": "ndarray", "array": self._array(obj, obj)}
@@ -113,19 +122,36 @@ def load(f, map_location=None, weights_only=True):
     """Read an object written by ``jitgrad.save`` from a path or binary file object.
 
     Never executes code from the file (``allow_pickle=False``, JSON metadata, numeric arrays
-    only). ``map_location``: None or "cpu" (the only device). ``weights_only`` is accepted
-    for PyTorch compatibility; loading is always weights-only.
+    only). ``map_location`` (PyTorch's): None puts each tensor back on the device it was saved
+    from; a device (``"cpu"``, ``"cuda"``, ``"cuda:1"``, an int) puts every tensor there; a
+    dict maps saved device names to devices (``{"cuda:0": "cpu"}``), others stay where they
+    were saved. ``weights_only`` is accepted for PyTorch compatibility; loading is always
+    weights-only.
     """
-    if map_location not in (None, "cpu"):
-        raise RuntimeError(f"jitgrad.load: map_location={map_location!r} is not available; "
-                           "tensors load on the CPU")
+    where = _location_map(map_location)
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
-            return _load(io.BytesIO(fh.read()))
-    return _load(f)
+            return _load(io.BytesIO(fh.read()), where)
+    return _load(f, where)
 
 
-def _load(fh):
+def _location_map(map_location):
+    """A function ``saved device name -> device to load onto`` for ``map_location``."""
+    from ._device import Device
+
+    if map_location is None:
+        return lambda saved: saved
+    if isinstance(map_location, dict):
+        table = {str(Device(k)): str(Device(v)) for k, v in map_location.items()}
+        return lambda saved: table.get(saved, saved)
+    if isinstance(map_location, (str, int)) and not isinstance(map_location, bool):
+        target = str(Device(map_location))
+        return lambda saved: target
+    raise TypeError(f"jitgrad.load: map_location must be None, a device (str or int) or a dict "
+                    f"of device names, got {type(map_location).__name__}")
+
+
+def _load(fh, where=lambda saved: saved):
     try:
         archive = np.load(fh, allow_pickle=False)
     except ValueError as err:
@@ -139,13 +165,14 @@ def _load(fh):
         if meta.get("version", 0) > _VERSION:
             raise RuntimeError(f"jitgrad.load: file version {meta['version']} is newer than "
                                f"this jitgrad supports ({_VERSION})")
-        return _Reader(archive).decode(meta["root"])
+        return _Reader(archive, where).decode(meta["root"])
 
 
 class _Reader:
-    def __init__(self, archive):
+    def __init__(self, archive, where=lambda saved: saved):
         self.archive = archive
         self.cache: dict = {}
+        self.where = where
 
     def _array(self, key):
         if key not in self.archive.files or key == _META:
@@ -164,6 +191,9 @@ class _Reader:
             key = node["array"]
             if key not in self.cache:
                 arr = np.array(self._array(key))
+                device = self.where(str(node.get("device", "cpu")))
+                if device != "cpu":
+                    arr = _to_device(arr, device)
                 if node.get("parameter"):
                     from .nn.parameter import Parameter
                     t = Parameter(Tensor._make(arr), bool(node.get("requires_grad", True)))
@@ -190,3 +220,14 @@ class _Reader:
         if isinstance(key, dict) and key.get("$") == "tuple":
             return tuple(self.decode_key(k) for k in key["items"])
         return key
+
+
+def _to_device(arr, device):
+    from . import cuda
+    from .ops import dispatch
+
+    if not cuda.is_available():
+        raise RuntimeError(f"jitgrad.load: attempting to load a tensor onto {device}, but "
+                           "jitgrad.cuda.is_available() is False; pass map_location='cpu' to load "
+                           "it on the CPU")
+    return dispatch.move(arr, device)

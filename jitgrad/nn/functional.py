@@ -31,6 +31,15 @@ def _T():
     return dispatch.Tensor
 
 
+def _on_device_of(x, t):
+    """Optional constant operands (loss weights, eval-mode running stats) given as CPU tensors
+    follow a CUDA input to its device (a recorded, differentiable ``to``), so a weight made
+    with ``jitgrad.tensor(...)`` works with CUDA inputs."""
+    if t is None or not isinstance(t, _T()) or t.device == x.device:
+        return t
+    return t.to(x.device)
+
+
 def _tensor(x, op):
     return dispatch.tensor_operand(x, op)
 
@@ -295,6 +304,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     elif running_mean is None or running_var is None:
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in "
                            "evaluation mode")
+    if x.is_cuda:
+        stats = [t for t in (running_mean, running_var) if t is not None]
+        if any(t.device != x.device for t in stats):
+            if training:  # updated in place: they must live where the kernel runs
+                raise RuntimeError(dispatch.MIXED_DEVICES_MSG.format(
+                    x.device, next(t.device for t in stats if t.device != x.device),
+                    "batch_norm (running_mean/running_var)"))
+            running_mean, running_var = (_on_device_of(x, t) for t in (running_mean, running_var))
+        weight, bias = _on_device_of(x, weight), _on_device_of(x, bias)
     out = _ops.batch_norm(x, weight, bias,
                           None if running_mean is None else running_mean._data,
                           None if running_var is None else running_var._data,
@@ -324,6 +342,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
 
 
 def _index_array(t, op):
+    if isinstance(t, _T()) and t.is_cuda:  # indices stay on the device (int64 there)
+        if t.dtype.np.kind not in "iu":
+            raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got "
+                               f"{t.dtype.np}")
+        return t._data if t.dtype.np == np.int64 else t._data.astype(np.int64)
     arr = np.asarray(t._data if isinstance(t, _T()) else t)
     if arr.dtype.kind not in "iu":
         raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got {arr.dtype}")
@@ -342,7 +365,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
     _kernel_float("embedding", w)
     idx = _index_array(input, "embedding")
     n = w.shape[0]
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
+    on_cuda = w.is_cuda
+    if on_cuda:  # indices go to the weight's device; their range is not checked there
+        if dispatch.device_of(idx) == "cpu":  # (that would copy them back to the host)
+            idx = dispatch.move(idx, w.device)
+        if max_norm is not None:
+            raise NotImplementedError("embedding: max_norm is not supported on CUDA yet")
+    elif dispatch.device_of(idx) != "cpu":
+        raise RuntimeError(dispatch.MIXED_DEVICES_MSG.format(idx.device, "cpu", "embedding"))
+    elif idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
     if padding_idx is not None:
         if not -n <= padding_idx < n:
@@ -430,7 +461,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({list(y.shape)}) that is different to the input "
                          f"size ({list(x.shape)}) is deprecated. Please ensure they have the same "
                          "size.")
-    w = None if weight is None else _tensor(weight, "binary_cross_entropy")
+    w = None if weight is None else _on_device_of(x, _tensor(weight, "binary_cross_entropy"))
     return _ops.binary_cross_entropy(x, y, w, _reduction(reduction, size_average, reduce))
 
 
@@ -443,8 +474,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if x.shape != y.shape:
         raise ValueError(f"Target size ({list(y.shape)}) must be the same as input size "
                          f"({list(x.shape)})")
-    w = None if weight is None else _tensor(weight, "binary_cross_entropy_with_logits")
-    pw = None if pos_weight is None else _tensor(pos_weight, "binary_cross_entropy_with_logits")
+    w = None if weight is None else _on_device_of(
+        x, _tensor(weight, "binary_cross_entropy_with_logits"))
+    pw = None if pos_weight is None else _on_device_of(
+        x, _tensor(pos_weight, "binary_cross_entropy_with_logits"))
     return _ops.binary_cross_entropy_with_logits(x, y, w, pw,
                                                  _reduction(reduction, size_average, reduce))
 
@@ -484,7 +517,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     reduction = _reduction(reduction, size_average, reduce)
     x2, t, out_shape = _class_layout("nll_loss", x, target)
     C = x2.shape[1]
-    _check_targets(t, C, ignore_index)
+    if x.is_cuda:  # targets on the device; their range is not checked there (no host copy)
+        if dispatch.device_of(t) == "cpu":
+            t = dispatch.move(t, x.device)
+    else:
+        if dispatch.device_of(t) != "cpu":
+            raise RuntimeError(dispatch.MIXED_DEVICES_MSG.format(t.device, "cpu", "nll_loss"))
+        _check_targets(t, C, ignore_index)
     w = _weight_array(weight, C, x)
     out = _ops.nll_loss(x2, t, w, ignore_index, reduction)
     return shape.reshape(out, out_shape) if reduction == "none" and out.shape != out_shape else out
@@ -493,6 +532,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def _weight_array(weight, C, x):
     if weight is None:
         return None
+    if isinstance(weight, _T()) and weight.is_cuda:
+        if weight.shape != (C,):
+            raise RuntimeError(f"weight tensor should be defined either for all {C} classes "
+                               "or no classes")
+        return weight._data.astype(x.dtype.np)
     w = np.asarray(weight._data if isinstance(weight, _T()) else weight)
     if w.shape != (C,):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no "
@@ -521,6 +565,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     C = x.shape[cdim]
     logp = _ops.log_softmax(x, cdim)
     tgt = target if isinstance(target, _T()) else _T()._make(np.asarray(target))
+    if x.is_cuda and not tgt.is_cuda:
+        tgt = tgt.to(x.device)
     w = _weight_array(weight, C, x)
     if tgt.dtype.is_floating_point:
         if tgt.shape != x.shape:
@@ -531,7 +577,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         prod = logp * tgt
         if w is not None:
             wshape = (C,) + (1,) * (x.ndim - cdim - 1)
-            prod = prod * _T()._make(w.reshape(wshape))
+            prod = prod * _on_device_of(x, _T()._make(w.reshape(wshape)))
         loss = -_red.sum(prod, cdim)
         if reduction == "mean":
             return loss.sum() / (loss.numel() if x.ndim > 1 else 1)
@@ -540,6 +586,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                    reduction)
     if label_smoothing == 0:
         return nll
+    if x.is_cuda:
+        return _smoothed_cuda(nll, logp, tgt, w, ignore_index, reduction, label_smoothing, C)
     x2, t, out_shape = _class_layout("cross_entropy", logp, tgt)
     keep = (t != ignore_index).astype(x.dtype.np)
     terms = x2 if w is None else x2 * _T()._make(w)
@@ -550,5 +598,26 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         smooth = smooth.sum()
     else:
         denom = keep.sum() if w is None else float((w[np.where(keep > 0, t, 0)] * keep).sum())
+        smooth = smooth.sum() / denom
+    return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / C)
+
+
+def _smoothed_cuda(nll, logp, tgt, w, ignore_index, reduction, label_smoothing, C):
+    """``cross_entropy``'s label-smoothing term on CUDA, without host copies: the kept-sample
+    mask is a device comparison, and the 'mean' denominator (the kept samples' total class
+    weight) is the NLL of a constant -1 input with reduction 'sum'."""
+    x2, t, out_shape = _class_layout("cross_entropy", logp, tgt)
+    t_dev = _T()._make(t)
+    keep = unary.cast(t_dev != ignore_index, logp.dtype)
+    wt = None if w is None else _on_device_of(x2, _T()._make(w))
+    terms = x2 if wt is None else x2 * wt
+    smooth = -_red.sum(terms, 1) * keep
+    if reduction == "none":
+        smooth = shape.reshape(smooth, out_shape)
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    else:
+        minus_one = _creation.full((x2.shape[0], C), -1.0, dtype=logp.dtype, device=logp.device)
+        denom = _ops.nll_loss(minus_one, t, w, ignore_index, "sum")
         smooth = smooth.sum() / denom
     return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / C)

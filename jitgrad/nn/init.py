@@ -23,7 +23,14 @@ def _rng(generator):
 
 
 def _fill(tensor, values):
-    np.copyto(tensor._data, values, casting="unsafe")
+    from ..ops import dispatch
+
+    if dispatch.device_of(tensor._data) != "cpu":  # drawn on the host, copied in (as a seed's
+        data = tensor._data                          # values are the same on every device)
+        host = np.broadcast_to(np.asarray(values), data.shape).astype(data.dtype)
+        dispatch.cuda_backend().copy_into(data, dispatch.move(host, tensor.device))
+    else:
+        np.copyto(tensor._data, values, casting="unsafe")
     tensor._version_counter.bump()
     return tensor
 

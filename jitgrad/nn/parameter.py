@@ -35,6 +35,8 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol):
+        if self.is_cuda:  # pickled through a host copy; rebuilt on its device
+            return (_rebuild_parameter, (self._data.get(), self._requires_grad, str(self.device)))
         return (_rebuild_parameter, (self._data, self._requires_grad))
 
     def __deepcopy__(self, memo):
@@ -47,6 +49,10 @@ class Parameter(Tensor):
         return p
 
 
-def _rebuild_parameter(data, requires_grad):
+def _rebuild_parameter(data, requires_grad, device="cpu"):
+    if device != "cpu":
+        from ..ops import dispatch
+
+        data = dispatch.move(data, device)
     return Parameter(Tensor._make(data), requires_grad)
 

@@ -144,6 +144,12 @@ def _c_ov(x, value):
     return lambda x, value: value
 
 
+# On CUDA this (target "generic") overload is used as it is: np.float32(value) compiles there, so
+# bodies using _c need no CUDA-specific overload (checked by compiling the gelu bodies to PTX for
+# sm_90 with NVVM, numba-cuda 0.30.4). A CUDA-only overload would have to be registered through
+# numba.cuda.extending.overload: numba-cuda's typing does not see numba.extending's target="cuda".
+
+
 # --- elementwise activations (scalar bodies: fused backward, create_graph for free) ----------
 def _gelu(x):
     return _c(x, 0.5) * x * (_c(x, 1.0) + _erf(x * _c(x, _INV_SQRT2)))
@@ -332,7 +338,12 @@ def _conv_bwd(ctx, g, x, weight):
     p = _params(ctx)
     gx = conv_input_grad(g, weight, x.shape, p) if nx else None
     gw = conv_weight_grad(x, g, weight.shape, p) if nw else None
-    gb = _reduce.sum(g, (0,) + tuple(range(2, g.ndim))) if nb else None
+    gb = None
+    if nb:
+        if g.is_cuda and not is_grad_enabled() and dispatch.transform_hook is None:
+            gb = _wrap(dispatch.cuda_kernels("cuda_nn").channel_sum(g._data))
+        else:
+            gb = _reduce.sum(g, (0,) + tuple(range(2, g.ndim)))
     return gx, gw, gb
 
 
@@ -459,6 +470,9 @@ CONV_BW.jvp, CONV_BW.batch_rule = _conv_bw_jvp, _conv_bw_batch
 
 def _none_tensor(like):
     """A stand-in for an absent optional input: never requires grad, so its edge is None."""
+    if like.is_cuda:  # on the input's device, or the op would see mixed devices
+        return dispatch.Tensor._make(dispatch.cuda_backend().empty((0,), like.dtype.np,
+                                                                   like._data.index))
     return dispatch.Tensor._make(np.empty(0, like.dtype.np))
 
 
@@ -622,6 +636,8 @@ def _wrap(a):
 
 def _const(a, like, shape):
     """A float64 statistic array as a constant Tensor of ``like``'s dtype, reshaped."""
+    if dispatch.device_of(a) != "cpu":  # CUDA statistics stay on the device
+        return _wrap(a.astype(like.dtype.np).reshape(shape))
     return _wrap(np.asarray(a, like.dtype.np).reshape(shape))
 
 
@@ -646,6 +662,13 @@ def _bn_fwd(ctx, x, weight, bias, running_mean, running_var, training, momentum,
 
 def _bn_bwd(ctx, g, x, weight):
     nx, nw, nb = ctx.needs_input_grad
+    if not is_grad_enabled() and dispatch.transform_hook is None and x.is_cuda:
+        N, C = x.shape[0], x.shape[1]
+        gx, gw, gb = dispatch.cuda_kernels("cuda_nn_norm").batch_norm_backward(
+            x._data.reshape(N, C, -1), g._data.reshape(N, C, -1), weight._data, ctx.mean,
+            ctx.invstd, ctx.training, nx)
+        return (_wrap(gx.reshape(x.shape)) if nx else None, _wrap(gw) if nw else None,
+                _wrap(gb) if nb else None)
     if not is_grad_enabled() and dispatch.transform_hook is None:  # the fused kernel
         N, C = x.shape[0], x.shape[1]
         gx, gw, gb = cpu_nn.batch_norm_backward(
@@ -739,6 +762,13 @@ def _ln_bwd(ctx, g, x, weight):
     k = len(ctx.normalized_shape)
     if not is_grad_enabled() and dispatch.transform_hook is None:
         D = math.prod(ctx.normalized_shape)
+        if x.is_cuda:
+            gx, gw, gb = dispatch.cuda_kernels("cuda_nn_norm").layer_norm_backward(
+                x._data.reshape(-1, D), g._data.reshape(-1, D), weight._data, ctx.mean,
+                ctx.rstd, nx)
+            return (_wrap(gx.reshape(x.shape)) if nx else None,
+                    _wrap(gw.reshape(ctx.normalized_shape)) if nw else None,
+                    _wrap(gb.reshape(ctx.normalized_shape)) if nb else None)
         gx, gw, gb = cpu_nn.layer_norm_backward(
             np.ascontiguousarray(x._data).reshape(-1, D),
             np.ascontiguousarray(g._data).reshape(-1, D), weight._data, ctx.mean, ctx.rstd, nx)
@@ -1137,7 +1167,21 @@ def _nll_fwd(ctx, x, target, weight, ignore_index, reduction):
         return np.asarray(np.float64(total) / wsum if reduction == "mean" else total, x.dtype)
 
 
+def _nll_bwd_cuda(ctx, g):
+    kernels = dispatch.cuda_kernels("cuda_nn_norm")
+    shape = ctx._next_meta[0][0]
+    args = (ctx.target, ctx.weight, shape, ctx.ignore_index, ctx.reduction, ctx.wsum)
+    if not is_grad_enabled() and dispatch.transform_hook is None:
+        return (_wrap(kernels.nll_backward(g._data, *args)),)
+    ones = dispatch.cuda_backend().full((shape[0] if ctx.reduction == "none" else 1,), 1,
+                                        g.dtype.np, g._data.index)
+    gb = _shape.unsqueeze(g, -1) if ctx.reduction == "none" else g
+    return (gb * _wrap(kernels.nll_backward(ones, *args)),)
+
+
 def _nll_bwd(ctx, g):
+    if g.is_cuda:  # ctx.wsum: the device array (total, wsum) of the forward
+        return _nll_bwd_cuda(ctx, g)
     scale = 1.0 / ctx.wsum if ctx.reduction == "mean" and ctx.wsum else (
         math.nan if ctx.reduction == "mean" else 1.0)
     shape = ctx._next_meta[0][0]
@@ -1186,6 +1230,20 @@ def nll_loss(x, target, weight, ignore_index, reduction):
     (N,): ``-w[t_i] x[i, t_i]``, 0 where ``t_i == ignore_index``; 'mean' divides by the
     total weight of the counted samples. Derivative: ``-w[t_i] g`` at ``(i, t_i)``.
     Records ``NllLossBackward0``."""
+    if x.is_cuda:  # the class weights and targets go where the log-probabilities are
+        backend, index = dispatch.cuda_backend(), x._data.index
+        w = (backend.empty((0,), x.dtype.np, index) if weight is None
+             else dispatch.move(np.asarray(weight, x.dtype.np) if dispatch.device_of(weight)
+                                == "cpu" else weight.astype(x.dtype.np), x.device))
+        if dispatch.device_of(target) == "cpu":
+            target = backend.to_device(np.asarray(target, np.int64), index)
+        return dispatch.composite(NLL_LOSS, x, target=target, weight=w,
+                                  ignore_index=int(ignore_index), reduction=reduction)
     w = np.empty(0, x.dtype.np) if weight is None else np.ascontiguousarray(weight, x.dtype.np)
     return dispatch.composite(NLL_LOSS, x, target=target, weight=w,
                               ignore_index=int(ignore_index), reduction=reduction)
+
+
+from . import nn_cuda as _nn_cuda  # noqa: E402  (the rows' CUDA forwards: after the rows)
+
+_nn_cuda.register()

@@ -1,8 +1,10 @@
 """``Optimizer``: parameter groups, per-parameter state, ``zero_grad`` and ``state_dict``.
 
 Each concrete optimizer's ``step`` runs one fused Numba kernel per parameter
-(``jitgrad.device.cpu_nn.optimizer_step``) that reads the gradient and updates the parameter
-and its state arrays in place, in the parameter's dtype.
+(``jitgrad.device.cpu_nn.optimizer_step``, or its CUDA twin ``device.cuda_optim`` for CUDA
+parameters) that reads the gradient and updates the parameter and its state arrays in place,
+in the parameter's dtype. State buffers live on their parameter's device; ``step`` counters
+stay 0-d float32 CPU tensors (as PyTorch's non-capturable optimizers).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import numpy as np
 
 from ..autograd.grad_mode import enable_grad
 from ..device import cpu_nn
+from ..ops import dispatch
 from ..tensor import Tensor
 
 
@@ -42,8 +45,12 @@ def _flat_pair(p):
     if not data.flags.c_contiguous:
         raise RuntimeError("jitgrad optimizers need C-contiguous parameters")
     g = p._grad._data
+    if dispatch.device_of(g) != dispatch.device_of(data):
+        raise RuntimeError(dispatch.MIXED_DEVICES_MSG.format(
+            dispatch.device_of(data), dispatch.device_of(g), "optimizer step (grad)"))
     if g.dtype != data.dtype or not g.flags.c_contiguous:
-        g = np.ascontiguousarray(g, dtype=data.dtype)
+        g = (g.astype(data.dtype) if dispatch.device_of(g) != "cpu"
+             else np.ascontiguousarray(g, dtype=data.dtype))
     return data.reshape(-1), g.reshape(-1)
 
 
@@ -130,7 +137,15 @@ class Optimizer:
 
     @staticmethod
     def _zeros_state(p):
+        """A zero state buffer shaped like ``p``, on ``p``'s device."""
+        if p.is_cuda:
+            return dispatch.zeros(p.shape, p.dtype, p.device)
         return Tensor._make(np.zeros_like(p._data, order="C"))
+
+    @staticmethod
+    def _empty_flat(p):
+        """The placeholder for an absent state buffer (an empty flat array of p's kind)."""
+        return p._data.reshape(-1)[:0]
 
     @staticmethod
     def _bump(p):
@@ -146,7 +161,10 @@ class Optimizer:
     @staticmethod
     def _run(kind, p, *args):
         pd, gd = _flat_pair(p)
-        cpu_nn.optimizer_step(kind, pd, gd, *args)
+        if p.is_cuda:
+            dispatch.cuda_kernels("cuda_optim").optimizer_step(kind, pd, gd, *args)
+        else:
+            cpu_nn.optimizer_step(kind, pd, gd, *args)
         p._version_counter.bump()
 
     def step(self, closure=None):
@@ -207,6 +225,13 @@ class Optimizer:
         if isinstance(value, Tensor):
             if key == "step":
                 return value
+            if value.device != p.device:  # state follows its parameter's device (PyTorch)
+                value = Tensor._make(dispatch.move(value._data, p.device))
+            if value.is_cuda:
+                d = value._data
+                if d.dtype.kind == "f" and d.dtype != p._data.dtype:
+                    d = d.astype(p._data.dtype)
+                return Tensor._make(d if d.is_contiguous() else d.copy())
             if value._data.dtype.kind == "f" and value._data.dtype != p._data.dtype:
                 return Tensor._make(np.ascontiguousarray(value._data, p._data.dtype))
             return Tensor._make(np.ascontiguousarray(value._data))

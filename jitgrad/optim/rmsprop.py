@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops import dispatch
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_nonnegative
 
@@ -85,8 +86,11 @@ class Adagrad(Optimizer):
     def _init_state(self, p, group):
         state = self.state[p]
         state["step"] = Tensor._make(np.zeros((), np.float32))
-        state["sum"] = Tensor._make(np.full_like(p._data, group["initial_accumulator_value"],
-                                                 order="C"))
+        if p.is_cuda:
+            state["sum"] = dispatch.full_like(p, group["initial_accumulator_value"])
+        else:
+            state["sum"] = Tensor._make(np.full_like(p._data, group["initial_accumulator_value"],
+                                                     order="C"))
 
     def step(self, closure=None):
         loss = self._closure(closure)

@@ -6,7 +6,7 @@ import math
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .linear import _check_device, _empty
+from .linear import _check_device, _empty, _place
 from .module import Module
 
 
@@ -16,7 +16,7 @@ class _ConvNd(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
-        _check_device(device)
+        device = _check_device(device)
         nd = self._nd
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -47,6 +47,7 @@ class _ConvNd(Module):
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+        _place(self, device)
 
     def reset_parameters(self):
         """PyTorch's default: ``kaiming_uniform_(a=sqrt(5))`` for the weight (bound

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from ... import dtypes
+from ..._device import Device
 from ...ops import creation, shape
 from .. import functional as F
 from .. import init
@@ -18,8 +19,24 @@ def _empty(shape_, dtype):
 
 
 def _check_device(device):
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise RuntimeError(f"jitgrad modules live on the CPU; device {device!r} is not available")
+    """The canonical device of a constructor's ``device=`` (None: the CPU), checked to exist
+    before any parameter is made."""
+    if device is None:
+        return None
+    device = Device(device)
+    if device != "cpu":
+        from .module import _check_cuda
+
+        _check_cuda(device)
+    return device
+
+
+def _place(module, device):
+    """Move a freshly initialised module to its constructor's ``device`` (parameters are
+    created and initialised on the CPU from jitgrad's generator, so a seed gives the same
+    values on every device)."""
+    if device is not None and device != "cpu":
+        module.to(device)
 
 
 class Identity(Module):
@@ -41,7 +58,7 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
-        _check_device(device)
+        device = _check_device(device)
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(_empty((out_features, in_features), dtype))
         if bias:
@@ -49,6 +66,7 @@ class Linear(Module):
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+        _place(self, device)
 
     def reset_parameters(self):
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))

@@ -13,6 +13,8 @@ import numpy as np
 from ... import dtypes
 from ...autograd.grad_mode import no_grad
 from ...autograd.node import HookDict
+from ..._device import Device
+from ...ops import dispatch
 from ...tensor import Tensor
 from ..parameter import Parameter
 
@@ -41,8 +43,8 @@ def _addindent(text: str, spaces: int) -> str:
 
 
 def _parse_to(args, kwargs):
-    """``(dtype or None)`` from ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
-    ``to(tensor)`` and keywords; only the CPU device exists."""
+    """``(device or None, dtype or None)`` from ``to(device)``, ``to(dtype)``,
+    ``to(device, dtype)``, ``to(tensor)`` and keywords (``"cpu"``, ``"cuda[:N]"``, an int N)."""
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     kwargs.pop("non_blocking", None)
@@ -50,20 +52,31 @@ def _parse_to(args, kwargs):
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for a in args:
         if isinstance(a, Tensor):
-            dtype = a.dtype
+            device, dtype = a.device, a.dtype
         elif isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda", "meta", "mps"):
+            device = a
+        elif isinstance(a, int) and not isinstance(a, bool):
             device = a
         elif a is not None:
             dtype = a
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise RuntimeError(f"jitgrad modules live on the CPU; device {device!r} is not "
-                           "available")
+    if device is not None:
+        device = Device(device)  # raises for unknown devices, naming the accepted ones
     if dtype is not None:
         dtype = dtypes.to_dtype(dtype)
         if not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
                             f"desired dtype={dtype}")
-    return dtype
+    return device, dtype
+
+
+def _check_cuda(device) -> None:
+    """Refuse a move to ``device`` up front (nothing moved yet) when it does not exist."""
+    backend = dispatch.cuda_backend()
+    if not backend.is_available():
+        raise RuntimeError(f"cannot move the module to {device}: jitgrad.cuda.is_available() is "
+                           "False (no CUDA GPU or driver, or the jitgrad[cuda] extra is missing), "
+                           "so it stays on the CPU")
+    backend.check_index(device.index or 0)
 
 
 class Module:
@@ -397,6 +410,8 @@ class Module:
                 continue
             value = state_dict[key]
             arr = value._data if isinstance(value, Tensor) else np.asarray(value)
+            if dispatch.device_of(arr) != dispatch.device_of(current._data):
+                arr = dispatch.move(arr, current.device)  # values load onto the module's device
             if arr.shape != current.shape:
                 errors.append(f"size mismatch for {key}: copying a param with shape "
                               f"{list(arr.shape)} from checkpoint, the shape in current model "
@@ -410,6 +425,9 @@ class Module:
             for key, current, value, arr in pending:
                 if assign:
                     self._assign(key, current, value, arr)
+                elif current.is_cuda:
+                    dispatch.cuda_backend().copy_into(current._data, arr)
+                    current._version_counter.bump()
                 else:
                     np.copyto(current._data, arr, casting="unsafe")
                     current._version_counter.bump()
@@ -437,14 +455,24 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        """``to(dtype)``, ``to("cpu")``, ``to(device, dtype)``: cast floating-point parameters
-        and buffers in place (the Parameter objects stay the same)."""
-        dtype = _parse_to(args, dict(kwargs))
-        if dtype is None:
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)``: move every
+        parameter, gradient and buffer to ``device`` and cast the floating-point ones to
+        ``dtype``, in place: the Parameter and buffer objects stay the same (optimizers and
+        other references keep working), only their data is replaced, as PyTorch."""
+        device, dtype = _parse_to(args, dict(kwargs))
+        if device is None and dtype is None:
             return self
-        target = dtype.np
-        return self._apply_arrays(
-            lambda a: a.astype(target) if a.dtype.kind == "f" and a.dtype != target else a)
+        if device is not None and device != "cpu":
+            _check_cuda(device)
+        target = None if dtype is None else dtype.np
+
+        def convert(a):
+            if device is not None and dispatch.device_of(a) != device:
+                a = dispatch.move(a, device)
+            if target is not None and a.dtype.kind == "f" and a.dtype != target:
+                a = a.astype(target)
+            return a
+        return self._apply_arrays(convert)
 
     def float(self):
         return self.to(dtypes.float32)
@@ -453,10 +481,13 @@ class Module:
         return self.to(dtypes.float64)
 
     def cpu(self):
-        return self
+        """Move every parameter and buffer to the CPU (in place, see ``to``)."""
+        return self.to("cpu")
 
     def cuda(self, device=None):
-        raise RuntimeError("jitgrad modules live on the CPU; CUDA is not available here")
+        """Move every parameter and buffer to CUDA device ``device`` (default ``cuda:0``; an
+        int or ``"cuda:N"``), in place (see ``to``)."""
+        return self.to(Device("cuda" if device is None else device))
 
     # --- repr ------------------------------------------------------------------------------
     def _get_name(self):

@@ -8,7 +8,8 @@ from ...ops import creation
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .linear import _check_device, _empty
+from ...ops import dispatch
+from .linear import _check_device, _empty, _place
 from .module import Module
 
 
@@ -18,7 +19,7 @@ class _BatchNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
-        _check_device(device)
+        device = _check_device(device)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.use_bias = affine and bias
@@ -40,6 +41,7 @@ class _BatchNorm(Module):
             for name in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(name, None)
         self.reset_parameters()
+        _place(self, device)
 
     def reset_running_stats(self):
         if self.track_running_stats:
@@ -64,7 +66,11 @@ class _BatchNorm(Module):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked._data += np.int64(1)
+            if self.num_batches_tracked.is_cuda:  # a device kernel, no host copy
+                dispatch.add_into(self.num_batches_tracked,
+                                  dispatch.full_like(self.num_batches_tracked, 1))
+            else:
+                self.num_batches_tracked._data += np.int64(1)
             self.num_batches_tracked._version_counter.bump()
             if self.momentum is None:  # cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())
@@ -99,7 +105,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
         super().__init__()
-        _check_device(device)
+        device = _check_device(device)
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
@@ -115,6 +121,7 @@ class LayerNorm(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         self.reset_parameters()
+        _place(self, device)
 
     def reset_parameters(self):
         if self.weight is not None:

@@ -5,7 +5,8 @@ from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .linear import _check_device, _empty
+from ...ops import dispatch
+from .linear import _check_device, _empty, _place
 from .module import Module
 
 
@@ -17,7 +18,7 @@ class Embedding(Module):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
         super().__init__()
-        _check_device(device)
+        device = _check_device(device)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("Padding_idx must be within num_embeddings")
@@ -34,11 +35,16 @@ class Embedding(Module):
                 raise AssertionError("Shape of weight does not match num_embeddings and "
                                      "embedding_dim")
             self.weight = Parameter(_weight, requires_grad=not _freeze)
+        _place(self, device)
 
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight._data[self.padding_idx] = 0
+            if self.weight.is_cuda:
+                dispatch.cuda_backend().fill(self.weight._data[self.padding_idx], 0)
+            else:
+                self.weight._data[self.padding_idx] = 0
+            self.weight._version_counter.bump()
 
     def forward(self, input):  # noqa: A002 - PyTorch's argument name
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
