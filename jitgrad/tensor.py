@@ -299,6 +299,17 @@ class Tensor:
             dispatch.add_into(self._grad, new_grad)
             self._grad._version_counter.bump()
 
+    def _add_in_place(self, other: "Tensor") -> bool:
+        """The engine's in-place gradient sum: add ``other`` into this buffer (raw, unrecorded)
+        when that is exactly ``self + other``, and say whether it did. Not while a transform is
+        active (a dual tensor's tangent must be added too: Note [transform hooks] in
+        ops/dispatch.py), nor for subclasses (they may define their own ``+``, as in PyTorch)."""
+        if (dispatch.transform_hook is None and type(self) is Tensor and type(other) is Tensor
+                and self._data.shape == other._data.shape and self.dtype is other.dtype):
+            dispatch.add_into(self, other)
+            return True
+        return False
+
     def detach(self) -> "Tensor":
         """A tensor sharing storage (and version counter) with no autograd history."""
         t = Tensor._make(self._data)

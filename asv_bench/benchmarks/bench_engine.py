@@ -6,7 +6,10 @@ W5h: ``sum(exp(sin x)) + sum(log(cosh x))`` on 4e6 elements.
 The workloads are defined once in ``workloads.py``. ``time_backward`` runs ``backward`` over a graph
 built (and run once, so every kernel is compiled) in ``setup``, with ``retain_graph=True`` so the
 same graph serves every sample; ``time_forward_backward`` records a new graph each call.
+``TimeOwnedBuffers``: gradient buffers the engine keeps or adds into instead of copying.
 """
+import numpy as np
+
 import jitgrad
 
 from .workloads import WORKLOADS, JitgradBackend, make_inputs
@@ -44,3 +47,37 @@ class TimeW5InteropThreads:
     def time_forward_backward(self, key, threads):
         self._clear()
         self.forward().backward()
+
+
+class TimeOwnedBuffers:
+    """Gradient buffers the engine owns (Note [owned buffers] in ``autograd/node.py``): a
+    gradient nobody else references becomes ``.grad`` without a copy, and gradients meeting at
+    one node are added in place.
+
+    ``W8``: a 2000x2000 leaf reached by ``max`` (a new gradient) and ``mean`` (a broadcast
+    view): one addition into the new one, which is then kept as ``.grad``.
+    ``fan_in_8``: a 1e6-element leaf used by 8 branches ``x * c_k``: 7 additions.
+    """
+
+    params = [["W8", "fan_in_8"]]
+    param_names = ["graph"]
+    timeout = 120
+
+    def setup(self, graph):
+        rng = np.random.default_rng(0)
+        if graph == "W8":
+            self.x = jitgrad.tensor(rng.standard_normal((2000, 2000)), requires_grad=True)
+            x = self.x
+            self.loss = x.max(dim=1).values.sum() + (x.mean(dim=0) ** 2).sum()
+        else:
+            self.x = jitgrad.tensor(rng.standard_normal(1_000_000), requires_grad=True)
+            self.loss = sum((self.x * (k + 1.0)).sum() for k in range(8))
+        self.loss.backward(retain_graph=True)  # compiles every kernel the backward needs
+
+    def time_backward(self, graph):
+        self.x.grad = None
+        self.loss.backward(retain_graph=True)
+
+    def peakmem_backward(self, graph):
+        self.x.grad = None
+        self.loss.backward(retain_graph=True)

@@ -12,7 +12,13 @@ from __future__ import annotations
 import itertools
 from types import MappingProxyType
 import re
+import sys
 import threading
+import weakref
+
+import numpy as np
+
+from ..device.pool import _Lease
 
 _sequence = itertools.count()
 _hook_ids = itertools.count()
@@ -217,6 +223,49 @@ def grad_lock(tensor) -> threading.Lock:
     return _GRAD_LOCKS[(id(tensor) >> 4) % len(_GRAD_LOCKS)]
 
 
+# Note [owned buffers]: PyTorch's AccumulateGrad keeps the incoming gradient as ``.grad`` instead
+# of copying it, and its InputBuffer adds a node's gradients in place, when nothing else
+# references the tensor or its storage (``use_count``). CPython's reference counts tell the same:
+# a gradient Tensor referenced only by the engine's own variables and buffer slots, with no
+# history, views or weak references, whose array is referenced only by that Tensor and owns its
+# memory (its own allocation, or a pool block leased to it alone: not a view of another array,
+# not wrapped foreign memory) can be seen by nobody else. Anything that could see it adds a
+# reference: a hook that kept it, the caller's ``gradient=`` argument (``detach()`` shares the
+# array), a second edge it was passed to (``x + y`` returns one tensor for both inputs), a saved
+# tensor, a view, ``.grad`` of another tensor. Callers count the references their own frames
+# hold (``known``: only variables and slots they can see, so a reference they overlook costs a
+# copy, never a wrong write); the engine moves gradients out of its lists before counting.
+def _refs(obj) -> int:
+    """Strong references to ``obj``, not counting this call's argument."""
+    return sys.getrefcount(obj) - _CALL_REFS
+
+
+def _call_refs() -> int:
+    probe = object()  # held by this one variable
+    return _refs(probe) - 1
+
+
+_CALL_REFS = 0
+_CALL_REFS = _call_refs()  # measured, not assumed: the interpreter may borrow stack references
+
+
+def sole_owner(t, known: int) -> bool:
+    """Whether gradient ``t`` and its memory may be kept or written in place (Note [owned
+    buffers]): the caller's frames hold ``known`` references to ``t`` and nothing else holds
+    any. Device arrays other than NumPy's are never taken."""
+    if (_refs(t) > known + 1  # + this function's argument
+            or t._grad_fn is not None or t._requires_grad or t._base is not None
+            or weakref.getweakrefcount(t)):
+        return False
+    a = t._data
+    if type(a) is not np.ndarray or _refs(a) > 2 or not a.flags.writeable:  # t._data and a
+        return False
+    base = a.base
+    if base is None:
+        return a.flags.owndata
+    return type(base) is _Lease and _refs(base) <= 2  # a.base and base
+
+
 class AccumulateGrad(Node):
     """Sink node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
 
@@ -239,8 +288,10 @@ class AccumulateGrad(Node):
         if new_grad is None:
             return []
         var = self.variable
+        # 2 references are the engine's: the input buffer's slot and ``new_grad``
+        owned = type(grad_outputs) is list and sole_owner(new_grad, 2)
         with grad_lock(var):
-            var._accumulate_grad(new_grad)
+            var._accumulate_grad(new_grad, owned)
         for hook in list(var._post_accumulate_hooks.values()) if var._post_accumulate_hooks else ():
             if hook(var) is not None:
                 raise TypeError("hooks registered with register_post_accumulate_grad_hook must "

@@ -8,11 +8,15 @@ Modelled on PyTorch's engine. One ``execute`` call is one GraphTask:
 3. per node: tensor pre-hooks, ``retain_grad``, captures for ``autograd.grad``, node pre-hooks,
    ``apply``, post-hooks, output validation, release of saved tensors, then each gradient is added
    into the input buffer of the next node, which becomes ready when its count reaches zero.
+   Gradients meeting in a buffer are added in place into one the engine holds alone, and
+   AccumulateGrad keeps such a gradient as ``.grad`` without a copy (Note [owned buffers] in
+   ``autograd/node.py``); the engine moves gradients out of its lists as it passes them on, so
+   that reference counts show when nothing else holds them.
 
 Note [broadcast reduction]: a gradient whose shape differs from the forward input's recorded shape
 is summed down to it here, in one place (PyTorch's ``validate_outputs``), so no op's backward
 rule unbroadcasts by hand. Tensors are handled by duck typing (``shape``, ``dtype``,
-``_sum_to_shape``, ``_cast``, ``+``).
+``_data.dtype``, ``_sum_to_shape``, ``_cast``, ``+``, ``_add_in_place``).
 
 Note [threaded engine]: the calling thread (the task's *owner*) always runs nodes. While at most
 one node is ready it runs them alone, touching the task without locks (no other thread can see
@@ -47,7 +51,7 @@ import time
 
 from .. import _config
 from ..autograd import anomaly, grad_mode
-from ..autograd.node import GraphRoot
+from ..autograd.node import GraphRoot, sole_owner
 from . import workers
 
 # Note [hand-off rule]: measured on 2 cores (docs/engine.md). Two threads run Python (the
@@ -133,18 +137,18 @@ def _reachable_needed(root, targets, run_sinks: bool):
 
 def _count_dependencies(task: GraphTask, root) -> None:
     """Count, for every node that will receive gradients, the edges that feed it."""
-    deps = task.dependencies
-    seen = {root}
-    stack = [root]
+    deps, needed = task.dependencies, task.needed
+    stack = [root]  # the root (made per call) is no node's next edge: ``deps`` is the seen set
     while stack:
         node = stack.pop()
         for nxt, _ in node._next_edges:
-            if nxt is None or not task.receives(nxt):
+            if nxt is None or (needed is not None and not task.receives(nxt)):
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                if task.runs(nxt):
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                if needed is None or nxt in needed:
                     stack.append(nxt)
 
 
@@ -152,19 +156,24 @@ def _validate(node, grads):
     if len(grads) != len(node._next_edges):
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {len(node._next_edges)}, got {len(grads)})")
-    out = list(grads)
-    for i, (g, meta) in enumerate(zip(grads, node._next_meta)):
-        if g is None or meta is None:
+    out = list(grads)  # the engine's own list: it moves gradients out of it (_pass_on)
+    metas = node._next_meta
+    for i in range(len(out)):
+        g = out[i]
+        if g is None:
+            continue
+        meta = metas[i]
+        if meta is None:
             continue
         shape, dtype = meta
-        if tuple(g.shape) != shape:
+        if g.shape != shape:
             try:
                 g = g._sum_to_shape(shape)
             except ValueError:
                 raise RuntimeError(
                     f"Function {node.name()} returned an invalid gradient at index {i} - got "
                     f"{list(g.shape)} but expected shape compatible with {list(shape)}") from None
-        if g.dtype is not dtype:
+        if g._data.dtype is not dtype.np and g.dtype is not dtype:  # the first test is cheap
             g = g._cast(dtype)
         out[i] = g
     return out
@@ -221,14 +230,17 @@ def _run_node(task: GraphTask, node, inputs: list):
             retain = node._retain_grad_hooks.get(nr)
             if retain is not None and inputs[nr] is not None:
                 retain(inputs[nr])
-    for nr, idx in task.captures.get(node, ()):
-        task.captured[idx] = inputs[nr]
-    if not task.runs(node):
-        return None
-    for hook in list(node._pre_hooks.values()):
-        res = hook(tuple(inputs))
-        if res is not None:
-            inputs = _check_hook_values(hook, tuple(inputs), res)
+    needed = task.needed
+    if needed is not None:  # grad(inputs=...) or backward(inputs=...): captures exist
+        for nr, idx in task.captures.get(node, ()):
+            task.captured[idx] = inputs[nr]
+        if node not in needed:
+            return None
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            res = hook(tuple(inputs))
+            if res is not None:
+                inputs = _check_hook_values(hook, tuple(inputs), res)
     outputs = node.apply(inputs)
     if anomaly._state.enabled:  # detect_anomaly(): nan/inf in this node's outputs raises
         anomaly.check_backward_outputs(node, outputs)
@@ -254,17 +266,37 @@ def _key(item):
     return item[0]
 
 
-def _sum_inputs(inputs: list) -> list:
+def _sum_inputs(inputs: list, create_graph: bool) -> list:
     """Deterministic mode: add each slot's contributions in a fixed order (producer
     ``sequence_nr`` then edge index, latest first), whatever order they arrived in."""
-    for nr, slot in enumerate(inputs):
+    for nr in range(len(inputs)):
+        slot = inputs[nr]
         if type(slot) is _Contributions:
             slot.sort(key=_key, reverse=True)
-            total = slot[0][1]
-            for _, g in slot[1:]:
-                total = total + g  # recorded iff create_graph
+            total = None
+            for k in range(len(slot)):
+                g = slot[k][1]
+                slot[k] = None  # moved out: ``g`` is its only holder here (Note [owned buffers])
+                total = g if total is None else _sum(total, g, create_graph)
             inputs[nr] = total
     return inputs
+
+
+def _sum(a, b, create_graph: bool):
+    """``a + b`` for two gradients meeting in one input slot; the caller holds each in exactly
+    one variable and nowhere else. Unless recorded (``create_graph``), the sum is written into
+    whichever of the two the engine holds alone (Note [owned buffers] in autograd/node.py), as
+    PyTorch's InputBuffer does: no new buffer per addition, and the result is again the
+    engine's alone for the next one (and for AccumulateGrad to keep). The tensor decides
+    whether a raw in-place add is exact (``_add_in_place``: not while a transform needs the
+    tangents added too, not for subclasses). Floating-point addition is commutative: the
+    result is bitwise the same either way."""
+    if not create_graph and a is not b:
+        if sole_owner(a, 2) and a._add_in_place(b):  # 2: the caller's variable and ``a``
+            return a
+        if sole_owner(b, 2) and b._add_in_place(a):
+            return b
+    return a + b  # recorded iff create_graph
 
 
 def _heavy(node) -> bool:
@@ -355,9 +387,10 @@ def _run_alone(task: GraphTask) -> bool:
     """The owner runs the task with no other thread (lock-free). Returns True when the task is
     done, False after sharing it (more than one node ready, one of them heavy)."""
     ready = task.ready
-    create_graph = task.create_graph
+    create_graph = bool(task.create_graph)
     deterministic = task.deterministic
     share = _config.NUM_INTEROP_THREADS > 1
+    mode = grad_mode._state  # this thread's grad mode
     tie = task.tie
     try:
         while ready:
@@ -367,11 +400,11 @@ def _run_alone(task: GraphTask) -> bool:
             _, _, node, inputs = heapq.heappop(ready)
             # the node AND its hooks run with grad mode = create_graph, as in PyTorch (set per
             # node: a hook may have changed it)
-            grad_mode._set_enabled(create_graph)
+            mode.enabled = create_graph
             timed = share and ready  # another node is ready: time this one (never in a chain)
             try:
                 if deterministic:
-                    inputs = _sum_inputs(inputs)
+                    inputs = _sum_inputs(inputs, create_graph)
                 if timed:
                     t0 = time.perf_counter()
                     outputs = _run_node(task, node, inputs)
@@ -398,18 +431,32 @@ def _pass_on(task: GraphTask, node, outputs, ready: list, tie: int, share: bool)
     """Add a node's output gradients into the input buffers of the nodes they feed; push the
     nodes whose dependencies are all satisfied (the owner alone: no lock). Returns the updated
     tie-breaker counter."""
-    deps, buffers = task.dependencies, task.buffers
-    for (nxt, nr), grad in zip(node._next_edges, outputs):
-        if nxt is None or not task.receives(nxt):
+    deps, buffers, create_graph = task.dependencies, task.buffers, task.create_graph
+    needed = task.needed
+    edges = node._next_edges
+    for i in range(len(outputs)):
+        nxt, nr = edges[i]
+        if nxt is None or (needed is not None and not task.receives(nxt)):
             continue
-        buf = buffers.get(nxt)
+        grad = outputs[i]
+        outputs[i] = None  # moved: ``grad`` is its only holder here (Note [owned buffers])
+        remaining = deps[nxt] - 1
+        deps[nxt] = remaining
+        # a node fed by one edge (a chain) never enters ``buffers``
+        buf = buffers.get(nxt) if remaining else buffers.pop(nxt, None)
         if buf is None:
-            buf = buffers[nxt] = [None] * max(nxt._num_outputs, nr + 1)
+            size = len(nxt._output_meta)  # one slot per forward output
+            buf = [None] * (size if size > nr else nr + 1)
+            if remaining:
+                buffers[nxt] = buf
         if grad is not None:
-            buf[nr] = grad if buf[nr] is None else buf[nr] + grad  # recorded iff create_graph
-        deps[nxt] -= 1
-        if deps[nxt] == 0:
-            del buffers[nxt]
+            old = buf[nr]
+            if old is None:
+                buf[nr] = grad
+            else:
+                buf[nr] = None
+                buf[nr] = _sum(old, grad, create_graph)
+        if not remaining:
             if share and ready:  # ready beside another: a candidate for a hand-off
                 if len(ready) == 1:
                     task.pending.append(ready[0][2])
@@ -424,9 +471,13 @@ def _pass_on_ordered(task: GraphTask, node, outputs, share: bool) -> None:
     holds ``task.lock`` when the task is shared)."""
     deps, buffers, ready = task.dependencies, task.buffers, task.ready
     seq = node._sequence_nr
-    for i, ((nxt, nr), grad) in enumerate(zip(node._next_edges, outputs)):
+    edges = node._next_edges
+    for i in range(len(outputs)):
+        nxt, nr = edges[i]
         if nxt is None or not task.receives(nxt):
             continue
+        grad = outputs[i]
+        outputs[i] = None  # moved into the slot (Note [owned buffers])
         buf = buffers.get(nxt)
         if buf is None:
             buf = buffers[nxt] = [None] * max(nxt._num_outputs, nr + 1)
@@ -508,7 +559,7 @@ def _run_one(task: GraphTask, item) -> None:
     try:
         grad_mode._set_enabled(task.create_graph)
         if task.deterministic:
-            inputs = _sum_inputs(inputs)
+            inputs = _sum_inputs(inputs, task.create_graph)
         outputs = _run_node(task, node, inputs)
         help_wanted = _pass_on_shared(task, node, outputs or ())
     except BaseException as exc:
@@ -528,10 +579,15 @@ def _pass_on_shared(task: GraphTask, node, outputs) -> bool:
     """``_pass_on`` under ``task.lock``; additions of gradients meeting in a buffer happen
     outside the lock (Note [threaded engine]). Ends the node's ``running`` count. Returns
     whether idle workers should be asked to help."""
-    lock = task.lock
-    todo = None if task.deterministic else [
-        (nxt, nr, grad) for (nxt, nr), grad in zip(node._next_edges, outputs)
-        if nxt is not None and task.receives(nxt)]
+    lock, create_graph = task.lock, task.create_graph
+    todo = None
+    if not task.deterministic:
+        todo, edges = [], node._next_edges
+        for i in range(len(outputs)):
+            nxt, nr = edges[i]
+            if nxt is not None and task.receives(nxt):
+                todo.append((nxt, nr, outputs[i]))
+                outputs[i] = None  # moved (Note [owned buffers])
     while True:
         adds = []
         with lock:
@@ -540,7 +596,9 @@ def _pass_on_shared(task: GraphTask, node, outputs) -> bool:
                     _pass_on_ordered(task, node, outputs, False)
                 else:
                     deps, buffers = task.dependencies, task.buffers
-                    for nxt, nr, grad in todo:
+                    for k in range(len(todo)):
+                        nxt, nr, grad = todo[k]
+                        todo[k] = None  # moved: a node made ready here may run at once elsewhere
                         buf = buffers.get(nxt)
                         if buf is None:
                             buf = buffers[nxt] = [None] * max(nxt._num_outputs, nr + 1)
@@ -556,10 +614,18 @@ def _pass_on_shared(task: GraphTask, node, outputs) -> bool:
                             del buffers[nxt]
                             task.tie += 1
                             heapq.heappush(task.ready, (-nxt._sequence_nr, task.tie, nxt, buf))
+                    grad = None
             if not adds:
                 task.running -= 1
                 if task.owner_waiting and (task.ready or task.running == 0
                                            or task.error is not None):
                     task.cond.notify()
                 return task.error is None and len(task.ready) > 1
-        todo = [(nxt, nr, a + g) for nxt, nr, a, g in adds]  # recorded iff create_graph
+        # add up outside the lock; each gradient is moved out of its tuple first, so that ``a``
+        # and ``g`` are its only holders here (Note [owned buffers])
+        todo = []
+        for k in range(len(adds)):
+            nxt, nr, a, g = adds[k]
+            adds[k] = None
+            todo.append((nxt, nr, _sum(a, g, create_graph)))
+        a = g = None
