@@ -56,15 +56,18 @@ KERNEL_CACHE_DIR = ""  # CACHE_DIR/<math tag>: set by _configure_numba
 def _math_tag() -> str:
     """Compiled kernels inline the scalar math they call, and Numba's cache checks only the
     kernel's own source file: key the compiled-code dir by the math mode and the math sources,
-    so switching JITGRAD_FAST_MATH or editing vmath/smath never loads a stale kernel."""
-    if not FAST_MATH:
-        return "libm"
+    so switching JITGRAD_FAST_MATH or editing vmath/smath/optim_updates never loads a stale
+    kernel."""
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha1()
-    for rel in (("device", "vmath.py"), ("ops", "smath.py")):
+    # optim_updates.py: the update formulas inlined into the optimizer loops (device/cpu_optim.py)
+    sources = [("device", "optim_updates.py")]
+    if FAST_MATH:
+        sources += [("device", "vmath.py"), ("ops", "smath.py")]
+    for rel in sources:
         with open(os.path.join(here, *rel), "rb") as fh:
             digest.update(fh.read())
-    return "fastmath-" + digest.hexdigest()[:10]
+    return ("fastmath-" if FAST_MATH else "libm-") + digest.hexdigest()[:10]
 THREADING_LAYER_WARNING: str | None = None
 
 

@@ -1,7 +1,7 @@
 """``Optimizer``: parameter groups, per-parameter state, ``zero_grad`` and ``state_dict``.
 
 Each concrete optimizer's ``step`` runs one fused Numba kernel per parameter
-(``jitgrad.device.cpu_nn.optimizer_step``, or its CUDA twin ``device.cuda_optim`` for CUDA
+(``jitgrad.device.cpu_optim.optimizer_step``, or its CUDA twin ``device.cuda_optim`` for CUDA
 parameters) that reads the gradient and updates the parameter and its state arrays in place,
 in the parameter's dtype. State buffers live on their parameter's device; ``step`` counters
 stay 0-d float32 CPU tensors (as PyTorch's non-capturable optimizers).
@@ -14,7 +14,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..autograd.grad_mode import enable_grad
-from ..device import cpu_nn
+from ..device import cpu_optim
 from ..ops import dispatch
 from ..tensor import Tensor
 
@@ -164,7 +164,7 @@ class Optimizer:
         if p.is_cuda:
             dispatch.cuda_kernels("cuda_optim").optimizer_step(kind, pd, gd, *args)
         else:
-            cpu_nn.optimizer_step(kind, pd, gd, *args)
+            cpu_optim.optimizer_step(kind, pd, gd, *args)
         p._version_counter.bump()
 
     def step(self, closure=None):

@@ -67,7 +67,7 @@ def cache_dir(tmp_path_factory):
 
 def test_libm_mode_is_bitwise_numba_math(cache_dir):
     r = _run("0", cache_dir)
-    assert r["fast"] is False and r["tag"] == "libm"
+    assert r["fast"] is False and r["tag"].startswith("libm-")
     assert r["fwd_bitwise_libm"] and r["bwd_bitwise_libm"]
 
 
