@@ -366,7 +366,20 @@ def _identity(x):
     return x
 
 
-# --- elementwise kernels --------------------------------------------------------------------
+# --- kernels ------------------------------------------------------------------------------
+@cuda.jit(device=True)
+def strided_offset(i, shape, strides):
+    """Element offset of the C-order flat index ``i`` over ``shape`` in an array with element
+    ``strides`` (a device function shared by the strided kernels of every family)."""
+    p = 0
+    for d in range(len(shape) - 1, -1, -1):
+        n = shape[d]
+        p += (i % n) * strides[d]
+        i //= n
+    return p
+
+
+
 _kernels: dict = {}
 _lock = threading.Lock()
 

@@ -121,6 +121,9 @@ def _launch(kern, n: int, device: int, *args) -> None:
 
 
 # --- kernels -------------------------------------------------------------------------------
+_offset = dc.strided_offset
+
+
 @cuda.jit
 def _take_kernel(n, pos, src, src_off, src_shape, src_st, out):
     """``out[i] = src.flat[pos[i]]`` for ``i < n``: position ``pos[i]`` (C order over
@@ -128,12 +131,7 @@ def _take_kernel(n, pos, src, src_off, src_shape, src_st, out):
     i = cuda.grid(1)
     step = cuda.gridsize(1)
     while i < n:
-        rem = pos[i]
-        p = src_off
-        for d in range(len(src_shape) - 1, -1, -1):
-            p += (rem % src_shape[d]) * src_st[d]
-            rem = rem // src_shape[d]
-        out[i] = src[p]
+        out[i] = src[src_off + _offset(pos[i], src_shape, src_st)]
         i += step
 
 
@@ -146,17 +144,7 @@ def _put_kernel(n, pos, sel, has_sel, vals, v_off, v_shape, v_st, out, o_off, o_
     step = cuda.gridsize(1)
     while k < n:
         i = sel[k] if has_sel else k
-        rem = pos[i]
-        p = o_off
-        for d in range(len(o_shape) - 1, -1, -1):
-            p += (rem % o_shape[d]) * o_st[d]
-            rem = rem // o_shape[d]
-        rem = i
-        q = v_off
-        for d in range(len(v_shape) - 1, -1, -1):
-            q += (rem % v_shape[d]) * v_st[d]
-            rem = rem // v_shape[d]
-        out[p] = vals[q]
+        out[o_off + _offset(pos[i], o_shape, o_st)] = vals[v_off + _offset(i, v_shape, v_st)]
         k += step
 
 
@@ -167,17 +155,8 @@ def _put_add_kernel(n, pos, vals, v_off, v_shape, v_st, out, o_off, o_shape, o_s
     i = cuda.grid(1)
     step = cuda.gridsize(1)
     while i < n:
-        rem = pos[i]
-        p = o_off
-        for d in range(len(o_shape) - 1, -1, -1):
-            p += (rem % o_shape[d]) * o_st[d]
-            rem = rem // o_shape[d]
-        rem = i
-        q = v_off
-        for d in range(len(v_shape) - 1, -1, -1):
-            q += (rem % v_shape[d]) * v_st[d]
-            rem = rem // v_shape[d]
-        cuda.atomic.add(out, p, vals[q])
+        cuda.atomic.add(out, o_off + _offset(pos[i], o_shape, o_st),
+                        vals[v_off + _offset(i, v_shape, v_st)])
         i += step
 
 

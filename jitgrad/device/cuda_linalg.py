@@ -102,7 +102,7 @@ def _rowdot_kernel(a, a_off, rshape, rstr, a_ks, v, v_off, v_ks, n_items, K, chu
         t += cuda.gridDim.x
 
 
-_offset = _red._offset
+_offset = _cu.strided_offset
 _kernels: dict = {}
 _lock = threading.Lock()
 

@@ -47,17 +47,10 @@ _SHARED = {np.dtype(np.float64): numba.float64, np.dtype(np.float32): numba.floa
 
 
 # ---- device functions ----------------------------------------------------------------------
+_offset = _cu.strided_offset
+
+
 @cuda.jit(device=True)
-def _offset(i, shape, strides):
-    """Element offset of C-order flat index ``i`` over ``shape`` with element ``strides``."""
-    p = 0
-    for d in range(len(shape) - 1, -1, -1):
-        n = shape[d]
-        p += (i % n) * strides[d]
-        i //= n
-    return p
-
-
 def _add(a, b):
     """a + b"""
     return a + b
