@@ -150,8 +150,32 @@ def check(records_path: str) -> list:
     return failures
 
 
+def probe() -> None:
+    """Compile one small kernel to PTX: raises when the toolchain (NVVM, NVRTC, libdevice) is
+    missing, so callers can skip the check with the reason."""
+    import math
+
+    from numba import cuda, float64, types
+    import numba.cuda.dispatcher as cuda_dispatcher
+
+    class _TargetDevice:
+        compute_capability = CC
+
+    cuda_dispatcher.get_current_device = lambda: _TargetDevice()
+
+    def kernel(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] = math.exp(a[i])
+
+    cuda.compile_ptx(kernel, (types.Array(float64, 1, "C"),), cc=CC)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--probe"]:
+        probe()
+        return 0
     failures = check(argv[0])
     for f in failures:
         print("FAILED", f)
