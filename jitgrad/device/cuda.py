@@ -51,9 +51,51 @@ def synchronize(index: int | None = None) -> None:
     """Wait for every kernel queued on the device to finish."""
     if index is None:
         cuda.synchronize()
+        for i in list(_error_flags):
+            raise_device_errors(i)
     else:
         with cuda.gpus[index]:
             cuda.synchronize()
+        raise_device_errors(index)
+
+
+# --- device-side asserts -------------------------------------------------------------------
+# Note [device asserts]: a kernel cannot raise. One that meets invalid input (an index out of
+# range) records an error code in its device's flag (``cuda.atomic.max(flag, 0, code)``) and
+# skips the element, so it never reads or writes out of bounds; the host checks the flag when it
+# waits for the device anyway (a host read, ``synchronize()``) and raises the op's message there,
+# as PyTorch's device-side asserts surface at the next synchronisation. The flag is then cleared,
+# so the device stays usable.
+_assert_messages = [""]  # code -> message; 0: no error
+_error_flags: dict = {}  # device index -> its 1-element int32 device array
+
+
+def assert_code(message: str) -> int:
+    """The error code a kernel records for ``message`` (registered once per message)."""
+    if message not in _assert_messages:
+        _assert_messages.append(message)
+    return _assert_messages.index(message)
+
+
+def error_flag(index: int = 0):
+    """Device ``index``'s error flag (a 1-element int32 device array kernels may set)."""
+    flag = _error_flags.get(index)
+    if flag is None:
+        with cuda.gpus[index]:
+            flag = _error_flags[index] = cuda.to_device(np.zeros(1, np.int32))
+    return flag
+
+
+def raise_device_errors(index: int = 0) -> None:
+    """Raise (and clear) the error a kernel recorded on device ``index``, if any."""
+    flag = _error_flags.get(index)
+    if flag is None:
+        return
+    code = int(flag.copy_to_host()[0])
+    if code:
+        flag.copy_to_device(np.zeros(1, np.int32))
+        raise RuntimeError(f"CUDA error: device-side assert triggered: "
+                           f"{_assert_messages[code]}")
 
 
 def device_name(index: int = 0) -> str:
@@ -242,6 +284,7 @@ class CudaArray:
         host = np.empty(src.size, src.dtype)
         if src.size:
             src.buffer[src.offset:src.offset + src.size].copy_to_host(host)
+        raise_device_errors(self.index)  # the device has caught up: report what went wrong
         return host.reshape(src.shape)
 
 

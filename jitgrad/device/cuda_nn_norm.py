@@ -14,6 +14,12 @@ from numba import cuda, float64
 from . import cuda as dc
 from .cuda_nn import BLOCK, block_sum, dummy, flat, launch, launch_rows, safe_div
 
+# the messages of the device-side checks (Note [device asserts] in device/cuda.py)
+_NLL_RANGE = dc.assert_code("nll_loss: a target is out of bounds (targets must lie in "
+                            "[0, n_classes) or equal ignore_index)")
+_EMB_RANGE = dc.assert_code("embedding: an index is out of range (indices must lie in "
+                            "[0, num_embeddings))")
+
 
 # --- batch norm -----------------------------------------------------------------------------------
 @cuda.jit
@@ -263,13 +269,18 @@ def layer_norm_backward(x2, g2, w, mean, rstd, need_x):
 
 # --- embedding ------------------------------------------------------------------------------------
 @cuda.jit
-def _emb_gather_k(w, idx, D, n, pad, scale, counts, out):
+def _emb_gather_k(w, idx, D, V, n, pad, scale, counts, out, err, code):
     """``out[i, d] = w[idx_i, d]`` (0 where ``idx_i == pad``, times ``1/count(idx_i)`` when
-    ``scale``)."""
+    ``scale``); an index outside ``[0, V)`` records ``code`` (Note [device asserts])."""
     i = cuda.grid(1)
     while i < n:
         r = i // D
         k = idx[r]
+        if k < 0 or k >= V:
+            cuda.atomic.max(err, 0, code)
+            out[i] = 0
+            i += cuda.gridsize(1)
+            continue
         v = w[k * D + i - r * D]
         if k == pad:
             v = v * 0
@@ -280,23 +291,26 @@ def _emb_gather_k(w, idx, D, n, pad, scale, counts, out):
 
 
 @cuda.jit
-def _emb_scatter_k(g, idx, D, n, pad, gw):
-    """``gw[idx_i, d] += g[i, d]`` (none into ``pad``): a scatter-add with atomics."""
+def _emb_scatter_k(g, idx, D, V, n, pad, gw):
+    """``gw[idx_i, d] += g[i, d]`` (none into ``pad``, nor for an index outside ``[0, V)``,
+    which the forward reported): a scatter-add with atomics."""
     i = cuda.grid(1)
     while i < n:
         r = i // D
         k = idx[r]
-        if k != pad:
+        if k != pad and k >= 0 and k < V:
             cuda.atomic.add(gw, k * D + i - r * D, g[i])
         i += cuda.gridsize(1)
 
 
 @cuda.jit
-def _count_k(idx, n, counts):
-    """``counts[k] = #{i: idx_i == k}`` (atomic increments)."""
+def _count_k(idx, n, V, counts):
+    """``counts[k] = #{i: idx_i == k}`` (atomic increments; indices outside ``[0, V)``
+    skipped)."""
     i = cuda.grid(1)
     while i < n:
-        cuda.atomic.add(counts, idx[i], 1)
+        if idx[i] >= 0 and idx[i] < V:
+            cuda.atomic.add(counts, idx[i], 1)
         i += cuda.gridsize(1)
 
 
@@ -311,7 +325,7 @@ def _scale_rows_k(gw, D, n, counts):
 
 def _counts(idx, num_weights, index):
     counts = dc.zeros((num_weights,), np.int64, index)
-    launch(_count_k, idx.size, flat(idx), idx.size, counts.buffer)
+    launch(_count_k, idx.size, flat(idx), idx.size, num_weights, counts.buffer)
     return counts
 
 
@@ -321,9 +335,9 @@ def embedding_gather(w2, idx, padding_idx=None, scale_grad_by_freq=False):
     V, D = w2.shape
     out = dc.empty((idx.size, D), w2.dtype, w2.index)
     counts = _counts(idx, V, w2.index).buffer if scale_grad_by_freq else dummy(np.int64, w2.index)
-    launch(_emb_gather_k, out.size, flat(w2), flat(idx), D, out.size,
+    launch(_emb_gather_k, out.size, flat(w2), flat(idx), D, V, out.size,
            -1 if padding_idx is None else int(padding_idx), bool(scale_grad_by_freq), counts,
-           out.buffer)
+           out.buffer, dc.error_flag(w2.index), _EMB_RANGE)
     return out
 
 
@@ -332,7 +346,7 @@ def embedding_backward(g2, idx, num_weights, padding_idx, scale_grad_by_freq):
     divided by the count of k with ``scale_grad_by_freq``)."""
     D = g2.shape[1]
     gw = dc.zeros((num_weights, D), g2.dtype, g2.index)
-    launch(_emb_scatter_k, g2.size, flat(g2), flat(idx), D, g2.size,
+    launch(_emb_scatter_k, g2.size, flat(g2), flat(idx), D, num_weights, g2.size,
            -1 if padding_idx is None else int(padding_idx), gw.buffer)
     if scale_grad_by_freq:
         launch(_scale_rows_k, gw.size, gw.buffer, D, gw.size,
@@ -434,10 +448,11 @@ def pointwise_loss(body, operands, shape, dtype, reduction):
 
 # --- NLL (cross-entropy after log_softmax) ----------------------------------------------------------
 @cuda.jit
-def _nll_fwd_k(x, t, w, has_w, N, C, ignore, none, mode, losses, stats, res):
+def _nll_fwd_k(x, t, w, has_w, N, C, ignore, none, mode, losses, stats, res, err, code):
     """``loss_i = -w[t_i] x[i, t_i]`` (0 where ``t_i == ignore``); one block sums the losses
     and the weights into ``stats = (total, wsum)``; ``res[0]`` is ``total / wsum`` (mode 1) or
-    ``total`` (mode 2)."""
+    ``total`` (mode 2). A target outside ``[0, C)`` records ``code`` and counts as ignored
+    (Note [device asserts])."""
     sm = cuda.shared.array(BLOCK, float64)
     tid = cuda.threadIdx.x
     tot = 0.0
@@ -445,7 +460,9 @@ def _nll_fwd_k(x, t, w, has_w, N, C, ignore, none, mode, losses, stats, res):
     i = tid
     while i < N:
         ti = t[i]
-        if ti == ignore:
+        if ti == ignore or ti < 0 or ti >= C:
+            if ti != ignore:
+                cuda.atomic.max(err, 0, code)
             if none:
                 losses[i] = 0
         else:
@@ -477,7 +494,7 @@ def _nll_bwd_k(g, t, w, has_w, N, C, ignore, none, mean, stats, gx):
         j = i - r * C
         ti = t[r]
         v = 0.0
-        if j == ti and ti != ignore:
+        if j == ti and ti != ignore and ti >= 0 and ti < C:
             scale = 1.0
             if mean:
                 scale = safe_div(1.0, stats[1]) if stats[1] != 0 else math.nan
@@ -499,7 +516,8 @@ def nll_forward(x2, t, w, ignore_index, reduction):
     wb, has_w = _opt(w, x2.dtype, idx)
     mode = {"none": 0, "mean": 1, "sum": 2}[reduction]
     _nll_fwd_k[1, BLOCK](flat(x2), flat(t) if t.size else dummy(np.int64, idx), wb, has_w, N, C,
-                         int(ignore_index), none, mode, losses.buffer, stats.buffer, res.buffer)
+                         int(ignore_index), none, mode, losses.buffer, stats.buffer, res.buffer,
+                         dc.error_flag(idx), _NLL_RANGE)
     return (losses if none else res), stats
 
 

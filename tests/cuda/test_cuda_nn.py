@@ -188,3 +188,26 @@ def test_optimizer_state_dict_moves_to_parameter_device():
         assert opt2.state[p]["exp_avg"].device == DEV
         assert opt2.state[p]["step"].device == "cpu"
     _train(model, lambda p: opt2, DEV, steps=1)  # steps with the moved state
+
+
+def test_out_of_range_targets_and_indices_raise_at_the_next_host_read():
+    """Note [device asserts]: the kernels flag bad indices instead of reading out of bounds."""
+    import jitgrad.nn.functional as F
+
+    x = jitgrad.randn(3, 4, device="cuda", requires_grad=True)
+    bad = jitgrad.tensor([0, 7, 1], device="cuda")
+    loss = F.nll_loss(F.log_softmax(x, dim=1), bad)
+    with pytest.raises(RuntimeError, match="device-side assert triggered: nll_loss: a target is "
+                                           "out of bounds"):
+        loss.item()
+    # the flag is cleared: the device keeps working
+    good = F.nll_loss(F.log_softmax(x, dim=1), jitgrad.tensor([0, 3, 1], device="cuda"))
+    ref = F.nll_loss(F.log_softmax(x.detach().cpu(), dim=1), jitgrad.tensor([0, 3, 1]))
+    assert abs(good.item() - ref.item()) < 1e-12
+    w = jitgrad.randn(5, 2, device="cuda")
+    out = F.embedding(jitgrad.tensor([1, 5], device="cuda"), w)
+    with pytest.raises(RuntimeError, match="embedding: an index is out of range"):
+        out.cpu()
+    with pytest.raises(RuntimeError, match="embedding: an index is out of range"):
+        F.embedding(jitgrad.tensor([-1], device="cuda"), w)
+        jitgrad.cuda.synchronize()
