@@ -4,8 +4,9 @@ CPU forwards, over ``device.cuda.CudaArray`` operands, with the kernels of
 
 What the forwards stash on ``ctx`` for the backward rules (batch-norm / layer-norm statistics,
 the NLL's total weight, max-pool indices) stays on the device. Checks that would need the data
-on the host are not made on CUDA (as PyTorch, which asserts on the device instead): targets or
-embedding indices out of range, binary cross-entropy inputs outside [0, 1].
+on the host are made on the device instead, as PyTorch's device asserts (Note [device asserts]
+in device/cuda.py): NLL targets and embedding indices out of range raise at the next host read.
+Binary cross-entropy inputs outside [0, 1] are not checked on CUDA.
 """
 from __future__ import annotations
 
