@@ -12,6 +12,10 @@ themselves), so double backward works. Derivative formulas (Giles 2008, Murray 2
   the diagonal halved, ``sym(X) = (X + X^T) / 2``
 * ``eigh``:     ``A = V diag(w) V^T``: ``gA = V (diag(gw) + (V^T gV) / E) V^T``,
   ``E_ij = w_j - w_i`` (off-diagonal), for symmetric ``A``
+
+On CUDA the forwards are ``device.cuda_solver``'s batched kernels (``ops.nplinalg_cuda``); the
+backwards are the same Tensor-level rules, their constants (masks, identities) made on the
+input's device.
 """
 from __future__ import annotations
 
@@ -20,11 +24,34 @@ import numpy as np
 from . import dispatch
 from .linalg import matmul
 from .registry import def_composite
-from .shape import transpose, unsqueeze
+from .shape import squeeze, transpose, unsqueeze
 
 
 def _T(x):
     return transpose(x, -1, -2)
+
+
+def _const(arr, like):
+    """A constant Tensor (mask, identity) on ``like``'s device: uploaded there, never read back."""
+    device = dispatch.device_of(like._data)
+    return dispatch.Tensor._make(arr if device == "cpu" else dispatch.move(arr, device))
+
+
+def _inv_gaps(e, msg, extra=None):
+    """CUDA: ``F_ij = 1 / e_ij`` off the diagonal, 0 on it, for the (detached) gap matrices
+    ``e`` (the CPU rules build it with NumPy). Equal gaps (or ``extra`` > 0) raise ``msg`` as on
+    the CPU: this reads one number back to the host (a data-dependent error)."""
+    from .reduce import sum as _sum
+
+    n = e.shape[-1]
+    dt = e.dtype.np
+    off = _const((~np.eye(n, dtype=bool)).astype(dt), e)
+    bad = _sum((e == 0) * off)
+    if extra is not None:
+        bad = bad + extra
+    if bad.item() > 0:
+        raise RuntimeError(msg)
+    return off / (e + _const(np.eye(n, dtype=dt), e))
 
 
 def _check_square(name, a):
@@ -88,42 +115,50 @@ def slogdet(a):
     return dispatch.composite(SLOGDET, a)
 
 
+def _solve_fwd(ctx, a, b):
+    ctx.b_shape = b.shape
+    return np.linalg.solve(a, b)
+
+
 def _solve_back(ctx, g, a, result):
+    # NumPy 2: a 1-d b is one vector (x: (..., M)), else b and x are (..., M, K) stacks; a and
+    # b may broadcast, so the gradients are summed back to their shapes
+    from .reduce import sum_to_shape
+
     na, nb = ctx.needs_input_grad
-    vec = result.ndim == a.ndim - 1
-    gb = solve(_T(a), g)
-    ga = None
-    if na:
-        ga = -(matmul(unsqueeze(gb, -1), unsqueeze(result, -2)) if vec else matmul(gb, _T(result)))
-    return ga, gb if nb else None
+    vec = len(ctx.b_shape) == 1
+    if vec:
+        gb = solve(_T(a), unsqueeze(g, -1))
+        ga = -matmul(gb, unsqueeze(result, -2)) if na else None
+        gb = squeeze(gb, -1)
+    else:
+        gb = solve(_T(a), g)
+        ga = -matmul(gb, _T(result)) if na else None
+    return (sum_to_shape(ga, a.shape) if na else None,
+            sum_to_shape(gb, ctx.b_shape) if nb else None)
 
 
-SOLVE = def_composite("solve", "LinalgSolveExBackward0", ("a", "b"), _fwd(np.linalg.solve),
+SOLVE = def_composite("solve", "LinalgSolveExBackward0", ("a", "b"), _solve_fwd,
                       _solve_back, save=("a", "result"))
 
 
 def solve(a, b):
-    """``x = A^-1 b`` (``b`` of shape ``(..., M)`` when 1-d, else ``(..., M, K)``, as NumPy 2);
-    ``gb = A^-T g``, ``gA = -gb x^T``."""
+    """``x = A^-1 b`` as NumPy 2: a 1-d ``b`` (``M``) is one vector for every matrix (result
+    ``(..., M)``), else ``b`` is a ``(..., M, K)`` stack broadcast against ``a``'s batch;
+    ``gb = A^-T g``, ``gA = -gb x^T`` (summed over broadcast dims)."""
     a, b = dispatch.tensor_operand(a, "solve"), dispatch.tensor_operand(b, "solve")
     _check_square("solve", a)
-    if b.ndim != 1 and b.ndim != a.ndim:
-        raise ValueError(f"solve: b must be 1-d or have the same number of dims as a; got a of "
-                         f"shape {tuple(a.shape)} and b of shape {tuple(b.shape)}")
-    if b.ndim == 1 and a.ndim > 2:
-        b = dispatch.Tensor.expand(b, tuple(a.shape[:-1]))
+    if b.ndim == 0:
+        raise ValueError(f"solve: b must be at least 1-d; got a of shape {tuple(a.shape)} and "
+                         f"b of shape {tuple(b.shape)}")
     return dispatch.composite(SOLVE, a, b)
-
-
-def _tril_mask(n, k=0):
-    return dispatch.Tensor._make(np.tril(np.ones((n, n)), k))
 
 
 def _cholesky_back(ctx, g, result):
     L = result
     n = L.shape[-1]
-    mask = _tril_mask(n)
-    half = dispatch.Tensor._make(np.tril(np.ones((n, n))) - 0.5 * np.eye(n))
+    mask = _const(np.tril(np.ones((n, n))), L)
+    half = _const(np.tril(np.ones((n, n))) - 0.5 * np.eye(n), L)
     phi = matmul(_T(L), g * mask) * half
     Linv = inv(L)
     s = matmul(_T(Linv), matmul(phi, Linv))
@@ -152,16 +187,20 @@ def _eigh_back(ctx, gw, gv, a):
     w, v = eigh(a, ctx.UPLO) if ctx.needs_input_grad[0] else (None, None)
     n = a.shape[-1]
     wd = w._data
-    e = wd[..., None, :] - wd[..., :, None]  # E_ij = w_j - w_i
-    off = ~np.eye(n, dtype=bool)
-    with np.errstate(divide="ignore"):
-        f = np.where(off, 1.0 / np.where(off, e, 1.0), 0.0)
-    if (np.abs(e[..., off]) == 0).any():
-        raise RuntimeError("eigh: the gradient of eigenvectors is not defined for repeated "
-                           "eigenvalues")
-    F = dispatch.Tensor._make(f.astype(a._data.dtype))
+    msg = "eigh: the gradient of eigenvectors is not defined for repeated eigenvalues"
+    if dispatch.device_of(wd) != "cpu":
+        wt = w.detach()
+        F = _inv_gaps(unsqueeze(wt, -2) - unsqueeze(wt, -1), msg)
+    else:
+        e = wd[..., None, :] - wd[..., :, None]  # E_ij = w_j - w_i
+        off = ~np.eye(n, dtype=bool)
+        with np.errstate(divide="ignore"):
+            f = np.where(off, 1.0 / np.where(off, e, 1.0), 0.0)
+        if (np.abs(e[..., off]) == 0).any():
+            raise RuntimeError(msg)
+        F = dispatch.Tensor._make(f.astype(a._data.dtype))
     inner = matmul(_T(v), gv) * F
-    eye = dispatch.Tensor._make(np.eye(n, dtype=a._data.dtype))
+    eye = _const(np.eye(n, dtype=a.dtype.np), a)
     inner = inner + unsqueeze(gw, -2) * eye
     return (matmul(v, matmul(inner, _T(v))),)
 
@@ -184,8 +223,8 @@ def _pinv_back(ctx, g, a, result):
     # gA = -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)
     P = result
     m, n = a.shape[-2], a.shape[-1]
-    Im = dispatch.Tensor._make(np.eye(m, dtype=a._data.dtype))
-    In = dispatch.Tensor._make(np.eye(n, dtype=a._data.dtype))
+    Im = _const(np.eye(m, dtype=a.dtype.np), a)
+    In = _const(np.eye(n, dtype=a.dtype.np), a)
     PT, gT = _T(P), _T(g)
     return (-matmul(PT, matmul(g, PT))
             + matmul(Im - matmul(a, P), matmul(gT, matmul(P, PT)))
@@ -226,13 +265,22 @@ def _svd_back(ctx, gu, gs, gvh, a):
     m, n = a.shape[-2], a.shape[-1]
     k = s.shape[-1]
     sd = s._data
-    diff = sd[..., None, :] ** 2 - sd[..., :, None] ** 2
-    off = ~np.eye(k, dtype=bool)
-    if (np.abs(diff[..., off]) == 0).any() or (sd == 0).any():
-        raise RuntimeError("svd: the gradient of singular vectors is not defined for repeated or "
-                           "zero singular values")
-    F = dispatch.Tensor._make(np.where(off, 1.0 / np.where(off, diff, 1.0), 0.0).astype(sd.dtype))
-    eye_k = dispatch.Tensor._make(np.eye(k, dtype=sd.dtype))
+    msg = ("svd: the gradient of singular vectors is not defined for repeated or zero singular "
+           "values")
+    if dispatch.device_of(sd) != "cpu":
+        from .reduce import sum as _sum
+
+        st = s.detach()
+        F = _inv_gaps(unsqueeze(st, -2) ** 2 - unsqueeze(st, -1) ** 2, msg,
+                      extra=_sum(st == 0) if k else None)
+    else:
+        diff = sd[..., None, :] ** 2 - sd[..., :, None] ** 2
+        off = ~np.eye(k, dtype=bool)
+        if (np.abs(diff[..., off]) == 0).any() or (sd == 0).any():
+            raise RuntimeError(msg)
+        F = dispatch.Tensor._make(np.where(off, 1.0 / np.where(off, diff, 1.0), 0.0)
+                                  .astype(sd.dtype))
+    eye_k = _const(np.eye(k, dtype=s.dtype.np), s)
     S = unsqueeze(s, -2) * eye_k  # diag(s)
     Sinv = unsqueeze(1.0 / s, -2) * eye_k
     utgu = matmul(_T(u), gu)
@@ -241,10 +289,10 @@ def _svd_back(ctx, gu, gs, gvh, a):
              + matmul(S, F * (vtgv - _T(vtgv))))
     ga = matmul(u, matmul(inner, vh))
     if m > k:
-        Im = dispatch.Tensor._make(np.eye(m, dtype=sd.dtype))
+        Im = _const(np.eye(m, dtype=s.dtype.np), s)
         ga = ga + matmul(Im - matmul(u, _T(u)), matmul(gu, matmul(Sinv, vh)))
     if n > k:
-        In = dispatch.Tensor._make(np.eye(n, dtype=sd.dtype))
+        In = _const(np.eye(n, dtype=s.dtype.np), s)
         ga = ga + matmul(u, matmul(Sinv, matmul(_T(gv), In - matmul(v, vh))))
     return (ga,)
 
@@ -260,7 +308,7 @@ def _svdvals_back(gs, a):
     # ds_i = u_i^T dA v_i, so gA = U diag(gs) V^T (defined also for repeated values)
     u, s, vh = svd(a)
     k = s.shape[-1]
-    eye_k = dispatch.Tensor._make(np.eye(k, dtype=s._data.dtype))
+    eye_k = _const(np.eye(k, dtype=s.dtype.np), s)
     return (matmul(u, matmul(unsqueeze(gs, -2) * eye_k, vh)),)
 
 
@@ -284,8 +332,8 @@ def svdvals(a):
 def _copyltu(m):
     """The symmetric matrix from the lower triangle of ``m``: ``X_ij = m_max(i,j),min(i,j)``."""
     n = m.shape[-1]
-    low = dispatch.Tensor._make(np.tril(np.ones((n, n)), -1).astype(m._data.dtype))
-    eye = dispatch.Tensor._make(np.eye(n, dtype=m._data.dtype))
+    low = _const(np.tril(np.ones((n, n)), -1).astype(m.dtype.np), m)
+    eye = _const(np.eye(n, dtype=m.dtype.np), m)
     lower = m * low
     return lower + _T(lower) + m * eye
 
@@ -332,3 +380,8 @@ def qr(a):
     if a.ndim < 2:
         raise np.linalg.LinAlgError(f"qr: expected a matrix, got shape {tuple(a.shape)}")
     return dispatch.composite(QR, a)
+
+
+from . import nplinalg_cuda as _nplinalg_cuda  # noqa: E402  (the rows' CUDA forwards: after the rows)
+
+_nplinalg_cuda.register()

@@ -1,0 +1,664 @@
+"""Batched small-matrix solvers on CUDA: LU with partial pivoting (inv, det, slogdet, solve),
+Cholesky, cyclic Jacobi (eigh), one-sided Jacobi (svd, svdvals, pinv) and Householder QR.
+
+Note [cuda solver layout]: one thread per matrix of the (broadcast) batch, grid-stride over the
+batch. Inputs are strided CudaArrays read in place through their batch, row and column strides
+(a broadcast batch dim has stride 0: nothing is materialised); each thread factors its matrix in
+its own slice of a device scratch buffer (``nbatch * m * n`` elements) and writes contiguous
+outputs. Nothing goes to the host, except the per-matrix status flags of the ops whose CPU path
+raises ``LinAlgError`` (singular inv/solve, non-positive-definite Cholesky, non-converged
+eigh/svd): the op reads them back once after the kernel to raise the same error eagerly, as
+PyTorch's ``linalg_*_ex`` info checks do (the documented exception to "no host round trips").
+
+Honest limits: a thread per matrix is fine for many small matrices (the batched case this is for)
+and slow for one large matrix: an ``n x n`` LU is ``O(n^3)`` work in a single thread, and the
+Jacobi methods cost a few ``O(n^3)`` sweeps each. The fast path for large matrices is cuSOLVER
+(e.g. through nvmath-python), which numba-cuda does not bind. Iterations: at most
+``MAX_SWEEPS`` sweeps with a convergence test (rotations skipped below ``tol`` relative to the
+matrix's Frobenius norm), in float64 arithmetic for float64 and float32 storage alike.
+
+Sign conventions: QR follows LAPACK's ``dgeqrf``/``dorgqr`` (``dlarfg``'s reflector,
+``R_ii = -sign(alpha) * norm``), so Q and R equal NumPy's up to rounding. Jacobi's eigenvectors
+and singular vectors are unique only up to sign (LAPACK's come from a different algorithm):
+equal to NumPy's up to a sign per column (per pair ``u_i, v_i`` for the SVD).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import cuda
+
+from . import cuda as _cu
+
+#: the Jacobi methods' sweep limit (they converge quadratically: ~6-10 sweeps for small n)
+MAX_SWEEPS = 60
+_off = _cu.strided_offset
+
+
+# ---- device functions ----------------------------------------------------------------------
+@cuda.jit(device=True)
+def _jacobi_svd(W, w0, w_rs, w_cs, V, v0, v_rs, v_cs, p, q, tol, want_v, s, s0):
+    """One-sided (Hestenes) Jacobi on the p x q (p >= q) matrix W: rotate column pairs (j, k)
+    by the angle zeroing their inner product gamma, t = sign(z) / (|z| + sqrt(1 + z^2)),
+    z = (beta - alpha) / (2 gamma) (alpha, beta the squared column norms), accumulating the
+    rotations in V (q x q, from I) when ``want_v``. Converged: no pair with
+    |gamma| > tol sqrt(alpha beta) among columns not negligible (norm^2 > (tol ||W||_F)^2).
+    Then s_j = ||W_:j||, W_:j /= s_j, sorted descending (columns of W and V swapped along).
+    Returns 1 when converged, 0 when not or when W holds a NaN/inf (LAPACK then fails)."""
+    fro = 0.0
+    for i in range(p):
+        for j in range(q):
+            x = float(W[w0 + i * w_rs + j * w_cs])
+            fro += x * x
+    if not math.isfinite(fro):
+        return 0
+    floor = tol * tol * fro
+    if want_v:
+        for i in range(q):
+            for j in range(q):
+                V[v0 + i * v_rs + j * v_cs] = 1.0 if i == j else 0.0
+    ok = 0
+    for sweep in range(MAX_SWEEPS):
+        rotated = False
+        for j in range(q - 1):
+            for k in range(j + 1, q):
+                alpha = 0.0
+                beta = 0.0
+                gamma = 0.0
+                for i in range(p):
+                    x = float(W[w0 + i * w_rs + j * w_cs])
+                    y = float(W[w0 + i * w_rs + k * w_cs])
+                    alpha += x * x
+                    beta += y * y
+                    gamma += x * y
+                if alpha <= floor or beta <= floor or abs(gamma) <= tol * math.sqrt(alpha * beta):
+                    continue
+                rotated = True
+                z = (beta - alpha) / (2.0 * gamma)
+                if abs(z) > 1e150:
+                    t = 0.5 / z
+                else:
+                    t = math.copysign(1.0, z) / (abs(z) + math.sqrt(1.0 + z * z))
+                c = 1.0 / math.sqrt(1.0 + t * t)
+                sn = c * t
+                for i in range(p):
+                    x = float(W[w0 + i * w_rs + j * w_cs])
+                    y = float(W[w0 + i * w_rs + k * w_cs])
+                    W[w0 + i * w_rs + j * w_cs] = c * x - sn * y
+                    W[w0 + i * w_rs + k * w_cs] = sn * x + c * y
+                if want_v:
+                    for i in range(q):
+                        x = float(V[v0 + i * v_rs + j * v_cs])
+                        y = float(V[v0 + i * v_rs + k * v_cs])
+                        V[v0 + i * v_rs + j * v_cs] = c * x - sn * y
+                        V[v0 + i * v_rs + k * v_cs] = sn * x + c * y
+        if not rotated:
+            ok = 1
+            break
+    for j in range(q):
+        nrm = 0.0
+        for i in range(p):
+            x = float(W[w0 + i * w_rs + j * w_cs])
+            nrm += x * x
+        nrm = math.sqrt(nrm)
+        s[s0 + j] = nrm
+        if nrm > 0.0:
+            for i in range(p):
+                W[w0 + i * w_rs + j * w_cs] = W[w0 + i * w_rs + j * w_cs] / nrm
+    for j in range(q - 1):  # selection sort, descending
+        best = j
+        for k in range(j + 1, q):
+            if s[s0 + k] > s[s0 + best]:
+                best = k
+        if best != j:
+            tmp = s[s0 + j]
+            s[s0 + j] = s[s0 + best]
+            s[s0 + best] = tmp
+            for i in range(p):
+                tmp = W[w0 + i * w_rs + j * w_cs]
+                W[w0 + i * w_rs + j * w_cs] = W[w0 + i * w_rs + best * w_cs]
+                W[w0 + i * w_rs + best * w_cs] = tmp
+            if want_v:
+                for i in range(q):
+                    tmp = V[v0 + i * v_rs + j * v_cs]
+                    V[v0 + i * v_rs + j * v_cs] = V[v0 + i * v_rs + best * v_cs]
+                    V[v0 + i * v_rs + best * v_cs] = tmp
+    return ok
+
+
+# ---- kernels -------------------------------------------------------------------------------
+@cuda.jit
+def _lu_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, n, nbatch, b, b_off, b_bst, b_rs, b_cs,
+               nrhs, mode, work, piv, out, out2, status):
+    """Per matrix t: P A = L U by Doolittle elimination with partial pivoting (the largest
+    |entry| of the column, first on ties; a zero pivot marks A singular and skips that column,
+    as LAPACK's getrf), in ``work`` (n x n at t n^2), pivots in ``piv``. Then by ``mode``:
+    0 slogdet: out = sign = (-1)^swaps prod sign(U_kk), out2 = sum log|U_kk| (0 and -inf when
+    singular); 1 det: out = sign exp(logabs) (NumPy's det_from_slogdet); 2 solve: out (n x nrhs)
+    = U^-1 L^-1 P b (b read through its strides); 3 inv: the same with b = I. Modes 2 and 3
+    set status[t] = 1 for a singular A."""
+    t = cuda.grid(1)
+    while t < nbatch:
+        base = a_off + _off(t, bshape, a_bst)
+        w0 = t * n * n
+        for i in range(n):
+            for j in range(n):
+                work[w0 + i * n + j] = a[base + i * a_rs + j * a_cs]
+        sign = 1.0
+        logabs = 0.0
+        singular = False
+        for k in range(n):
+            pk = k
+            big = abs(work[w0 + k * n + k])
+            for i in range(k + 1, n):
+                v = abs(work[w0 + i * n + k])
+                if v > big:
+                    big = v
+                    pk = i
+            piv[t * n + k] = pk
+            if pk != k:
+                sign = -sign
+                for j in range(n):
+                    tmp = work[w0 + k * n + j]
+                    work[w0 + k * n + j] = work[w0 + pk * n + j]
+                    work[w0 + pk * n + j] = tmp
+            d = work[w0 + k * n + k]
+            if d == 0.0:
+                singular = True
+                continue
+            if d < 0.0:
+                sign = -sign
+            logabs += math.log(abs(d))
+            for i in range(k + 1, n):
+                f = work[w0 + i * n + k] / d
+                work[w0 + i * n + k] = f
+                for j in range(k + 1, n):
+                    work[w0 + i * n + j] = work[w0 + i * n + j] - f * work[w0 + k * n + j]
+        if mode == 0 or mode == 1:
+            if singular:
+                sign = 0.0
+                logabs = -math.inf
+            if mode == 0:
+                out[t] = sign
+                out2[t] = logabs
+            else:
+                out[t] = sign * math.exp(logabs)
+        else:
+            status[t] = 1 if singular else 0
+            if not singular:
+                bb = b_off + _off(t, bshape, b_bst)
+                o = t * n * nrhs
+                for c in range(nrhs):
+                    for i in range(n):
+                        if mode == 3:
+                            out[o + i * nrhs + c] = 1.0 if i == c else 0.0
+                        else:
+                            out[o + i * nrhs + c] = b[bb + i * b_rs + c * b_cs]
+                    for k in range(n):  # x = P b
+                        pk = piv[t * n + k]
+                        if pk != k:
+                            tmp = out[o + k * nrhs + c]
+                            out[o + k * nrhs + c] = out[o + pk * nrhs + c]
+                            out[o + pk * nrhs + c] = tmp
+                    for i in range(n):  # L y = P b (unit diagonal)
+                        acc = out[o + i * nrhs + c]
+                        for j in range(i):
+                            acc -= work[w0 + i * n + j] * out[o + j * nrhs + c]
+                        out[o + i * nrhs + c] = acc
+                    for i in range(n - 1, -1, -1):  # U x = y
+                        acc = out[o + i * nrhs + c]
+                        for j in range(i + 1, n):
+                            acc -= work[w0 + i * n + j] * out[o + j * nrhs + c]
+                        out[o + i * nrhs + c] = acc / work[w0 + i * n + i]
+        t += cuda.gridsize(1)
+
+
+@cuda.jit
+def _cholesky_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, n, nbatch, out, status):
+    """A = L L^T from A's lower triangle (LAPACK potrf 'L'): column by column,
+    L_jj = sqrt(A_jj - sum_k<j L_jk^2), L_ij = (A_ij - sum_k<j L_ik L_jk) / L_jj (i > j);
+    the upper triangle of ``out`` is zero. A pivot <= 0 sets status[t] = 1 (not positive
+    definite; a NaN pivot passes, as in NumPy)."""
+    t = cuda.grid(1)
+    while t < nbatch:
+        base = a_off + _off(t, bshape, a_bst)
+        o = t * n * n
+        status[t] = 0
+        for i in range(n):
+            for j in range(i + 1, n):
+                out[o + i * n + j] = 0.0
+        for j in range(n):
+            s = a[base + j * a_rs + j * a_cs]
+            for k in range(j):
+                x = out[o + j * n + k]
+                s -= x * x
+            if s <= 0.0:
+                status[t] = 1
+                break
+            d = math.sqrt(s)
+            out[o + j * n + j] = d
+            for i in range(j + 1, n):
+                s2 = a[base + i * a_rs + j * a_cs]
+                for k in range(j):
+                    s2 -= out[o + i * n + k] * out[o + j * n + k]
+                out[o + i * n + j] = s2 / d
+        t += cuda.gridsize(1)
+
+
+@cuda.jit
+def _eigh_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, n, nbatch, lower, tol, work, w, v, status):
+    """A = V diag(w) V^T for the symmetric A taken from its lower (``lower``) or upper triangle,
+    by cyclic Jacobi: for each pair p < q, the rotation J (c = 1 / sqrt(1 + t^2), s = t c,
+    t = sign(th) / (|th| + sqrt(th^2 + 1)), th = (A_qq - A_pp) / (2 A_pq)) makes A' = J^T A J
+    zero at (p, q); V accumulates J. Rotations are skipped where |A_pq| <= tol ||A||_F; a sweep
+    with none converges (else status[t] = 1 after MAX_SWEEPS). w = diag(A) ascending, V's
+    columns sorted with it. A NaN/inf input gives NaN everywhere, as LAPACK."""
+    t = cuda.grid(1)
+    while t < nbatch:
+        base = a_off + _off(t, bshape, a_bst)
+        o = t * n * n
+        fro = 0.0
+        for i in range(n):
+            for j in range(n):
+                if (i >= j) == (lower == 1):
+                    x = a[base + i * a_rs + j * a_cs]
+                else:
+                    x = a[base + j * a_rs + i * a_cs]
+                work[o + i * n + j] = x
+                v[o + i * n + j] = 1.0 if i == j else 0.0
+                fro += float(x) * float(x)
+        status[t] = 0
+        if not math.isfinite(fro):
+            for i in range(n):
+                w[t * n + i] = math.nan
+                for j in range(n):
+                    v[o + i * n + j] = math.nan
+            t += cuda.gridsize(1)
+            continue
+        thresh = tol * math.sqrt(fro)
+        ok = False
+        for sweep in range(MAX_SWEEPS):
+            rotated = False
+            for p in range(n - 1):
+                for q in range(p + 1, n):
+                    apq = float(work[o + p * n + q])
+                    if abs(apq) <= thresh:
+                        continue
+                    rotated = True
+                    th = (float(work[o + q * n + q]) - float(work[o + p * n + p])) / (2.0 * apq)
+                    if abs(th) > 1e150:
+                        tt = 0.5 / th
+                    else:
+                        tt = math.copysign(1.0, th) / (abs(th) + math.sqrt(th * th + 1.0))
+                    c = 1.0 / math.sqrt(tt * tt + 1.0)
+                    s = tt * c
+                    for k in range(n):  # A J (columns p, q)
+                        x = float(work[o + k * n + p])
+                        y = float(work[o + k * n + q])
+                        work[o + k * n + p] = c * x - s * y
+                        work[o + k * n + q] = s * x + c * y
+                    for k in range(n):  # J^T (A J) (rows p, q)
+                        x = float(work[o + p * n + k])
+                        y = float(work[o + q * n + k])
+                        work[o + p * n + k] = c * x - s * y
+                        work[o + q * n + k] = s * x + c * y
+                    work[o + p * n + q] = 0.0
+                    work[o + q * n + p] = 0.0
+                    for k in range(n):  # V J
+                        x = float(v[o + k * n + p])
+                        y = float(v[o + k * n + q])
+                        v[o + k * n + p] = c * x - s * y
+                        v[o + k * n + q] = s * x + c * y
+            if not rotated:
+                ok = True
+                break
+        if not ok:
+            status[t] = 1
+        for i in range(n):
+            w[t * n + i] = work[o + i * n + i]
+        for j in range(n - 1):  # selection sort, ascending
+            best = j
+            for k in range(j + 1, n):
+                if w[t * n + k] < w[t * n + best]:
+                    best = k
+            if best != j:
+                tmp = w[t * n + j]
+                w[t * n + j] = w[t * n + best]
+                w[t * n + best] = tmp
+                for i in range(n):
+                    tmp = v[o + i * n + j]
+                    v[o + i * n + j] = v[o + i * n + best]
+                    v[o + i * n + best] = tmp
+        t += cuda.gridsize(1)
+
+
+@cuda.jit
+def _svd_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, p, q, nbatch, tol, wbuf, w_rs, w_cs, vbuf,
+                v_rs, v_cs, want_v, s, status):
+    """A = W diag(s) V^T for the p x q (p >= q) matrix read through (a_rs, a_cs) (a wide input
+    is passed transposed): W (at t p q, element strides w_rs, w_cs) starts as A, then
+    ``_jacobi_svd``. The caller picks the strides so W and V land as U and V^T (or V^T and U
+    for a transposed input). status[t] = 1: not converged or not finite."""
+    t = cuda.grid(1)
+    while t < nbatch:
+        base = a_off + _off(t, bshape, a_bst)
+        w0 = t * p * q
+        for i in range(p):
+            for j in range(q):
+                wbuf[w0 + i * w_rs + j * w_cs] = a[base + i * a_rs + j * a_cs]
+        ok = _jacobi_svd(wbuf, w0, w_rs, w_cs, vbuf, t * q * q, v_rs, v_cs, p, q, tol, want_v,
+                         s, t * q)
+        status[t] = 1 - ok
+        t += cuda.gridsize(1)
+
+
+@cuda.jit
+def _pinv_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, p, q, nbatch, tol, rcond, wide, wbuf,
+                 vbuf, s, out, status):
+    """P = A^+ through the SVD A = W S V^T (``_jacobi_svd`` on A, or on A^T when ``wide``):
+    s_k kept where s_k > rcond max(s), P = V S^+ W^T (n x m), or W S^+ V^T for A^T."""
+    t = cuda.grid(1)
+    while t < nbatch:
+        base = a_off + _off(t, bshape, a_bst)
+        w0 = t * p * q
+        v0 = t * q * q
+        for i in range(p):
+            for j in range(q):
+                wbuf[w0 + i * q + j] = a[base + i * a_rs + j * a_cs]
+        ok = _jacobi_svd(wbuf, w0, q, 1, vbuf, v0, q, 1, p, q, tol, 1, s, t * q)
+        status[t] = 1 - ok
+        cutoff = rcond * s[t * q] if q > 0 else 0.0
+        for k in range(q):
+            x = s[t * q + k]
+            s[t * q + k] = 1.0 / x if x > cutoff else 0.0
+        o = t * p * q
+        if wide:  # A^T = W S V^T: P = W S^+ V^T, p x q (= n x m)
+            for i in range(p):
+                for j in range(q):
+                    acc = 0.0
+                    for k in range(q):
+                        acc += wbuf[w0 + i * q + k] * s[t * q + k] * vbuf[v0 + j * q + k]
+                    out[o + i * q + j] = acc
+        else:  # A = W S V^T: P = V S^+ W^T, q x p (= n x m)
+            for i in range(q):
+                for j in range(p):
+                    acc = 0.0
+                    for k in range(q):
+                        acc += vbuf[v0 + i * q + k] * s[t * q + k] * wbuf[w0 + j * q + k]
+                    out[o + i * p + j] = acc
+        t += cuda.gridsize(1)
+
+
+@cuda.jit
+def _qr_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, m, n, nbatch, work, tau, q, r, want_q):
+    """A = Q R by Householder reflections H_i = I - tau_i v v^T, LAPACK's dgeqrf + dorgqr:
+    for column i < K = min(m, n), alpha = A_ii, x = A_i+1:m,i: x = 0 gives tau = 0 (H = I);
+    else beta = -sign(alpha) hypot(alpha, ||x||), tau = (beta - alpha) / beta,
+    v = (1, x / (alpha - beta)), R_ii = beta, and H_i is applied to the trailing columns.
+    R (K x n) is the upper triangle; Q (m x K) = H_0 ... H_K-1 I[:, :K] accumulated backwards."""
+    t = cuda.grid(1)
+    K = min(m, n)
+    while t < nbatch:
+        base = a_off + _off(t, bshape, a_bst)
+        w0 = t * m * n
+        for i in range(m):
+            for j in range(n):
+                work[w0 + i * n + j] = a[base + i * a_rs + j * a_cs]
+        for i in range(K):
+            alpha = float(work[w0 + i * n + i])
+            xn = 0.0
+            for rr in range(i + 1, m):
+                x = float(work[w0 + rr * n + i])
+                xn += x * x
+            tv = 0.0
+            if xn != 0.0:
+                beta = -math.copysign(math.hypot(alpha, math.sqrt(xn)), alpha)
+                tv = (beta - alpha) / beta
+                scal = 1.0 / (alpha - beta)
+                for rr in range(i + 1, m):
+                    work[w0 + rr * n + i] = work[w0 + rr * n + i] * scal
+                work[w0 + i * n + i] = beta
+                for j in range(i + 1, n):
+                    acc = work[w0 + i * n + j]
+                    for rr in range(i + 1, m):
+                        acc += work[w0 + rr * n + i] * work[w0 + rr * n + j]
+                    acc *= tv
+                    work[w0 + i * n + j] = work[w0 + i * n + j] - acc
+                    for rr in range(i + 1, m):
+                        work[w0 + rr * n + j] = work[w0 + rr * n + j] - acc * work[w0 + rr * n + i]
+            tau[t * K + i] = tv
+        ro = t * K * n
+        for i in range(K):
+            for j in range(n):
+                r[ro + i * n + j] = work[w0 + i * n + j] if j >= i else 0.0
+        if want_q:
+            qo = t * m * K
+            for i in range(m):
+                for j in range(K):
+                    q[qo + i * K + j] = 1.0 if i == j else 0.0
+            for i in range(K - 1, -1, -1):
+                tv = tau[t * K + i]
+                if tv == 0.0:
+                    continue
+                for j in range(i, K):
+                    acc = q[qo + i * K + j]
+                    for rr in range(i + 1, m):
+                        acc += work[w0 + rr * n + i] * q[qo + rr * K + j]
+                    acc *= tv
+                    q[qo + i * K + j] = q[qo + i * K + j] - acc
+                    for rr in range(i + 1, m):
+                        q[qo + rr * K + j] = q[qo + rr * K + j] - acc * work[w0 + rr * n + i]
+        t += cuda.gridsize(1)
+
+
+# ---- host side -----------------------------------------------------------------------------
+def _batch_strides(x, bshape):
+    """x's batch strides (its dims before the last two) broadcast to ``bshape``."""
+    nb = x.ndim - 2
+    lead = len(bshape) - nb
+    st = [0] * lead
+    for n, s, target in zip(x.shape[:nb], x.elem_strides[:nb], bshape[lead:]):
+        st.append(s if n == target else 0)
+    return tuple(st) or (0,)
+
+
+def _mat(a, bshape, transposed=False):
+    """Kernel arguments reading matrix stack ``a`` (broadcast to ``bshape``) in place."""
+    rs, cs = a.elem_strides[-2], a.elem_strides[-1]
+    if transposed:
+        rs, cs = cs, rs
+    return (a.buffer, a.offset, tuple(bshape) or (1,), _batch_strides(a, bshape), rs, cs)
+
+
+def _launch(kern, nbatch, index, *args):
+    blocks, threads = _cu._launch_config(nbatch)
+    with cuda.gpus[index]:
+        kern[blocks, threads](*args)
+
+
+def _check(status, msg):
+    """Raise NumPy's LinAlgError when any matrix's status flag is set. This reads the flags back
+    to the host: the one synchronising read these ops make (the documented exception, like
+    PyTorch's ``linalg_*_ex`` info checks), so that the error is raised eagerly, as on the CPU."""
+    if status.size and status.get().any():
+        raise np.linalg.LinAlgError(msg)
+
+
+def _tol(dt, n):
+    """Jacobi's relative threshold: a few ulps of the storage dtype per row."""
+    return float(np.finfo(dt).eps) * max(int(n), 1)
+
+
+def _lu(a, mode, b=None, vec=False):
+    bshape = tuple(a.shape[:-2])
+    n = a.shape[-1]
+    dt, idx = a.dtype, a.index
+    if mode <= 1:
+        out = _cu.empty(bshape, dt, idx)
+        out2 = _cu.empty(bshape, dt, idx) if mode == 0 else out
+        nb = out.size
+        if nb == 0 or n == 0:
+            if nb:
+                _cu.fill(out, 1)
+                if mode == 0:
+                    _cu.fill(out2, 0)
+            return (out, out2) if mode == 0 else out
+        b_args = (a.buffer, a.offset, (0,), 0, 0, 0)
+        status = _cu.empty((1,), np.int64, idx)
+    elif mode == 3:
+        out = _cu.empty(a.shape, dt, idx)
+        nb = math.prod(bshape)
+        b_args = (a.buffer, a.offset, (0,), 0, 0, n)
+    else:
+        if vec:  # b (n,) shared by every matrix of the batch (NumPy 2: 1-d b is one vector)
+            out = _cu.empty(bshape + (n,), dt, idx)
+            b_args = (b.buffer, b.offset, (0,) * max(len(bshape), 1), b.elem_strides[0], 0, 1)
+        else:
+            bshape = tuple(np.broadcast_shapes(bshape, b.shape[:-2]))
+            out = _cu.empty(bshape + b.shape[-2:], dt, idx)
+            b_args = (b.buffer, b.offset, _batch_strides(b, bshape), b.elem_strides[-2],
+                      b.elem_strides[-1], b.shape[-1])
+        nb = math.prod(bshape)
+    if mode >= 2:
+        if out.size == 0 or nb == 0:
+            return out
+        status = _cu.empty((nb,), np.int64, idx)
+    work = _cu.empty((nb * n * n,), dt, idx)
+    piv = _cu.empty((nb * n,), np.int64, idx)
+    _launch(_lu_kernel, nb, idx, *_mat(a, bshape), n, nb, *b_args, mode, work.buffer,
+            piv.buffer, out.buffer, out2.buffer if mode == 0 else out.buffer, status.buffer)
+    if mode == 0:
+        return out, out2
+    if mode >= 2:
+        _check(status, "Singular matrix")
+    return out
+
+
+def slogdet(a):
+    """(sign, log|det|) of the (..., n, n) stack: 0 and -inf for a singular matrix."""
+    return _lu(a, 0)
+
+
+def det(a):
+    """det = sign exp(log|det|), as NumPy computes it."""
+    return _lu(a, 1)
+
+
+def inv(a):
+    """A^-1 per matrix; LinAlgError('Singular matrix') when some A is singular."""
+    return _lu(a, 3)
+
+
+def solve(a, b):
+    """x = A^-1 b with NumPy 2's rule: a 1-d b is one vector (result (..., n)), else b is a
+    stack of (n, k) matrices broadcast against a's batch."""
+    return _lu(a, 2, b, vec=b.ndim == 1)
+
+
+def cholesky(a):
+    """Lower Cholesky factors; LinAlgError when some matrix is not positive definite."""
+    bshape = tuple(a.shape[:-2])
+    n = a.shape[-1]
+    out = _cu.empty(a.shape, a.dtype, a.index)
+    nb = math.prod(bshape)
+    if out.size == 0:
+        return out
+    status = _cu.empty((nb,), np.int64, a.index)
+    _launch(_cholesky_kernel, nb, a.index, *_mat(a, bshape), n, nb, out.buffer, status.buffer)
+    _check(status, "Matrix is not positive definite")
+    return out
+
+
+def eigh(a, lower=True):
+    """(w ascending, V) of the symmetric stack (from its lower or upper triangle)."""
+    bshape = tuple(a.shape[:-2])
+    n = a.shape[-1]
+    w = _cu.empty(bshape + (n,), a.dtype, a.index)
+    v = _cu.empty(a.shape, a.dtype, a.index)
+    nb = math.prod(bshape)
+    if v.size == 0:
+        return w, v
+    work = _cu.empty((nb * n * n,), a.dtype, a.index)
+    status = _cu.empty((nb,), np.int64, a.index)
+    _launch(_eigh_kernel, nb, a.index, *_mat(a, bshape), n, nb, 1 if lower else 0,
+            _tol(a.dtype, n), work.buffer, w.buffer, v.buffer, status.buffer)
+    _check(status, "Eigenvalues did not converge")
+    return w, v
+
+
+def svd(a, compute_uv=True):
+    """Reduced SVD (U, s, Vh) of the (..., m, n) stack, s descending; s alone when not
+    ``compute_uv``. A wide matrix is factored as A^T = W S V^T, so U = V and Vh = W^T: the
+    kernel writes W and V straight into Vh's and U's buffers through transposed strides."""
+    bshape = tuple(a.shape[:-2])
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    tall = m >= n
+    p, q = (m, n) if tall else (n, m)
+    dt, idx = a.dtype, a.index
+    nb = math.prod(bshape)
+    s = _cu.empty(bshape + (k,), dt, idx)
+    if compute_uv:
+        u = _cu.empty(bshape + (m, k), dt, idx)
+        vh = _cu.empty(bshape + (k, n), dt, idx)
+    if nb == 0 or k == 0:
+        if compute_uv:
+            return _cu.zeros(u.shape, dt, idx), s, _cu.zeros(vh.shape, dt, idx)
+        return s
+    status = _cu.empty((nb,), np.int64, idx)
+    if not compute_uv:
+        wbuf = _cu.empty((nb * p * q,), dt, idx)
+        _launch(_svd_kernel, nb, idx, *_mat(a, bshape, not tall), p, q, nb, _tol(dt, p),
+                wbuf.buffer, q, 1, wbuf.buffer, q, 1, 0, s.buffer, status.buffer)
+        _check(status, "SVD did not converge")
+        return s
+    if tall:  # W = U (m x n, rows of q), V = Vh^T
+        wargs = (u.buffer, q, 1, vh.buffer, 1, q)
+    else:     # W = Vh^T (n x m, Vh's rows of p), V = U
+        wargs = (vh.buffer, 1, p, u.buffer, q, 1)
+    _launch(_svd_kernel, nb, idx, *_mat(a, bshape, not tall), p, q, nb, _tol(dt, p), *wargs,
+            1, s.buffer, status.buffer)
+    _check(status, "SVD did not converge")
+    return u, s, vh
+
+
+def pinv(a, rcond):
+    """Moore-Penrose pseudo-inverse by the SVD, NumPy's rule: singular values
+    s > rcond * max(s) inverted, the rest dropped."""
+    bshape = tuple(a.shape[:-2])
+    m, n = a.shape[-2:]
+    tall = m >= n
+    p, q = (m, n) if tall else (n, m)
+    dt, idx = a.dtype, a.index
+    nb = math.prod(bshape)
+    out = _cu.empty(bshape + (n, m), dt, idx)
+    if out.size == 0 or nb == 0:
+        return _cu.zeros(out.shape, dt, idx)
+    wbuf = _cu.empty((nb * p * q,), dt, idx)
+    vbuf = _cu.empty((nb * q * q,), dt, idx)
+    s = _cu.empty((nb * q,), dt, idx)
+    status = _cu.empty((nb,), np.int64, idx)
+    _launch(_pinv_kernel, nb, idx, *_mat(a, bshape, not tall), p, q, nb, _tol(dt, p),
+            float(rcond), 0 if tall else 1, wbuf.buffer, vbuf.buffer, s.buffer, out.buffer,
+            status.buffer)
+    _check(status, "SVD did not converge")
+    return out
+
+
+def qr(a):
+    """Reduced QR: Q (..., m, K), R (..., K, n), K = min(m, n), LAPACK's signs."""
+    bshape = tuple(a.shape[:-2])
+    m, n = a.shape[-2:]
+    K = min(m, n)
+    dt, idx = a.dtype, a.index
+    nb = math.prod(bshape)
+    q = _cu.empty(bshape + (m, K), dt, idx)
+    r = _cu.empty(bshape + (K, n), dt, idx)
+    if nb == 0 or K == 0:
+        return _cu.zeros(q.shape, dt, idx), _cu.zeros(r.shape, dt, idx)
+    work = _cu.empty((nb * m * n,), dt, idx)
+    tau = _cu.empty((nb * K,), dt, idx)
+    _launch(_qr_kernel, nb, idx, *_mat(a, bshape), m, n, nb, work.buffer, tau.buffer, q.buffer,
+            r.buffer, 1)
+    return q, r

@@ -1,0 +1,95 @@
+"""The CUDA forwards of the ``ops.nplinalg`` rows (``OpDef.cuda_forward``) over the batched
+small-matrix kernels of ``device.cuda_solver`` (reached lazily: Note [lazy cuda]).
+
+Each mirrors its CPU forward (``numpy.linalg``): same result dtypes (integer input computes in
+float64, float16 raises NumPy's TypeError), shapes, NumPy 2's ``solve`` broadcasting and the
+same ``LinAlgError`` messages. The backward rules are the rows' Tensor-level ones.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dispatch
+from . import nplinalg as L
+
+
+def _k():
+    return dispatch.cuda_kernels("cuda_solver")
+
+
+def _float(*arrays):
+    """The arrays in NumPy linalg's compute dtype (float32 or float64)."""
+    dt = np.result_type(*[a.dtype for a in arrays])
+    if dt == np.float16:
+        raise TypeError("array type float16 is unsupported in linalg")
+    if dt.kind in "biu":
+        dt = np.dtype(np.float64)
+    return [a if a.dtype == dt else a.astype(dt) for a in arrays]
+
+
+def _inv(ctx, a):
+    return _k().inv(*_float(a))
+
+
+def _det(ctx, a):
+    return _k().det(*_float(a))
+
+
+def _slogdet(ctx, a):
+    return _k().slogdet(*_float(a))
+
+
+def _solve(ctx, a, b):
+    ctx.b_shape = b.shape
+    a, b = _float(a, b)
+    n = a.shape[-1]
+    if b.ndim == 1:
+        if b.shape[0] != n:
+            raise ValueError("solve1: Input operand 1 has a mismatch in its core dimension 0, with "
+                             f"gufunc signature (m,m),(m)->(m) (size {b.shape[0]} is different "
+                             f"from {n})")
+    elif b.shape[-2] != n:
+        raise ValueError("solve: Input operand 1 has a mismatch in its core dimension 0, with "
+                         f"gufunc signature (m,m),(m,n)->(m,n) (size {b.shape[-2]} is different "
+                         f"from {n})")
+    return _k().solve(a, b)
+
+
+def _cholesky(ctx, a):
+    return _k().cholesky(*_float(a))
+
+
+def _eigh(ctx, a, UPLO):
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    return _k().eigh(*_float(a), lower=UPLO == "L")
+
+
+def _pinv(ctx, a, rcond):
+    return _k().pinv(*_float(a), rcond)
+
+
+def _svd(ctx, a):
+    return _k().svd(*_float(a))
+
+
+def _svdvals(ctx, a):
+    return _k().svd(*_float(a), compute_uv=False)
+
+
+def _qr(ctx, a):
+    return _k().qr(*_float(a))
+
+
+def register() -> None:
+    """Attach the forwards to the rows (called once by ``ops.nplinalg``)."""
+    L.INV.cuda_forward = _inv
+    L.DET.cuda_forward = _det
+    L.SLOGDET.cuda_forward = _slogdet
+    L.SOLVE.cuda_forward = _solve
+    L.CHOLESKY.cuda_forward = _cholesky
+    L.EIGH.cuda_forward = _eigh
+    L.PINV.cuda_forward = _pinv
+    L.SVD.cuda_forward = _svd
+    L.SVDVALS.cuda_forward = _svdvals
+    L.QR.cuda_forward = _qr
