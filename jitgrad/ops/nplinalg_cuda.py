@@ -1,5 +1,6 @@
 """The CUDA forwards of the ``ops.nplinalg`` rows (``OpDef.cuda_forward``) over the batched
-small-matrix kernels of ``device.cuda_solver`` (reached lazily: Note [lazy cuda]).
+small-matrix kernels of ``device.cuda_solver`` and ``device.cuda_jacobi`` (reached lazily:
+Note [lazy cuda]).
 
 Each mirrors its CPU forward (``numpy.linalg``): same result dtypes (integer input computes in
 float64, float16 raises NumPy's TypeError), shapes, NumPy 2's ``solve`` broadcasting and the
@@ -15,6 +16,10 @@ from . import nplinalg as L
 
 def _k():
     return dispatch.cuda_kernels("cuda_solver")
+
+
+def _jacobi():
+    return dispatch.cuda_kernels("cuda_jacobi")
 
 
 def _float(*arrays):
@@ -62,19 +67,19 @@ def _cholesky(ctx, a):
 def _eigh(ctx, a, UPLO):
     if UPLO not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
-    return _k().eigh(*_float(a), lower=UPLO == "L")
+    return _jacobi().eigh(*_float(a), lower=UPLO == "L")
 
 
 def _pinv(ctx, a, rcond):
-    return _k().pinv(*_float(a), rcond)
+    return _jacobi().pinv(*_float(a), rcond)
 
 
 def _svd(ctx, a):
-    return _k().svd(*_float(a))
+    return _jacobi().svd(*_float(a))
 
 
 def _svdvals(ctx, a):
-    return _k().svd(*_float(a), compute_uv=False)
+    return _jacobi().svd(*_float(a), compute_uv=False)
 
 
 def _qr(ctx, a):

@@ -222,3 +222,22 @@ def test_solve_numpy2_shapes_and_gradients():
         ta = jitgrad.tensor(a, requires_grad=True)
         tb = jitgrad.tensor(b, requires_grad=True)
         assert checks.gradcheck(jnp.linalg.solve, [ta, tb])
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (5, 5)])
+def test_svd_of_a_rank_deficient_matrix_has_orthonormal_factors(shape):
+    """LAPACK fills the singular vectors of zero singular values with an orthonormal
+    completion; the CUDA kernel must too (not leave zero columns)."""
+    import jitgrad.numpy as jnp
+
+    rng = np.random.default_rng(3)
+    m, n = shape
+    a = rng.standard_normal((m, 1)) @ rng.standard_normal((1, n))  # rank 1
+    a[:, 0] = 0.0
+    u, s, vh = jnp.linalg.svd(jitgrad.tensor(a, device="cuda"), full_matrices=False)
+    u, s, vh = u.cpu().numpy(), s.cpu().numpy(), vh.cpu().numpy()
+    k = min(m, n)
+    np.testing.assert_allclose(u.T @ u, np.eye(k), atol=1e-12)
+    np.testing.assert_allclose(vh @ vh.T, np.eye(k), atol=1e-12)
+    np.testing.assert_allclose((u * s) @ vh, a, atol=1e-12)
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), atol=1e-12)
