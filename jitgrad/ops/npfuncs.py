@@ -259,7 +259,7 @@ def cumprod(x, axis):
     axis = int(axis) % max(x.ndim, 1)
     # inside vmap the values are not readable here: the row's formula is used (nan, never a
     # wrong number, where an input is zero)
-    if x.ndim == 0 or type(x).__name__ == "BatchedTensor" or not (x._data == 0).any():
+    if x.ndim == 0 or type(x).__name__ == "BatchedTensor" or not _has_zero(x):
         return dispatch.composite(CUMPROD, x, axis=axis)
     from .shape import stack
 
@@ -270,6 +270,16 @@ def cumprod(x, axis):
         acc = acc * x[pre + (i,)]
         outs.append(acc)
     return stack(outs, axis)
+
+
+def _has_zero(x) -> bool:
+    if dispatch.device_of(x._data) == "cpu":
+        return bool((x._data == 0).any())
+    # CUDA: which graph to record depends on the data, so one scalar comes back to the host
+    # (a sync, as PyTorch's own data-dependent choices make); the count is made on the device
+    from .reduce import sum as _sum
+
+    return _sum(dispatch.Tensor.__eq__(x.detach(), 0.0)).item() > 0
 
 
 # --- diag -----------------------------------------------------------------------------------
@@ -424,6 +434,11 @@ def _t_pdf(x, df):
     derivative is available for double backward)."""
     from .unary import exp, log1p
 
+    if dispatch.device_of(x._data) != "cpu":  # the constants made on x's device
+        dft = dispatch.Tensor._make(dispatch.move(np.ascontiguousarray(df, dtype=x._data.dtype),
+                                                   dispatch.device_of(x._data)))
+        logc = gammaln((dft + 1.0) * 0.5) - gammaln(dft * 0.5) - 0.5 * _log(dft * np.pi)
+        return exp(logc - (dft + 1.0) * 0.5 * log1p(x * x / dft))
     sp = _special("gammaln")
     logc = sp((df + 1.0) / 2.0) - sp(df / 2.0) - 0.5 * np.log(df * np.pi)
     c = dispatch.Tensor._make(np.asarray(logc, dtype=x._data.dtype))
@@ -449,8 +464,21 @@ def stdtr(df, x):
                 "stdtr / jitgrad.scipy.stats.t.cdf: the derivative with respect to df is not "
                 "implemented; pass df without requires_grad (or detach it)")
         df = df._data
+        if dispatch.device_of(df) != "cpu":  # a constant parameter: read to the host once
+            df = df.get()
     df = np.asarray(df, dtype=x._data.dtype)
     shape = np.broadcast_shapes(x.shape, df.shape)
     if tuple(x.shape) != shape:
         x = dispatch.Tensor.expand(x, shape)
     return dispatch.composite(STDTR, x, df=np.broadcast_to(df, shape))
+
+
+def _log(t):
+    from .unary import log
+
+    return log(t)
+
+
+from . import npfuncs_cuda  # noqa: E402  (the rows' CUDA forwards: ops.npfuncs_cuda)
+
+npfuncs_cuda.register()

@@ -1,0 +1,186 @@
+"""The CUDA forwards of the ``ops.npfuncs`` rows (``OpDef.cuda_forward``).
+
+Each mirrors its CPU forward in ``ops.npfuncs`` (same values, special values and result dtype):
+elementwise rows apply a scalar body of ``device.cuda_special`` through
+``device.cuda.elementwise`` (reached lazily: Note [lazy cuda]); ``flip``, ``diag_embed`` and
+``pad_constant`` are strided copies into (views of) a new device array; ``cumsum``/``cumprod``
+run ``cuda_special.scan_kernel``. The result dtype is the CPU forward's own, read off a call on
+empty host arrays of the operands' dtypes (no data moves), so NumPy's promotion rules hold as
+they are (``floor`` of an int64 is int64, ``rint`` of an int32 float64, ``cumsum`` of int32
+int64, ``polygamma`` of float32 float64).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dispatch
+from . import npfuncs as N
+
+_UNARY_BODIES = {"arcsin": "arcsin_", "arccos": "arccos_", "arctan": "arctan_",
+                 "arcsinh": "arcsinh_", "arccosh": "arccosh_", "arctanh": "arctanh_",
+                 "exp2": "exp2_", "log2": "log2_", "log10": "log10_", "cbrt": "cbrt_",
+                 "sinc": "sinc_", "floor": "floor_", "ceil": "ceil_", "trunc": "trunc_",
+                 "rint": "rint_"}
+_BINARY_BODIES = {"arctan2": "arctan2_", "hypot": "hypot_", "logaddexp": "logaddexp_",
+                  "logaddexp2": "logaddexp2_", "remainder": "remainder_", "fmod": "fmod_",
+                  "copysign": "copysign_"}
+_INT_BODIES = {"remainder": "remainder_int", "fmod": "fmod_int"}
+#: SciPy computes these in float64 whatever the input (float32 results are rounded from it)
+_SPECIAL = ("gammaln", "digamma", "polygamma", "stdtr")
+#: stdtr's continued fraction keeps ~1e-12 relative accuracy up to this df (measured against
+#: SciPy: 1e-13 at df = 1e3, 9e-13 at 1e4, 7e-12 at 1e5); larger finite df raise on CUDA
+STDTR_DF_MAX = 1e4
+
+
+def _special():
+    return dispatch.cuda_kernels("cuda_special")
+
+
+def _cpu_dtype(op, arrays, attrs) -> np.dtype:
+    """The dtype the CPU forward gives for operands of these dtypes (run on empty arrays)."""
+    ctx = dispatch._Ctx()
+    with np.errstate(all="ignore"):
+        res = op.forward(ctx, *[np.zeros((0,), a.dtype) for a in arrays], **attrs)
+    return np.asarray(res).dtype
+
+
+def _compute_dtype(out_dtype, special: bool):
+    if out_dtype.kind == "c":
+        raise NotImplementedError("jitgrad.numpy on CUDA: complex inputs are not supported by "
+                                  "these functions yet; use .cpu()")
+    if out_dtype.kind != "f":
+        return out_dtype
+    if special or out_dtype == np.float64:
+        return np.dtype(np.float64)
+    return np.dtype(np.float32)  # float32, and float16 computed in float32 as NumPy's loops do
+
+
+def _apply(body_name, operands, out_dtype, special=False):
+    """One generic elementwise launch: ``cuda_special.<body_name>`` over the broadcast
+    ``operands`` (CudaArrays and scalars), results in ``out_dtype``."""
+    arrays = [a for a in operands if not np.isscalar(a)]
+    shape = np.broadcast_shapes(*[a.shape for a in arrays])
+    compute = _compute_dtype(out_dtype, special)
+    return dispatch.cuda_backend().elementwise(getattr(_special(), body_name), list(operands),
+                                               shape, out_dtype, compute)
+
+
+def _unary_cuda(name):
+    op = N.UNARY[name]
+
+    def forward(ctx, x):
+        out_dtype = _cpu_dtype(op, [x], {})
+        if out_dtype.kind in "iub":  # floor/ceil/trunc of integers: the values themselves
+            return x.astype(out_dtype)
+        return _apply(_UNARY_BODIES[name], [x], out_dtype)
+    return forward
+
+
+def _round_cuda(ctx, x, decimals):
+    out_dtype = _cpu_dtype(N.ROUND, [x], {"decimals": decimals})
+    if out_dtype.kind in "iub" and decimals >= 0:
+        return x.astype(out_dtype)
+    if decimals == 0:
+        return _apply("rint_", [x], out_dtype)
+    # NumPy: y = x * 10**d (or x / 10**-d), rint, then back; the factor in the compute dtype
+    compute = _compute_dtype(out_dtype, False) if out_dtype.kind == "f" else np.dtype(np.float64)
+    f = compute.type(10.0 ** abs(decimals))
+    body = "round_pos" if decimals > 0 else "round_neg"
+    return dispatch.cuda_backend().elementwise(getattr(_special(), body), [x, f], x.shape,
+                                               out_dtype, compute)
+
+
+def _binary_cuda(name):
+    op = N.BINARY[name]
+
+    def forward(ctx, x, y):
+        out_dtype = _cpu_dtype(op, [x, y], {})
+        body = _BINARY_BODIES[name]
+        if out_dtype.kind in "iu":
+            if name not in _INT_BODIES:
+                raise NotImplementedError(f"{name} of integers on CUDA; use .cpu()")
+            body = _INT_BODIES[name]
+        return _apply(body, [x, y], out_dtype)
+    return forward
+
+
+def _flip_cuda(ctx, x, axis):
+    axes = range(x.ndim) if axis is None else axis
+    view = x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
+    return view.copy()
+
+
+def _scan_cuda(op, prod):
+    def forward(ctx, x, axis):
+        out_dtype = _cpu_dtype(op, [x], {"axis": 0})
+        return _special().scan(x, axis, out_dtype, prod)
+    return forward
+
+
+def _diag_cuda(ctx, v, k):
+    if v.ndim != 1:
+        raise NotImplementedError("diag_embed on CUDA takes a 1-d vector")
+    n = v.shape[0] + abs(k)
+    backend = dispatch.cuda_backend()
+    out = backend.zeros((n, n), v.dtype, v.index)
+    # the k-th diagonal of the contiguous (n, n) output: stride n + 1 from (0, k) or (-k, 0)
+    diag = backend.CudaArray(out.buffer, v.shape, (n + 1,), k if k >= 0 else -k * n, out.index,
+                             out.owner)
+    backend.copy_into(diag, v)
+    return out
+
+
+def _pad_cuda(ctx, x, pad_width, value):
+    backend = dispatch.cuda_backend()
+    shape = tuple(n + b + a for n, (b, a) in zip(x.shape, pad_width))
+    out = backend.full(shape, value, x.dtype, x.index)
+    inner = out[tuple(slice(b, b + n) for n, (b, _) in zip(x.shape, pad_width))]
+    backend.copy_into(inner, x)
+    return out
+
+
+def _special_cuda(op, body):
+    def forward(ctx, x, **attrs):
+        out_dtype = _cpu_dtype(op, [x], attrs)
+        scalars = [float(attrs["n"])] if "n" in attrs else []
+        return _apply(body, [x] + scalars, out_dtype, special=True)
+    return forward
+
+
+def _host_bcast_to_device(arr, index):
+    """A device copy of host ``arr`` keeping its broadcast (stride-0) axes unmaterialised: the
+    distinct values go over, the view broadcasts them again."""
+    backend = dispatch.cuda_backend()
+    arr = np.asarray(arr)
+    small = arr[tuple(slice(0, 1) if st == 0 else slice(None) for st in arr.strides)]
+    return backend.to_device(np.ascontiguousarray(small), index).broadcast_to(arr.shape)
+
+
+def _stdtr_cuda(ctx, x, df):
+    df_host = np.asarray(df)
+    big = np.isfinite(df_host) & (df_host > STDTR_DF_MAX)
+    if big.any():  # df is a host array (a constant): this check reads no device memory
+        raise NotImplementedError(
+            f"stdtr on CUDA: df above {STDTR_DF_MAX:g} (got {df_host[big].max():g}) is not "
+            "computed to full accuracy on the device; run it on the CPU (.cpu())")
+    out_dtype = x.dtype
+    dfd = _host_bcast_to_device(df_host, x.index)
+    return _apply("stdtr_", [x, dfd], out_dtype, special=True)
+
+
+def register() -> None:
+    """Attach the forwards to the rows (called once by ``ops.npfuncs``)."""
+    for name, row in N.UNARY.items():
+        row.cuda_forward = _unary_cuda(name)
+    N.ROUND.cuda_forward = _round_cuda
+    for name, row in N.BINARY.items():
+        row.cuda_forward = _binary_cuda(name)
+    N.FLIP.cuda_forward = _flip_cuda
+    N.CUMSUM.cuda_forward = _scan_cuda(N.CUMSUM, False)
+    N.CUMPROD.cuda_forward = _scan_cuda(N.CUMPROD, True)
+    N.DIAG_EMBED.cuda_forward = _diag_cuda
+    N.PAD.cuda_forward = _pad_cuda
+    N.GAMMALN.cuda_forward = _special_cuda(N.GAMMALN, "gammaln_")
+    N.DIGAMMA.cuda_forward = _special_cuda(N.DIGAMMA, "digamma_")
+    N.POLYGAMMA.cuda_forward = _special_cuda(N.POLYGAMMA, "polygamma_")
+    N.STDTR.cuda_forward = _stdtr_cuda
