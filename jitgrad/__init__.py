@@ -5,8 +5,9 @@ Nothing is compiled at import: kernels compile on first use and are cached on di
 """
 from . import _config
 from ._config import __version__
-from .dtypes import (bool_, dtype, float16, float32, float64, get_default_dtype, int8, int16,
-                     int32, int64, set_default_dtype, uint8)
+from .dtypes import (bool_, complex64, complex128, dtype, float16, float32, float64,
+                     get_default_dtype, int8, int16, int32, int64, is_complex, set_default_dtype,
+                     uint8)
 from .tensor import Tensor
 from .device.pool import empty_cache, memory_stats
 from . import autograd
@@ -34,6 +35,7 @@ from .threads import (are_deterministic_algorithms_enabled, get_num_interop_thre
 bool = bool_  # noqa: A001 - PyTorch's spelling (jitgrad.bool)
 float = float32  # noqa: A001 - PyTorch's aliases: float is float32, double float64, long int64
 double = float64
+cfloat, cdouble = complex64, complex128  # PyTorch's aliases
 long = int64
 clip = clamp
 

@@ -13,12 +13,15 @@ from . import _config
 class dtype:
     """A tensor element type; a thin, hashable wrapper around a NumPy dtype."""
 
-    __slots__ = ("name", "np", "is_floating_point", "itemsize")
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_differentiable", "itemsize")
 
     def __init__(self, name: str):
         self.name = name
         self.np = np.dtype(name)
-        self.is_floating_point = self.np.kind == "f"
+        self.is_floating_point = self.np.kind == "f"  # False for complex, as in PyTorch
+        self.is_complex = self.np.kind == "c"
+        # what may require grad and get a grad_fn: floating point and complex (PyTorch's rule)
+        self.is_differentiable = self.np.kind in "fc"
         self.itemsize = self.np.itemsize
 
     def __repr__(self):
@@ -61,10 +64,17 @@ float16 = dtype("float16")
 int8 = dtype("int8")
 uint8 = dtype("uint8")
 int16 = dtype("int16")
+complex64 = dtype("complex64")
+complex128 = dtype("complex128")
 
-_BY_NAME = {d.name: d for d in (float32, float64, int32, int64, bool_, float16, int8, uint8, int16)}
+_BY_NAME = {d.name: d for d in (float32, float64, int32, int64, bool_, float16, int8, uint8, int16,
+                                complex64, complex128)}
 _BY_NP = {d.np: d for d in _BY_NAME.values()}  # the hot path: ndarray.dtype -> jitgrad dtype
-_ALIASES = {"float": float64, "double": float64, "long": int64, "int": int64, "bool": bool_}
+_ALIASES = {"float": float64, "double": float64, "long": int64, "int": int64, "bool": bool_,
+            "cfloat": complex64, "cdouble": complex128}
+# complex <-> real of the same precision (``abs``/``real`` of complex64 are float32)
+_TO_REAL = {complex64: float32, complex128: float64}
+_TO_COMPLEX = {float32: complex64, float64: complex128, float16: complex64}
 
 _default_float = _BY_NAME.get(_config.DEFAULT_DTYPE, float64)
 
@@ -87,6 +97,8 @@ def to_dtype(d) -> dtype:
         return int64
     if d is bool:
         return bool_
+    if d is complex:
+        return default_complex()
     try:
         name = np.dtype(d).name
     except TypeError:
@@ -101,6 +113,29 @@ def get_default_dtype() -> dtype:
     return _default_float
 
 
+def default_complex() -> dtype:
+    """The complex dtype matching the default float (complex128 for float64), like PyTorch."""
+    return _TO_COMPLEX[_default_float]
+
+
+def is_complex(d) -> bool:
+    """Whether ``d`` (a jitgrad/NumPy dtype, or a Tensor) is a complex dtype."""
+    d = getattr(d, "dtype", d) if not isinstance(d, dtype) else d
+    return to_dtype(d).is_complex
+
+
+def to_real(d: dtype) -> dtype:
+    """The real dtype of the same precision: complex128 -> float64; real dtypes unchanged."""
+    return _TO_REAL.get(d, d)
+
+
+def to_complex(d: dtype) -> dtype:
+    """The complex dtype an op like ``fft`` computes in for inputs of dtype ``d``."""
+    if d.is_complex:
+        return d
+    return _TO_COMPLEX.get(d) or _TO_COMPLEX[_default_float]
+
+
 def set_default_dtype(d) -> None:
     """Set the default floating dtype (float32 or float64), like ``torch.set_default_dtype``."""
     global _default_float
@@ -113,15 +148,19 @@ def set_default_dtype(d) -> None:
 def result_type(*operands) -> dtype:
     """Promote operands (arrays, NumPy dtypes or Python scalars) the way NumPy 2 does.
 
-    Python ints/floats are weak: they do not widen an array's dtype. A Python float with only
-    integer/bool arrays gives the default float dtype (NumPy would give float64).
+    Python ints/floats/complexes are weak: they do not widen an array's dtype. A Python float
+    with only integer/bool arrays gives the default float dtype (NumPy would give float64); a
+    Python complex makes a real array complex of its precision (float32 -> complex64) and
+    integer/bool arrays the default complex dtype.
     """
-    weak = 0  # strongest Python scalar kind seen: 1 bool, 2 int, 3 float
+    weak = 0  # strongest Python scalar kind seen: 1 bool, 2 int, 3 float, 4 complex
     arrays = []
     for o in operands:
         kind = type(o)
         if kind is float:
-            weak = 3
+            weak = max(weak, 3)
+        elif kind is complex:
+            weak = 4
         elif kind is int:
             weak = max(weak, 2)
         elif kind is bool:
@@ -129,8 +168,10 @@ def result_type(*operands) -> dtype:
         else:
             arrays.append(o.dtype)
     if not arrays:
-        return (bool_, bool_, int64, _default_float)[weak]
+        return (bool_, bool_, int64, _default_float, default_complex())[weak]
     res = arrays[0] if all(a == arrays[0] for a in arrays) else np.result_type(*arrays)
+    if weak == 4 and res.kind != "c":
+        return to_complex(to_dtype(res) if res.kind == "f" else _default_float)
     if res.kind in "biu" and weak == 3:
         return _default_float
     if res.kind == "b" and weak == 2:
@@ -139,5 +180,6 @@ def result_type(*operands) -> dtype:
 
 
 def float_type_for(d: dtype) -> dtype:
-    """The floating dtype an op like ``exp`` or ``/`` computes in for inputs of dtype ``d``."""
-    return d if d.is_floating_point else _default_float
+    """The floating dtype an op like ``exp`` or ``/`` computes in for inputs of dtype ``d``
+    (complex dtypes stay complex)."""
+    return d if d.is_differentiable else _default_float

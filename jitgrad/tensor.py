@@ -13,6 +13,7 @@ from .autograd.node import AccumulateGrad, HookDict
 from .autograd.version import VersionCounter
 from .device import pool
 from .ops import binary, dispatch, indexing, linalg, nn as nn_ops, reduce, scatter, shape, unary
+from .ops import complex as complex_ops
 from .ops.format import format_tensor
 
 _NON_LEAF_GRAD_MSG = (
@@ -142,6 +143,9 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
     def stride(self, dim=None):
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[dim]
@@ -202,7 +206,7 @@ class Tensor:
                     "a computed variable in a subgraph that doesn't require differentiation use "
                     "var_no_grad = var.detach().")
             return self
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(dtype_msg)
         self._requires_grad = bool(requires_grad)
         return self
@@ -629,3 +633,4 @@ from .ops import inplace as _inplace  # noqa: E402  (methods added after the cla
 
 _inplace.install(Tensor)
 dispatch.set_tensor_type(Tensor)
+complex_ops.install(Tensor)  # .real .imag .conj() .angle(); the complex_ok rows

@@ -141,7 +141,7 @@ class Function(metaclass=_FunctionMeta):
                 ctx._output_meta.append(None)  # a non-tensor output never receives a gradient
                 continue
             ctx._output_meta.append((o.shape, o.dtype))
-            if id(r) not in ctx._non_differentiable and o.dtype.is_floating_point:
+            if id(r) not in ctx._non_differentiable and o.dtype.is_differentiable:
                 o._grad_fn, o._output_nr, o._requires_grad = ctx, nr, True
         by_id = {id(r): o for r, o in zip(raw_outputs, outputs)}
         ctx._saved = [None if t is None else

@@ -9,7 +9,16 @@ product per input element (``check_forward_ad``). They match when
 with the worst element, its indices in the input's and output's shapes, and the two values.
 ``fast_mode`` compares one random projection ``v^T J u`` per input/output pair instead of the
 full matrices (two evaluations per input instead of two per element) and recomputes the full
-Jacobians only to report a failure. Inputs should be float64 (a warning says so otherwise).
+Jacobians only to report a failure. Inputs should be float64 or complex128 (a warning says so
+otherwise).
+
+Complex inputs and outputs are checked as real vectors, PyTorch's way: a complex element is two
+real coordinates ``(re, im)``, so the numerical Jacobian perturbs the real and the imaginary
+part of each input element separately. Seeding a complex output element with ``1`` (then
+``1j``) makes the vjp return ``d re(out) / d re(x) + i d re(out) / d im(x)`` (then the same for
+``im(out)``), the rows of that real Jacobian under jitgrad's (PyTorch's) gradient convention.
+Fast mode and forward mode are real-only (forward-mode AD has no complex support yet): fast
+mode falls back to the full Jacobians there, ``check_forward_ad`` raises.
 """
 from __future__ import annotations
 
@@ -51,7 +60,7 @@ def _outputs(func, inputs) -> tuple:
 
 def _diff_outputs(outs) -> list:
     Tensor = _Tensor()
-    return [j for j, o in enumerate(outs) if isinstance(o, Tensor) and o.dtype.is_floating_point]
+    return [j for j, o in enumerate(outs) if isinstance(o, Tensor) and o.dtype.is_differentiable]
 
 
 def _diff_inputs(inputs) -> list:
@@ -59,15 +68,34 @@ def _diff_inputs(inputs) -> list:
     return [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
 
 
+def _coords(a) -> np.ndarray:
+    """``a`` as float64 real coordinates: complex elements become ``(re, im)`` pairs."""
+    a = np.asarray(a)
+    if a.dtype.kind == "c":
+        return np.ascontiguousarray(a, dtype=np.complex128).reshape(-1).view(np.float64)
+    return np.array(a, dtype=np.float64).reshape(-1)
+
+
+def _width(t) -> int:
+    """Real coordinates per element: 2 for complex tensors, else 1."""
+    return 2 if t._data.dtype.kind == "c" else 1
+
+
+def _unit(t, k):
+    """The perturbation direction of real coordinate ``k``: 1 or 1j on element ``k // 2``."""
+    return (1j if k % 2 else 1) if _width(t) == 2 else 1
+
+
 def _values(outs, js) -> list:
-    return [np.array(outs[j]._data, dtype=np.float64).reshape(-1) for j in js]
+    return [_coords(outs[j]._data) for j in js]
 
 
 # --- Jacobians -----------------------------------------------------------------------------
 def _perturbed(inputs, i, k, delta):
+    """``inputs`` with real coordinate ``k`` of input ``i`` moved by ``delta``."""
     x = inputs[i]
     arr = np.array(x._data)  # a fresh contiguous copy
-    arr.reshape(-1)[k] += delta
+    arr.reshape(-1)[k // _width(x)] += delta * _unit(x, k)
     new = list(inputs)
     new[i] = _tensor(arr).requires_grad_(x.requires_grad)  # gradgradcheck differentiates it
     return new
@@ -82,8 +110,8 @@ def get_numerical_jacobian(func, inputs, eps=1e-6) -> dict:
         js = _diff_outputs(outs)
         jac = {}
         for i in _diff_inputs(inputs):
-            n = inputs[i].numel()
-            cols = {j: np.zeros((outs[j].numel(), n)) for j in js}
+            n = inputs[i].numel() * _width(inputs[i])
+            cols = {j: np.zeros((outs[j].numel() * _width(outs[j]), n)) for j in js}
             for k in range(n):
                 plus = _values(_outputs(func, _perturbed(inputs, i, k, eps)), js)
                 minus = _values(_outputs(func, _perturbed(inputs, i, k, -eps)), js)
@@ -106,15 +134,16 @@ def get_analytical_jacobian(func, inputs) -> dict:
     jac = {}
     for j in _diff_outputs(outs):
         o = outs[j]
-        rows = {i: np.zeros((o.numel(), inputs[i].numel())) for i in ins}
-        for m in range(o.numel() if o.requires_grad else 0):
+        w = _width(o)
+        rows = {i: np.zeros((o.numel() * w, inputs[i].numel() * _width(inputs[i]))) for i in ins}
+        for m in range(o.numel() * w if o.requires_grad else 0):
             seed = np.zeros(o.numel(), dtype=o._data.dtype)
-            seed[m] = 1
+            seed[m // w] = _unit(o, m)
             grads = grad(o, [inputs[i] for i in ins], _tensor(seed.reshape(o.shape)),
                          retain_graph=True, allow_unused=True)
             for i, g in zip(ins, grads):
                 if g is not None:
-                    rows[i][m] = np.asarray(g._data, dtype=np.float64).reshape(-1)
+                    rows[i][m] = _coords(g._data)
         for i in ins:
             jac[(i, j)] = rows[i]
     return jac
@@ -155,8 +184,8 @@ def _report(kind, i, j, a, n, inputs, outs, atol, rtol) -> str:
     bad = _mismatch(a, n, atol, rtol)
     err = np.where(np.isnan(a) | np.isnan(n), np.inf, np.abs(a - n))
     m, k = np.unravel_index(int(np.argmax(np.where(bad, err, -1.0))), a.shape)
-    out_idx = np.unravel_index(m, outs[j].shape) if outs[j].ndim else ()
-    in_idx = np.unravel_index(k, inputs[i].shape) if inputs[i].ndim else ()
+    out_idx = np.unravel_index(m // _width(outs[j]), outs[j].shape) if outs[j].ndim else ()
+    in_idx = np.unravel_index(k // _width(inputs[i]), inputs[i].shape) if inputs[i].ndim else ()
     lines = [f"Jacobian mismatch for output {j} with respect to input {i} ({kind}),",
              f"{int(bad.sum())} of {bad.size} elements differ; worst: d output{j}"
              f"{list(map(int, out_idx))} / d input{i}{list(map(int, in_idx))}: analytical "
@@ -251,14 +280,18 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
                          "none of the them have requires_grad=True.")
     for i in ins:
-        if inputs[i].dtype.name != "float64":
+        if inputs[i].dtype.name not in ("float64", "complex128"):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point. This check will likely fail if all the inputs are not of "
                           "double precision floating point.", UserWarning, stacklevel=2)
     with no_grad():
         outs = _outputs(func, inputs)
+    has_complex = any(isinstance(t, _Tensor()) and t.is_complex() for t in inputs + outs)
+    if has_complex and (check_forward_ad or check_batched_forward_grad):
+        raise ValueError("gradcheck: check_forward_ad / check_batched_forward_grad are not "
+                         "supported with complex inputs or outputs (no complex forward-mode AD)")
     if check_backward_ad:
-        if fast_mode:
+        if fast_mode and not has_complex:  # complex: the full Jacobians (module docstring)
             bad = _fast_check(func, inputs, outs, eps, atol, rtol)
             if bad is not None:
                 i, j, a, n = bad
@@ -395,6 +428,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         grad_outputs = []
         for j in js:
             v = rng.standard_normal(outs[j].shape).astype(outs[j]._data.dtype)
+            if outs[j].is_complex():
+                v = v + 1j * rng.standard_normal(outs[j].shape)
             if gen_non_contig_grad_outputs and v.ndim:
                 v = np.repeat(v[..., None], 2, axis=-1)[..., 0]
             grad_outputs.append(_tensor(v).requires_grad_())

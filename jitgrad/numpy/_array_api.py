@@ -237,7 +237,8 @@ class _Info:
                 "integral": _np.dtype(_np.int64), "indexing": _np.dtype(_np.int64)}
 
     def dtypes(self, *, device=None, kind=None):
-        names = ("bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64")
+        names = ("bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64",
+                 "complex64", "complex128")
         table = {n: _np.dtype(n) for n in names}
         if kind is None:
             return table
@@ -246,12 +247,11 @@ class _Info:
 
 def __array_namespace_info__():
     """The Array API inspection namespace: devices (``'cpu'``), default dtypes (float64,
-    int64) and the dtypes jitgrad tensors can hold (no complex, no uint16/32/64)."""
+    int64) and the dtypes jitgrad tensors can hold (no uint16/32/64)."""
     return _Info()
 
 
 _UNSUPPORTED = {
-    "complex64": "jitgrad has no complex dtype (complex tensors are not supported)",
     "uint16": "jitgrad has no uint16 dtype (unsigned: uint8 only)",
     "uint32": "jitgrad has no uint32 dtype (unsigned: uint8 only)",
     "uint64": "jitgrad has no uint64 dtype (unsigned: uint8 only)",

@@ -189,21 +189,27 @@ def _logical_or(x, y):
 
 # --- rows ----------------------------------------------------------------------------------
 XY = ("x", "y")
-ADD = def_elementwise("add", "AddBackward0", XY, _add, {"x": passthrough, "y": passthrough})
-SUB = def_elementwise("sub", "SubBackward0", XY, _sub, {"x": passthrough, "y": negate})
-MUL = def_elementwise("mul", "MulBackward0", XY, _mul, {"x": _mul_dx, "y": _mul_dy})
+# holomorphic=True: these also run on complex tensors, with PyTorch's conj(f'(z)) convention
+# (Note [complex support] in ops/dispatch.py)
+ADD = def_elementwise("add", "AddBackward0", XY, _add, {"x": passthrough, "y": passthrough},
+                      holomorphic=True)
+SUB = def_elementwise("sub", "SubBackward0", XY, _sub, {"x": passthrough, "y": negate},
+                      holomorphic=True)
+MUL = def_elementwise("mul", "MulBackward0", XY, _mul, {"x": _mul_dx, "y": _mul_dy},
+                      holomorphic=True)
 DIV = def_elementwise("div", "DivBackward0", XY, _div, {"x": _div_dx, "y": _div_dy},
-                      dtype_rule="float")
+                      dtype_rule="float", holomorphic=True)
 POW = def_elementwise("pow", "PowBackward1", XY, _pow, {"x": _pow_dx, "y": _pow_dy})
 POW_SCALAR = def_elementwise("pow_scalar", "PowBackward0", ("x",), _pow_scalar,
                              {"x": _pow_scalar_dx}, attrs=("exponent",))
 POW_SQUARE = def_elementwise("pow_square", "PowBackward0", ("x",), _square, {"x": _square_dx},
-                             attrs=("exponent",))
+                             attrs=("exponent",), holomorphic=True)
 POW_CUBE = def_elementwise("pow_cube", "PowBackward0", ("x",), _cube, {"x": _cube_dx},
                            attrs=("exponent",))
 _POW_BY_EXPONENT = {2: POW_SQUARE, 3: POW_CUBE}
 RPOW = def_elementwise("rpow", "PowBackward2", ("x",), _rpow, {"x": _rpow_dx}, attrs=("base",))
-RSUB = def_elementwise("rsub", "RsubBackward1", ("x",), _rsub, {"x": negate}, attrs=("other",))
+RSUB = def_elementwise("rsub", "RsubBackward1", ("x",), _rsub, {"x": negate}, attrs=("other",),
+                       holomorphic=True)
 MAXIMUM = def_elementwise("maximum", "MaximumBackward0", XY, _maximum,
                           {"x": _maximum_dx, "y": _maximum_dy})
 MINIMUM = def_elementwise("minimum", "MinimumBackward0", XY, _minimum,

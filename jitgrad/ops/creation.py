@@ -53,7 +53,9 @@ def to_array(data, dtype=None) -> np.ndarray:
             arr = arr.astype(dtypes.get_default_dtype().np)
         elif arr.dtype.kind in "iu" and arr.dtype != np.int64 and dtype is None and inferred is None:
             arr = arr.astype(np.int64)
-        elif arr.dtype.kind not in "fiub":
+        elif arr.dtype.kind == "c" and dtype is None and inferred is None:  # Python complex
+            arr = arr.astype(dtypes.default_complex().np)  # follows the default float, as torch
+        elif arr.dtype.kind not in "fiubc":
             raise TypeError(f"tensor(): could not convert data of type {type(data).__name__} "
                             f"(NumPy dtype {arr.dtype}) to a numeric tensor")
     if dtype is not None:

@@ -93,6 +93,9 @@ def move(data, device: str):
     """``data`` (NumPy or CUDA array) copied to ``device``."""
     if device == "cpu":
         return data.get() if device_of(data) != "cpu" else data
+    if data.dtype.kind == "c":  # Note [complex support]: CPU only for now
+        raise NotImplementedError(f"to({device}): complex tensors are not supported on CUDA yet "
+                                  f"(dtype {data.dtype.name}); keep them on the CPU")
     backend = cuda_backend()
     index = int(device.split(":")[1])
     backend.check_index(index)
@@ -111,11 +114,11 @@ def set_tensor_type(cls) -> None:
 
 def operand(x, op: str):
     """A Tensor, or a Python scalar kept weak for promotion (NumPy's NEP 50 rules)."""
-    if isinstance(x, Tensor) or type(x) in (bool, int, float):
+    if isinstance(x, Tensor) or type(x) in (bool, int, float, complex):
         return x
     if isinstance(x, (np.ndarray, np.generic)):  # before the loop: np.float64 subclasses float
         return Tensor._make(np.asarray(x))  # but NumPy scalars are strongly typed (NEP 50)
-    for kind in (bool, int, float):  # subclasses of Python numbers (IntEnum...) become plain
+    for kind in (bool, int, float, complex):  # subclasses of Python numbers become plain
         if isinstance(x, kind):
             return kind(x)
     if isinstance(x, (list, tuple)):
@@ -216,6 +219,21 @@ def elementwise(op, *args, out=None, **attrs):
     return _elementwise(op, *args, **attrs)
 
 
+# Note [complex support]: complex tensors reach only the rows flagged ``complex_ok`` (checked
+# here, once per call, for every registry op: a dtype test, so real tensors pay nothing more).
+# Elementwise rows flagged ``holomorphic`` get PyTorch's convention ``grad_in = grad_out *
+# conj(f'(z))`` by conjugating their saved operands before the same backward body runs
+# (``registry.OpNode._apply_elementwise``); the non-holomorphic ops (abs, real, imag, conj,
+# angle) and the FFTs are composite rows with their own rules (``ops/complex.py``, ``ops/fft.py``).
+# A real input whose gradient comes back complex gets its real part: the engine casts every
+# gradient to its input's dtype, and ``cast`` from complex to real takes the real part.
+def complex_error(name: str, dt) -> TypeError:
+    """The error for an op that has no complex implementation (Note [complex support])."""
+    return TypeError(f"{name}: complex tensors are not supported yet (dtype {dt.name}); "
+                     "supported: + - * / neg, x**2, exp, abs, real, imag, conj, angle, sum, "
+                     "mean, shape ops and jitgrad.numpy.fft (see docs/numpy.md)")
+
+
 def _elementwise(op, *args, **attrs):
     operands = [operand(a, op.name) for a in args]
     values = [o._data if isinstance(o, Tensor) else o for o in operands]
@@ -223,15 +241,20 @@ def _elementwise(op, *args, **attrs):
     dt = dtypes.result_type(*values, *(a for a in attr_values if a is not None))
     if op.dtype_rule == "float":
         dt = dtypes.float_type_for(dt)
+    if dt.is_complex and not op.complex_ok:  # Note [complex support]
+        raise complex_error(op.name, dt)
     out_dt = dtypes.bool_ if op.dtype_rule == "bool" else dt
     shape = _result_shape(op.name, values)
     if on_cuda(values, op.name, operands):
+        if dt.is_complex:  # e.g. cuda_tensor * 1j (Note [complex support]: CPU only for now)
+            raise NotImplementedError(f"{op.name}: complex results are not supported on CUDA "
+                                      f"yet (dtype {dt.name}); compute on the CPU")
         data = _cuda.elementwise(op.forward, values + attr_values, shape, out_dt.np, dt.np)
     else:
         data = cpu.elementwise(op.forward, values + attr_values, shape, out_dt.np, dt.np,
                                ufunc=op.cpu_ufunc)
     out = Tensor._make(data)
-    if not (op.differentiable and out_dt.is_floating_point and is_grad_enabled()):
+    if not (op.differentiable and out_dt.is_differentiable and is_grad_enabled()):
         return out
     needs = _needs(operands)
     if not any(needs):
@@ -280,6 +303,10 @@ def _composite(op, *args, **attrs):
     operands = [tensor_operand(a, op.name) for a in args]
     ctx = _Ctx()
     arrays = [o._data for o in operands]
+    if not op.complex_ok:  # Note [complex support]
+        for a in arrays:
+            if a.dtype.kind == "c":
+                raise complex_error(op.name, dtypes.to_dtype(a.dtype))
     if on_cuda(arrays, op.name, operands):
         return _composite_cuda(op, operands, arrays, ctx, attrs)
     result = op.forward(ctx, *arrays, **attrs)
@@ -330,7 +357,7 @@ def _record_composite(op, operands, arrays, ctx, attrs, outs):
             if name != "result":
                 node._saved[name] = SavedTensor(operands[op.inputs.index(name)])
         for nr, o in enumerate(outs):
-            if o.dtype.is_floating_point:
+            if o._data.dtype.kind in "fc":
                 o._grad_fn, o._requires_grad, o._output_nr = node, True, nr
         if "result" in op.save:
             node._saved["result"] = SavedTensor(outs[0], is_output=True)
@@ -374,8 +401,12 @@ def check_cast(result_dtype, out_dtype) -> None:
 
 
 def check_writable(t) -> None:
-    """Refuse writes into memory that several elements share (expand) or that is read-only."""
+    """Refuse writes into memory that several elements share (expand) or that is read-only,
+    and writes into complex tensors (in-place ops and ``out=``), which are not recorded for
+    complex dtypes yet (Note [complex support])."""
     data = t._data
+    if data.dtype.kind == "c":
+        raise complex_error("in-place/out= write", dtypes.to_dtype(data.dtype))
     if _cuda is not None and isinstance(data, _cuda.CudaArray):
         # CUDA arrays carry no read-only flag: an expanded view shows as a stride-0 dim
         if any(s == 0 and n > 1 for s, n in zip(data.elem_strides, data.shape)):
@@ -491,6 +522,8 @@ def _elementwise_out(op, args, attrs, out):
     dt = dtypes.result_type(*values, *(a for a in attr_values if a is not None))
     if op.dtype_rule == "float":
         dt = dtypes.float_type_for(dt)
+    if dt.is_complex and not op.complex_ok:  # Note [complex support]
+        raise complex_error(op.name, dt)
     shape = _result_shape(op.name, values)
     check_cast(np.dtype(bool) if op.dtype_rule == "bool" else dt.np, out._data.dtype)
     _check_out_device(out, next((device_of(v) for v in values if device_of(v) != "cpu"), "cpu"))

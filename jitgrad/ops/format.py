@@ -47,9 +47,31 @@ def _shown(arr: np.ndarray, summarize: bool) -> np.ndarray:
     return arr.reshape(-1)
 
 
+def _part_style(part: np.ndarray):
+    """The style of one part (real or imaginary) of complex elements, and its column width."""
+    style = _float_style(part)
+    finite = part[np.isfinite(part) & (part != 0)]
+    return style, max([len(style(v)) for v in finite.tolist()] + [1])
+
+
+def _complex_style(shown: np.ndarray):
+    """PyTorch's complex format: each part has its own float style; the real part is
+    right-aligned to its column, the imaginary part follows with its sign: ``1.+2.j``."""
+    re_style, re_width = _part_style(shown.real)
+    im_style, _ = _part_style(shown.imag)
+
+    def style(v):
+        im = im_style(v.imag)
+        return re_style(v.real).rjust(re_width) + ("" if im[0] in "+-" else "+") + im + "j"
+    return style
+
+
 def _body(arr: np.ndarray) -> str:
     summarize = arr.size > _THRESHOLD
     shown = _shown(arr, summarize)
+    if arr.dtype.kind == "c":
+        style = _complex_style(shown)
+        return _layout(arr, summarize, style, 1)
     if arr.dtype.kind == "f":
         style = _float_style(shown)
     elif arr.dtype.kind == "b":
@@ -59,6 +81,10 @@ def _body(arr: np.ndarray) -> str:
     if arr.dtype.kind == "f":  # PyTorch sizes the column by the finite non-zero values only
         shown = shown[np.isfinite(shown) & (shown != 0)]
     width = max([len(style(v)) for v in shown.tolist()] + [1])
+    return _layout(arr, summarize, style, width)
+
+
+def _layout(arr: np.ndarray, summarize: bool, style, width: int) -> str:
     text = np.array2string(arr, max_line_width=_WIDTH, separator=", ", prefix=_PREFIX,
                            threshold=_THRESHOLD if summarize else arr.size + 1, edgeitems=_EDGE,
                            formatter={"all": lambda v: style(v.item()).rjust(width)})
@@ -75,11 +101,12 @@ def format_tensor(t) -> str:
         body = "[]"
         if arr.ndim != 1:
             suffixes.append(f"size={tuple(arr.shape)}")
-        if dt is not dtypes.get_default_dtype():
+        if dt not in (dtypes.get_default_dtype(), dtypes.default_complex()):
             suffixes.append(f"dtype={dt!r}")
     else:
         body = _body(arr)
-        if dt not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
+        if dt not in (dtypes.get_default_dtype(), dtypes.default_complex(), dtypes.int64,
+                      dtypes.bool_):
             suffixes.append(f"dtype={dt!r}")
     if t._grad_fn is not None:
         suffixes.append(f"grad_fn=<{t._grad_fn.name()}>")

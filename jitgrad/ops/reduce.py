@@ -138,7 +138,15 @@ def _fold_fwd(kernel):
     return forward
 
 
-_sum_fwd, _prod_fwd = _fold_fwd(cpu_reduce.reduce_sum), _fold_fwd(cpu_reduce.reduce_prod)
+def _sum3(x3, out_dtype=None):
+    """``cpu_reduce.reduce_sum``; complex input takes NumPy's pairwise sum instead (the fold
+    kernels are compiled for real dtypes only; Note [complex support] in ops/dispatch.py)."""
+    if x3.dtype.kind == "c":
+        return x3.sum(axis=1, dtype=out_dtype)
+    return cpu_reduce.reduce_sum(x3, out_dtype)
+
+
+_sum_fwd, _prod_fwd = _fold_fwd(_sum3), _fold_fwd(cpu_reduce.reduce_prod)
 
 
 def _sum_bwd(ctx, g):
@@ -182,7 +190,7 @@ def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - NumPy's and PyT
 def _mean_fwd(ctx, x, dims, keepdim):
     shape = _stash(ctx, x, dims, keepdim)
     ctx.n = math.prod(x.shape[d] for d in dims)
-    s = cpu_reduce.reduce_sum(_to3(x, dims))
+    s = _sum3(_to3(x, dims))
     with np.errstate(invalid="ignore", divide="ignore"):
         s /= s.dtype.type(ctx.n)  # 0/0 = nan for an empty reduction, like PyTorch
     return _finish(s, x, shape)
@@ -208,7 +216,7 @@ def mean(x, dim=None, keepdim=False, dtype=None):
     x = dispatch.tensor_operand(x, "mean")
     if dtype is not None:
         x = unary.cast(x, dtypes.to_dtype(dtype))
-    if not x.dtype.is_floating_point:
+    if not x.dtype.is_differentiable:  # floating point or complex
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {torch_dtype_name(x.dtype)}")
     dims = _dims("mean", dim, x.ndim)

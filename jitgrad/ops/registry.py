@@ -75,6 +75,11 @@ class OpDef:
     # ``forward``; None: the op raises a clear error on CUDA tensors. Elementwise rows need none:
     # their scalar bodies compile for CUDA too.
     cuda_forward: object = None
+    # Note [complex support] (ops/dispatch.py): the row accepts complex tensors; ``holomorphic``
+    # (elementwise rows): its backward bodies are ``g * f'(...)`` with real coefficients, so the
+    # complex gradient ``g * conj(f'(z))`` is the same body run on conjugated saved operands
+    complex_ok: bool = False
+    holomorphic: bool = False
 
     @property
     def differentiable(self) -> bool:
@@ -138,6 +143,8 @@ class OpNode(Node):
                 out.append(g)
                 continue
             args = [self._unpack(p) for p in op.params[name]]
+            if op.holomorphic and g._data.dtype.kind == "c":  # Note [complex support]
+                args = [_conj(a) for a in args]
             # create_graph, or a transform (tangents, batched gradients) is active: the same body
             # runs on Tensors and records its own graph (Note [transform hooks])
             if is_grad_enabled() or dispatch.transform_hook is not None:
@@ -148,13 +155,24 @@ class OpNode(Node):
         return out
 
 
+def _conj(v):
+    """``conj(v)`` of a saved operand: a recorded ``conj`` for complex Tensors (so double
+    backward sees it), ``v.conjugate()`` for a Python complex, ``v`` itself when real."""
+    if isinstance(v, dispatch.Tensor):
+        if v._data.dtype.kind != "c":
+            return v
+        return dispatch.composite(OPS["conj"], v)
+    return v.conjugate() if type(v) is complex else v
+
+
 def _make_node_class(op: OpDef) -> type:
     return type(op.node_name, (OpNode,), {"_op": op, "__module__": "jitgrad.autograd"})
 
 
 def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), dtype_rule="promote",
-                    cpu_ufunc=None, jvp=None):
-    """Declare an elementwise op from scalar bodies (see the module docstring)."""
+                    cpu_ufunc=None, jvp=None, complex_ok=False, holomorphic=False):
+    """Declare an elementwise op from scalar bodies (see the module docstring); ``complex_ok``
+    and ``holomorphic``: Note [complex support] (ops/dispatch.py)."""
     backward = backward or {}
     params = {inp: tuple(inspect.signature(body).parameters)[1:] for inp, body in backward.items()}
     for inp, names in params.items():
@@ -162,20 +180,22 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
         if unknown:
             raise TypeError(f"{name}: backward body for {inp} takes unknown parameters {unknown}")
     op = OpDef(name, node_name, tuple(inputs), forward, backward, tuple(attrs), True, dtype_rule,
-               params=params, cpu_ufunc=cpu_ufunc, jvp=jvp)
+               params=params, cpu_ufunc=cpu_ufunc, jvp=jvp, complex_ok=complex_ok or holomorphic,
+               holomorphic=holomorphic)
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op
 
 
 def def_composite(name, node_name, inputs, forward, backward, attrs=(), save=(), view=False,
-                  n_outputs=1, dtype_rule="promote", jvp=None, batch_rule=None, cuda_forward=None):
+                  n_outputs=1, dtype_rule="promote", jvp=None, batch_rule=None, cuda_forward=None,
+                  complex_ok=False):
     """Declare a non-elementwise op: an array-level forward and a Tensor-level backward
     (optionally a ``jvp`` rule for forward mode, a ``batch_rule`` for vmap and a
     ``cuda_forward`` over CUDA arrays)."""
     op = OpDef(name, node_name, tuple(inputs), forward, backward, tuple(attrs), False, dtype_rule,
                tuple(save), view, n_outputs, jvp=jvp, batch_rule=batch_rule,
-               cuda_forward=cuda_forward)
+               cuda_forward=cuda_forward, complex_ok=complex_ok)
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op

@@ -11,9 +11,11 @@ libm through Numba's ``math`` module (docs/fastmath.md). Every op body calls the
 """
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
+from numba import types
 from numba.extending import overload
 
 from .. import _config
@@ -31,9 +33,10 @@ def _is_tensor(x) -> bool:
 _CUDA_IMPLS: list = []
 
 
-def _unary(name: str, scalar_impl, np_impl, fast=None):
+def _unary(name: str, scalar_impl, np_impl, fast=None, complex_impl=None):
     """Build the dual-use function ``name`` and register its Numba overload: ``fast`` (a vmath
-    function) in fast-math mode when given, else ``scalar_impl`` (libm)."""
+    function) in fast-math mode when given, else ``scalar_impl`` (libm); for a complex argument
+    ``complex_impl`` (cmath: vmath and the libm forms are real-only), when given."""
     libm_impl = scalar_impl
     if fast is not None and _config.FAST_MATH:
         def scalar_impl(x):
@@ -52,6 +55,8 @@ def _unary(name: str, scalar_impl, np_impl, fast=None):
 
     @overload(fn, inline="always")
     def _ov(x):
+        if isinstance(x, types.Complex):
+            return complex_impl  # None (no implementation) for the real-only functions
         return scalar_impl
 
     # on CUDA the libm forms compile to the device's own math library (libdevice)
@@ -100,7 +105,7 @@ def _sign_scalar(x):
     return 0.0 * x  # keeps nan as nan and the sign of zero
 
 
-exp = _unary("exp", lambda x: math.exp(x), np.exp, vmath.exp)
+exp = _unary("exp", lambda x: math.exp(x), np.exp, vmath.exp, lambda x: cmath.exp(x))
 expm1 = _unary("expm1", lambda x: math.expm1(x), np.expm1, vmath.expm1)
 log = _unary("log", lambda x: math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan), np.log,
              vmath.log)

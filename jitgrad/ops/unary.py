@@ -167,9 +167,10 @@ def _zero_dx(g):
 
 
 # --- rows ----------------------------------------------------------------------------------
-NEG = def_elementwise("neg", "NegBackward0", ("x",), _neg, {"x": negate})
+# holomorphic=True: complex tensors too (Note [complex support] in ops/dispatch.py)
+NEG = def_elementwise("neg", "NegBackward0", ("x",), _neg, {"x": negate}, holomorphic=True)
 EXP = def_elementwise("exp", "ExpBackward0", ("x",), _exp, {"x": _exp_dx}, dtype_rule="float",
-                      cpu_ufunc=np.exp)
+                      cpu_ufunc=np.exp, holomorphic=True)
 LOG = def_elementwise("log", "LogBackward0", ("x",), _log, {"x": _log_dx}, dtype_rule="float",
                       cpu_ufunc=np.log)
 SIN = def_elementwise("sin", "SinBackward0", ("x",), _sin, {"x": _sin_dx}, dtype_rule="float")
@@ -267,7 +268,12 @@ def relu(x):
 
 
 def abs(x):  # noqa: A001 - NumPy's name
-    """Absolute value. Derivative: ``g * sign(x)`` (0 at 0, like PyTorch)."""
+    """Absolute value. Derivative: ``g * sign(x)`` (0 at 0, like PyTorch). Complex ``x``: the
+    modulus, ``ops.complex.abs`` (derivative ``g z / |z|``)."""
+    if isinstance(x, dispatch.Tensor) and x._data.dtype.kind == "c":
+        from . import complex as _complex  # (it imports this module)
+
+        return _complex.abs(x)
     return dispatch.elementwise(ABS, x)
 
 
@@ -296,6 +302,10 @@ def _clone_backward(ctx, g):
 
 
 def _cast_forward(ctx, x, dtype):
+    if x.dtype.kind == "c" and dtype.np.kind != "c":
+        # complex -> real keeps the real part (no ComplexWarning): this is also how a complex
+        # gradient reaching a real input becomes real (Note [complex support], ops/dispatch.py)
+        x = x.real
     return x.astype(dtype.np)
 
 
@@ -337,7 +347,9 @@ def clone(x):
 
 
 def cast(x, dtype):
-    """Convert to ``dtype`` (a copy). Derivative: ``g`` converted back to the input's dtype."""
+    """Convert to ``dtype`` (a copy; complex to real keeps the real part). Derivative: ``g``
+    converted back to the input's dtype (the real part of ``g`` for a real input cast to
+    complex, as PyTorch)."""
     if x.dtype is dtype:
         return x
     return dispatch.composite(CAST, x, dtype=dtype)
