@@ -18,6 +18,7 @@ import math as _math
 import numpy as _np
 
 from ..ops import binary as _b
+from ..ops import complex as _cx
 from ..ops import linalg as _l
 from ..ops import npfuncs as _nf
 from ..ops import reduce as _r
@@ -35,6 +36,7 @@ pi, e, inf, nan, newaxis, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, None, _
     _np.float64, _np.float32, _np.float16, _np.int64, _np.int32, _np.int16, _np.int8, _np.uint8,
     _np.bool_, _np.complex128, _np.double, _np.single, _np.intp, _np.integer, _np.floating,
     _np.number, _np.dtype, _np.finfo, _np.iinfo)
+complex64, complexfloating = _np.complex64, _np.complexfloating
 
 
 def _cast(x, dtype):
@@ -293,12 +295,40 @@ def where(condition, x=None, y=None):
 
 
 # --- non-differentiable: run on the data --------------------------------------------------------
+def _host_tree(x):
+    """``_data_tree`` with CUDA tensors copied to the host, and the device they came from."""
+    if isinstance(x, Tensor):
+        return (x._host(), x.device) if x.is_cuda else (x._data, None)
+    if isinstance(x, (list, tuple)):
+        pairs = [_host_tree(v) for v in x]
+        return type(x)(p[0] for p in pairs), next((p[1] for p in pairs if p[1]), None)
+    return x, None
+
+
+def _on(r, device):
+    """Wrapped results moved to ``device`` (None: left on the host)."""
+    if device is None:
+        return r
+    if isinstance(r, Tensor):
+        return r.to(device)
+    if isinstance(r, (tuple, list)):
+        return type(r)(_on(v, device) for v in r)
+    return r
+
+
 def _nodiff(fn, name=None, wrap=True):
     name = name or fn.__name__
 
     def f(*args, **kwargs):
-        r = fn(*_data_tree(args), **{k: _data_tree(v) for k, v in kwargs.items()})
-        return _wrap(r) if wrap else r
+        # NumPy runs on host data: CUDA operands are copied to the host (a device sync) and
+        # array results go back to their device; no gradient flows here either way
+        args, device = _host_tree(args)
+        kw = {}
+        for k, v in kwargs.items():
+            kw[k], dev = _host_tree(v)
+            device = device or dev
+        r = fn(*args, **kw)
+        return _on(_wrap(r), device) if wrap else r
 
     f.__name__ = name
     f.__doc__ = (f"``numpy.{name}`` on the data (not differentiable: no gradient flows through "
@@ -727,13 +757,13 @@ def diff(a, n=1, axis=-1):
 def triu(m, k=0):
     """Upper triangle (zeros below diagonal ``k``); gradient masked the same way."""
     m = _t(m)
-    return m * Tensor._make(_np.triu(_np.ones(m.shape[-2:], dtype=m.dtype.np), k))
+    return m * Tensor._make(_np.triu(_np.ones(m.shape[-2:], dtype=m.dtype.np), k)).to(m.device)
 
 
 def tril(m, k=0):
     """Lower triangle (zeros above diagonal ``k``); gradient masked the same way."""
     m = _t(m)
-    return m * Tensor._make(_np.tril(_np.ones(m.shape[-2:], dtype=m.dtype.np), k))
+    return m * Tensor._make(_np.tril(_np.ones(m.shape[-2:], dtype=m.dtype.np), k)).to(m.device)
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
@@ -904,16 +934,15 @@ def partition(a, kth, axis=-1):
 
 # --- misc -----------------------------------------------------------------------------------
 def real(val):
-    """The real part (the array itself for real input)."""
-    v = _t(val)
-    if v.dtype.np.kind == "c":
-        raise TypeError("jitgrad.numpy: complex tensors are not supported")
-    return v
+    """The real part ``x`` of ``x + iy`` (the array itself for real input).
+    Derivative: ``grad_z = g + 0i`` (``ops/complex.py``)."""
+    return _cx.real(_t(val))
 
 
 def conj(x):
-    """Complex conjugate (the array itself for real input)."""
-    return real(x)
+    """Complex conjugate ``x - iy`` (the array itself for real input).
+    Derivative: ``conj(g)``."""
+    return _cx.conj(_t(x))
 
 
 conjugate = conj
@@ -975,27 +1004,34 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if not x.dtype.is_floating_point:
         return x
     fi = _np.finfo(x.dtype.np)
-    d = x._data
+    d = x._host()  # (a CUDA tensor's values come to the host for the masks, then go back)
     repl = _np.where(_np.isnan(d), nan, _np.where(d > 0, fi.max if posinf is None else posinf,
                                                    fi.min if neginf is None else neginf))
-    return _b.where(Tensor._make(_np.isfinite(d)), x, Tensor._make(repl.astype(d.dtype)))
+    return _b.where(Tensor._make(_np.isfinite(d)).to(x.device), x,
+                    Tensor._make(repl.astype(d.dtype)).to(x.device))
 
 
 def real_if_close(a, tol=100):
-    """The array itself (real input)."""
-    return real(a)
+    """The real part when every imaginary part is within ``tol`` machine epsilons of 0 (as
+    NumPy; ``tol <= 1`` is an absolute tolerance), else ``a`` itself."""
+    a = _t(a)
+    if a.dtype.np.kind != "c":
+        return a
+    if tol > 1:
+        tol = _np.finfo(a.dtype.np).eps * tol
+    return real(a) if _np.all(_np.abs(a._data.imag) < tol) else a
 
 
 def imag(val):
-    """The imaginary part: zeros for real input (no gradient)."""
-    v = _t(val)
-    return Tensor._make(_np.zeros(v.shape, dtype=v.dtype.np))
+    """The imaginary part ``y`` of ``x + iy``; derivative ``grad_z = i g``. Real input: zeros
+    (a constant)."""
+    return _cx.imag(_t(val))
 
 
 def angle(z, deg=False):
-    """Argument of a real number: 0 for ``z >= 0``, pi for ``z < 0`` (zero gradient)."""
-    z = _t(z)
-    return Tensor._make(_np.angle(z._data, deg).astype(_np.result_type(z._data.dtype, 0.0)))
+    """Argument ``atan2(y, x)`` (degrees with ``deg``); derivative ``i g z / |z|^2`` (0 at 0).
+    Real input: 0 for ``z >= 0``, pi for ``z < 0`` (a constant, zero gradient)."""
+    return _cx.angle(_t(z), deg)
 
 
 def gradient(f, *varargs, axis=None, edge_order=1):
