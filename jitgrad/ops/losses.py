@@ -1,0 +1,317 @@
+"""Loss rows of the ``nn`` family: ``mse_loss``, ``huber_loss``, ``binary_cross_entropy``
+(``_with_logits``) and ``nll_loss`` (cross-entropy is ``log_softmax`` + ``nll_loss``), each with
+its math, its Tensor-level backward (double backward for free), jvp and vmap rules. Split from
+``ops/nn.py`` (which re-exports these names) to keep files small; the CPU kernels are in
+``device/cpu_nn.py``, the CUDA forwards in ``ops/nn_cuda.py``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..autograd.grad_mode import is_grad_enabled
+from ..device import cpu_nn
+from . import binary, dispatch, unary
+from . import reduce as _reduce
+from . import shape as _shape
+from .nn import _none_tensor, _pad_batched, _sum_terms, _wrap
+from .registry import LINEAR, def_composite
+
+
+# --- losses ----------------------------------------------------------------------------------
+def _reduce_loss(ctx, loss, reduction):
+    ctx.n = loss.size
+    if reduction == "none":
+        return loss
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = loss.sum() / loss.size if reduction == "mean" else loss.sum()
+    return np.asarray(r, loss.dtype)
+
+
+def _scale_grad(ctx, g, d):
+    """``d`` (the elementwise derivative) times the incoming ``g`` of the reduction."""
+    if ctx.reduction == "mean":
+        return d * (g / ctx.n)
+    return d * g
+
+
+def _mse_fwd(ctx, x, y, reduction):
+    d = x - y
+    return _reduce_loss(ctx, d * d, reduction)
+
+
+def _mse_bwd(ctx, g, x, y):
+    gx = _scale_grad(ctx, g, (x - y) * 2.0)
+    return gx if ctx.needs_input_grad[0] else None, -gx if ctx.needs_input_grad[1] else None
+
+
+def _huber_fwd(ctx, x, y, reduction, delta):
+    a = np.abs(x - y)
+    loss = np.where(a < delta, 0.5 * a * a, delta * (a - 0.5 * delta)).astype(a.dtype, copy=False)
+    return _reduce_loss(ctx, loss, reduction)
+
+
+def _huber_bwd(ctx, g, x, y):
+    gx = _scale_grad(ctx, g, binary.clamp(x - y, -ctx.delta, ctx.delta))
+    return gx if ctx.needs_input_grad[0] else None, -gx if ctx.needs_input_grad[1] else None
+
+
+_LOG_MIN = -100.0  # PyTorch clamps the logs of binary cross-entropy at -100
+
+
+def _bce_fwd(ctx, x, y, w, reduction):
+    if x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        loss = -(y * np.maximum(np.log(x), _LOG_MIN) + (1 - y) * np.maximum(np.log1p(-x), _LOG_MIN))
+    if w.size:
+        loss = loss * w
+    return _reduce_loss(ctx, loss.astype(x.dtype, copy=False), reduction)
+
+
+def _bce_bwd(ctx, g, x, y, weight):
+    nx, ny, _ = ctx.needs_input_grad
+    w = None if weight.numel() == 0 else weight
+    gx = gy = None
+    if nx:
+        d = (x - y) / binary.clamp((1.0 - x) * x, min=1e-12)
+        gx = _scale_grad(ctx, g, d if w is None else d * w)
+    if ny:
+        d = binary.clamp(unary.log1p(-x), min=_LOG_MIN) - binary.clamp(unary.log(x), min=_LOG_MIN)
+        gy = _scale_grad(ctx, g, d if w is None else d * w)
+    return gx, gy, None
+
+
+def _softplus_neg(x):  # log(1 + exp(-x)), stable, on arrays
+    return np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)
+
+
+def _bcel_fwd(ctx, x, y, w, pw, reduction):
+    sp = _softplus_neg(x)
+    loss = (1 - y) * x + (sp if pw.size == 0 else (1 + (pw - 1) * y) * sp)
+    if w.size:
+        loss = loss * w
+    return _reduce_loss(ctx, loss.astype(x.dtype, copy=False), reduction)
+
+
+def _bcel_bwd(ctx, g, x, y, weight, pos_weight):
+    nx, ny = ctx.needs_input_grad[:2]
+    w = None if weight.numel() == 0 else weight
+    pw = None if pos_weight.numel() == 0 else pos_weight
+    gx = gy = None
+    if nx:
+        s = unary.sigmoid(x)
+        d = s - y if pw is None else (pw * y + 1.0 - y) * s - pw * y
+        gx = _scale_grad(ctx, g, d if w is None else d * w)
+    if ny:
+        d = -x
+        if pw is not None:
+            d = d + (pw - 1.0) * (unary.log1p(unary.exp(-unary.abs(x))) + unary.relu(-x))
+        gy = _scale_grad(ctx, g, d if w is None else d * w)
+    return gx, gy, None, None
+
+
+MSE_LOSS = def_composite("mse_loss", "MseLossBackward0", ("x", "y"), _mse_fwd, _mse_bwd,
+                         attrs=("reduction",), save=("x", "y"))
+HUBER_LOSS = def_composite("huber_loss", "HuberLossBackward0", ("x", "y"), _huber_fwd,
+                           _huber_bwd, attrs=("reduction", "delta"), save=("x", "y"))
+BCE = def_composite("binary_cross_entropy", "BinaryCrossEntropyBackward0", ("x", "y", "weight"),
+                    _bce_fwd, _bce_bwd, attrs=("reduction",), save=("x", "y", "weight"))
+BCE_LOGITS = def_composite("binary_cross_entropy_with_logits",
+                           "BinaryCrossEntropyWithLogitsBackward0",
+                           ("x", "y", "weight", "pos_weight"), _bcel_fwd, _bcel_bwd,
+                           attrs=("reduction",), save=("x", "y", "weight", "pos_weight"))
+
+
+# jvp rules: the elementwise derivative times the tangents, reduced as the loss.
+def _reduce_t(t, reduction):
+    if reduction == "none":
+        return t
+    return _reduce.mean(t) if reduction == "mean" else _reduce.sum(t)
+
+
+def _diff_t(tx, ty):
+    return tx if ty is None else (-ty if tx is None else tx - ty)
+
+
+def _mse_jvp(tangents, primals, outs, reduction):
+    (x, y), t = primals, _diff_t(*tangents)
+    return _reduce_t((x - y) * 2.0 * t, reduction)
+
+
+def _huber_jvp(tangents, primals, outs, reduction, delta):
+    (x, y), t = primals, _diff_t(*tangents)
+    return _reduce_t(binary.clamp(x - y, -delta, delta) * t, reduction)
+
+
+def _bce_jvp(tangents, primals, outs, reduction):
+    (tx, ty, tw), (x, y, w) = tangents, primals
+    w = None if w.numel() == 0 else w
+    logx = binary.clamp(unary.log(x), min=_LOG_MIN)
+    log1mx = binary.clamp(unary.log1p(-x), min=_LOG_MIN)
+    t = _sum_terms(None if tx is None else (x - y) / binary.clamp((1.0 - x) * x, min=1e-12) * tx,
+                   None if ty is None else (log1mx - logx) * ty)
+    if w is not None and t is not None:
+        t = t * w
+    t = _sum_terms(t, None if tw is None else -(y * logx + (1.0 - y) * log1mx) * tw)
+    return _reduce_t(t, reduction)
+
+
+def _bcel_jvp(tangents, primals, outs, reduction):
+    (tx, ty, tw, tp), (x, y, w, pw) = tangents, primals
+    w = None if w.numel() == 0 else w
+    pw = None if pw.numel() == 0 else pw
+    sp = unary.log1p(unary.exp(-unary.abs(x))) + unary.relu(-x)  # softplus(-x)
+    t = None
+    if tx is not None:
+        s = unary.sigmoid(x)
+        t = (s - y if pw is None else (pw * y + 1.0 - y) * s - pw * y) * tx
+    if ty is not None:
+        t = _sum_terms(t, (-x if pw is None else -x + (pw - 1.0) * sp) * ty)
+    if tp is not None:
+        t = _sum_terms(t, y * sp * tp)
+    if w is not None and t is not None:
+        t = t * w
+    if tw is not None:
+        t = _sum_terms(t, ((1.0 - y) * x + (sp if pw is None else (1.0 + (pw - 1.0) * y) * sp))
+                       * tw)
+    return _reduce_t(t, reduction)
+
+
+# Batch rules: the unreduced loss of the batch (operands padded to a common example rank,
+# absent weights left alone), then each example's reduction.
+def _loss_batch(op):
+    def rule(args, batched, reduction, **attrs):
+        nd = max(a.ndim - b for a, b in zip(args, batched) if a.numel() or b)
+        new = [_pad_batched(a, nd) if b else a for a, b in zip(args, batched)]
+        out = dispatch.composite(op, *new, reduction="none", **attrs)
+        if reduction == "none":
+            return out
+        dims = tuple(range(1, out.ndim))
+        if not dims:
+            return out
+        return _reduce.mean(out, dims) if reduction == "mean" else _reduce.sum(out, dims)
+    return rule
+
+
+MSE_LOSS.jvp, HUBER_LOSS.jvp, BCE.jvp, BCE_LOGITS.jvp = _mse_jvp, _huber_jvp, _bce_jvp, _bcel_jvp
+for _op in (MSE_LOSS, HUBER_LOSS, BCE, BCE_LOGITS):
+    _op.batch_rule = _loss_batch(_op)
+
+
+def mse_loss(x, y, reduction):
+    """``(x - y)^2`` reduced; derivatives ``2 (x - y) g`` (``/ n`` for the mean) and its
+    negative. Records ``MseLossBackward0``."""
+    return dispatch.composite(MSE_LOSS, x, y, reduction=reduction)
+
+
+def huber_loss(x, y, reduction, delta):
+    """``0.5 d^2`` where ``|d| < delta`` else ``delta (|d| - delta / 2)``, ``d = x - y``;
+    derivative ``clamp(d, -delta, delta)``. Records ``HuberLossBackward0``."""
+    return dispatch.composite(HUBER_LOSS, x, y, reduction=reduction, delta=float(delta))
+
+
+def binary_cross_entropy(x, y, weight, reduction):
+    """``-w (y log x + (1 - y) log(1 - x))`` (logs clamped at -100); derivatives
+    ``w (x - y) / max(x (1 - x), 1e-12)`` and ``w (log(1 - x) - log x)``.
+    Records ``BinaryCrossEntropyBackward0``."""
+    return dispatch.composite(BCE, x, y, weight if weight is not None else _none_tensor(x),
+                              reduction=reduction)
+
+
+def binary_cross_entropy_with_logits(x, y, weight, pos_weight, reduction):
+    """``w ((1 - y) x + (1 + (p - 1) y) softplus(-x))`` (``p`` the pos_weight, 1 if None),
+    computed stably; derivatives ``w ((p y + 1 - y) sigmoid(x) - p y)`` and
+    ``w (-x + (p - 1) softplus(-x))``. Records ``BinaryCrossEntropyWithLogitsBackward0``."""
+    none = _none_tensor(x)
+    return dispatch.composite(BCE_LOGITS, x, y, weight if weight is not None else none,
+                              pos_weight if pos_weight is not None else none,
+                              reduction=reduction)
+
+
+def _nll_fwd(ctx, x, target, weight, ignore_index, reduction):
+    losses, total, wsum = cpu_nn.nll_forward(np.ascontiguousarray(x), target, weight,
+                                             ignore_index, reduction)
+    ctx.wsum = wsum
+    if reduction == "none":
+        return losses
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.float64(total) / wsum if reduction == "mean" else total, x.dtype)
+
+
+def _nll_bwd_cuda(ctx, g):
+    kernels = dispatch.cuda_kernels("cuda_nn_norm")
+    shape = ctx._next_meta[0][0]
+    args = (ctx.target, ctx.weight, shape, ctx.ignore_index, ctx.reduction, ctx.wsum)
+    if not is_grad_enabled() and dispatch.transform_hook is None:
+        return (_wrap(kernels.nll_backward(g._data, *args)),)
+    ones = dispatch.cuda_backend().full((shape[0] if ctx.reduction == "none" else 1,), 1,
+                                        g.dtype.np, g._data.index)
+    gb = _shape.unsqueeze(g, -1) if ctx.reduction == "none" else g
+    return (gb * _wrap(kernels.nll_backward(ones, *args)),)
+
+
+def _nll_bwd(ctx, g):
+    if g.is_cuda:  # ctx.wsum: the device array (total, wsum) of the forward
+        return _nll_bwd_cuda(ctx, g)
+    scale = 1.0 / ctx.wsum if ctx.reduction == "mean" and ctx.wsum else (
+        math.nan if ctx.reduction == "mean" else 1.0)
+    shape = ctx._next_meta[0][0]
+    if not is_grad_enabled() and dispatch.transform_hook is None:
+        return (_wrap(cpu_nn.nll_backward(np.ascontiguousarray(g._data), ctx.target, ctx.weight,
+                                          shape, ctx.ignore_index, ctx.reduction, scale)),)
+    ones = np.ones(shape[0] if ctx.reduction == "none" else 1, g.dtype.np)
+    coef = cpu_nn.nll_backward(ones, ctx.target, ctx.weight, shape, ctx.ignore_index,
+                               ctx.reduction, scale)
+    gb = _shape.unsqueeze(g, -1) if ctx.reduction == "none" else g
+    return (gb * _wrap(coef),)
+
+
+NLL_LOSS = def_composite("nll_loss", "NllLossBackward0", ("x",), _nll_fwd, _nll_bwd,
+                         attrs=("target", "weight", "ignore_index", "reduction"))
+
+
+def _nll_batch(args, batched, target, weight, ignore_index, reduction):
+    """Each example's losses in one call (the batch folded into N, the targets repeated),
+    then each example's reduction; 'mean' divides by the (shared) total target weight."""
+    x = args[0]
+    size = x.shape[0]
+    if x.ndim == 2:  # (C,) examples: one sample each
+        flat, tgt = x, np.broadcast_to(target, (size,))
+    else:
+        flat = _shape.reshape(x, (size * x.shape[1],) + tuple(x.shape[2:]))
+        tgt = np.broadcast_to(target, (size,) + target.shape).reshape((-1,) + target.shape[1:])
+    out = dispatch.composite(NLL_LOSS, flat, target=np.ascontiguousarray(tgt), weight=weight,
+                             ignore_index=ignore_index, reduction="none")
+    out = _shape.reshape(out, (size,) + tuple(target.shape))
+    if reduction == "none":
+        return out
+    total = _reduce.sum(out, tuple(range(1, out.ndim))) if out.ndim > 1 else out
+    if reduction == "sum":
+        return total
+    valid = target != ignore_index
+    w = weight[target[valid]] if weight.size else np.ones(int(valid.sum()))
+    return total / float(w.sum()) if w.sum() else total * math.nan
+
+
+NLL_LOSS.jvp, NLL_LOSS.batch_rule = LINEAR, _nll_batch  # linear in x (weights are constants)
+
+
+def nll_loss(x, target, weight, ignore_index, reduction):
+    """Negative log-likelihood of log-probabilities ``x`` (N, C) at int64 class ``target``
+    (N,): ``-w[t_i] x[i, t_i]``, 0 where ``t_i == ignore_index``; 'mean' divides by the
+    total weight of the counted samples. Derivative: ``-w[t_i] g`` at ``(i, t_i)``.
+    Records ``NllLossBackward0``."""
+    if x.is_cuda:  # the class weights and targets go where the log-probabilities are
+        backend, index = dispatch.cuda_backend(), x._data.index
+        w = (backend.empty((0,), x.dtype.np, index) if weight is None
+             else dispatch.move(np.asarray(weight, x.dtype.np) if dispatch.device_of(weight)
+                                == "cpu" else weight.astype(x.dtype.np), x.device))
+        if dispatch.device_of(target) == "cpu":
+            target = backend.to_device(np.asarray(target, np.int64), index)
+        return dispatch.composite(NLL_LOSS, x, target=target, weight=w,
+                                  ignore_index=int(ignore_index), reduction=reduction)
+    w = np.empty(0, x.dtype.np) if weight is None else np.ascontiguousarray(weight, x.dtype.np)
+    return dispatch.composite(NLL_LOSS, x, target=target, weight=w,
+                              ignore_index=int(ignore_index), reduction=reduction)
