@@ -2,7 +2,7 @@
 (``_with_logits``) and ``nll_loss`` (cross-entropy is ``log_softmax`` + ``nll_loss``), each with
 its math, its Tensor-level backward (double backward for free), jvp and vmap rules. Split from
 ``ops/nn.py`` (which re-exports these names) to keep files small; the CPU kernels are in
-``device/cpu_nn.py``, the CUDA forwards in ``ops/nn_cuda.py``.
+``device/cpu_norm.py``, the CUDA forwards in ``ops/nn_cuda.py``.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..device import cpu_nn
+from ..device import cpu_norm
 from . import binary, dispatch, unary
 from . import reduce as _reduce
 from . import shape as _shape
@@ -231,7 +231,7 @@ def binary_cross_entropy_with_logits(x, y, weight, pos_weight, reduction):
 
 
 def _nll_fwd(ctx, x, target, weight, ignore_index, reduction):
-    losses, total, wsum = cpu_nn.nll_forward(np.ascontiguousarray(x), target, weight,
+    losses, total, wsum = cpu_norm.nll_forward(np.ascontiguousarray(x), target, weight,
                                              ignore_index, reduction)
     ctx.wsum = wsum
     if reduction == "none":
@@ -259,10 +259,10 @@ def _nll_bwd(ctx, g):
         math.nan if ctx.reduction == "mean" else 1.0)
     shape = ctx._next_meta[0][0]
     if not is_grad_enabled() and dispatch.transform_hook is None:
-        return (_wrap(cpu_nn.nll_backward(np.ascontiguousarray(g._data), ctx.target, ctx.weight,
+        return (_wrap(cpu_norm.nll_backward(np.ascontiguousarray(g._data), ctx.target, ctx.weight,
                                           shape, ctx.ignore_index, ctx.reduction, scale)),)
     ones = np.ones(shape[0] if ctx.reduction == "none" else 1, g.dtype.np)
-    coef = cpu_nn.nll_backward(ones, ctx.target, ctx.weight, shape, ctx.ignore_index,
+    coef = cpu_norm.nll_backward(ones, ctx.target, ctx.weight, shape, ctx.ignore_index,
                                ctx.reduction, scale)
     gb = _shape.unsqueeze(g, -1) if ctx.reduction == "none" else g
     return (gb * _wrap(coef),)

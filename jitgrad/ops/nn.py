@@ -20,7 +20,7 @@ from numba.np.numpy_support import as_dtype
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
-from ..device import cpu_nn, cpu_reduce, pool
+from ..device import cpu_norm, cpu_reduce, pool
 from . import binary, dispatch, unary
 from . import linalg as _linalg
 from . import reduce as _reduce
@@ -339,7 +339,7 @@ def _bn_fwd(ctx, x, weight, bias, running_mean, running_var, training, momentum,
     else:
         mean = np.asarray(running_mean, np.float64)
         invstd = 1.0 / np.sqrt(np.asarray(running_var, np.float64) + eps)
-    out, var = cpu_nn.batch_norm_forward(x3, weight, bias, mean, invstd, eps, training)
+    out, var = cpu_norm.batch_norm_forward(x3, weight, bias, mean, invstd, eps, training)
     if training and running_mean is not None:
         n = x3.shape[0] * x3.shape[2]
         running_mean *= 1.0 - momentum
@@ -361,7 +361,7 @@ def _bn_bwd(ctx, g, x, weight):
                 _wrap(gb) if nb else None)
     if not is_grad_enabled() and dispatch.transform_hook is None:  # the fused kernel
         N, C = x.shape[0], x.shape[1]
-        gx, gw, gb = cpu_nn.batch_norm_backward(
+        gx, gw, gb = cpu_norm.batch_norm_backward(
             np.ascontiguousarray(x._data).reshape(N, C, -1),
             np.ascontiguousarray(g._data).reshape(N, C, -1), weight._data, ctx.mean, ctx.invstd,
             ctx.training, nx)
@@ -442,7 +442,7 @@ def batch_norm(x, weight, bias, running_mean, running_var, training, momentum, e
 
 def _ln_fwd(ctx, x, weight, bias, normalized_shape, eps):
     D = math.prod(normalized_shape)
-    out, ctx.mean, ctx.rstd = cpu_nn.layer_norm_forward(
+    out, ctx.mean, ctx.rstd = cpu_norm.layer_norm_forward(
         np.ascontiguousarray(x).reshape(-1, D), weight, bias, eps)
     return out.reshape(x.shape)
 
@@ -459,7 +459,7 @@ def _ln_bwd(ctx, g, x, weight):
             return (_wrap(gx.reshape(x.shape)) if nx else None,
                     _wrap(gw.reshape(ctx.normalized_shape)) if nw else None,
                     _wrap(gb.reshape(ctx.normalized_shape)) if nb else None)
-        gx, gw, gb = cpu_nn.layer_norm_backward(
+        gx, gw, gb = cpu_norm.layer_norm_backward(
             np.ascontiguousarray(x._data).reshape(-1, D),
             np.ascontiguousarray(g._data).reshape(-1, D), weight._data, ctx.mean, ctx.rstd, nx)
         return (_wrap(gx.reshape(x.shape)) if nx else None,
@@ -544,7 +544,7 @@ def _emb_bwd(ctx, g):
 
 def _emb_bwd_fwd(ctx, g, indices, num_weights, padding_idx, scale_grad_by_freq):
     D = g.shape[-1]
-    gw = cpu_nn.embedding_backward(np.ascontiguousarray(g).reshape(-1, D), indices,
+    gw = cpu_norm.embedding_backward(np.ascontiguousarray(g).reshape(-1, D), indices,
                                    num_weights, padding_idx)
     if scale_grad_by_freq:
         gw *= _freq_scale(indices, num_weights)[:, None].astype(gw.dtype)
