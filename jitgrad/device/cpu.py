@@ -15,7 +15,7 @@ Each (body, modes, serial|parallel) is written out as a real Python module under
 on-disk cache never hits for closures made by a factory (measured: a miss on every run), so the
 kernels are generated as source files instead; a cold process then loads them in milliseconds.
 
-Parallel kernels run only above ``PARALLEL_MIN_SIZE`` elements: below that the ~6 µs launch
+Parallel kernels run only from ``PARALLEL_MIN_BYTES`` of output on: below that the ~6 µs launch
 cost of a tbb parallel region outweighs the work on a 2-core machine (DESIGN-NUMBA.md).
 """
 from __future__ import annotations
@@ -33,12 +33,15 @@ import numpy as np
 from .. import _config
 from . import pool
 
-# Measured on 2 cores (x*y, float64): parallel 4.3 vs serial 2.9 us at 2^14 elements, 10.1 vs 13.6
-# us at 2^16, 108 vs 223 us at 2^20.
-PARALLEL_MIN_SIZE = 1 << 16
-# Transcendental bodies vectorised with vmath gain little from a second thread here (sin on 5e4
-# elements: 89 us serial vs 93 us parallel; on 1e6: 2.16 vs 1.88 ms): the two vCPUs of the test
-# machine behave like SMT siblings for SIMD work, so the same threshold serves every body.
+# Parallel kernels pay a ~6 us tbb launch: they run from PARALLEL_MIN_BYTES of output on (in
+# elements: PARALLEL_MIN_SIZE float64s, twice as many float32s). Measured on 2 cores, serial ->
+# parallel per call (one interleaved run, 2026-11-30, quiet machine): float64 x*y 17.0 -> 16.8 us
+# at 2^15 elements, 25.8 -> 20.9 us at 6e4; sin 74 -> 43 us at 2^15, 128 -> 63 us at 6e4; exp
+# 37 -> 26 us at 2^15; float32 x*y 12.8 -> 22.4 us at 4e4 (a loss) but 16.3 -> 16.0 at 6e4. At
+# 2^14 float64 x*y loses (2.9 vs 4.3 us); at 2^20 it halves (223 -> 108 us). The whole W5w
+# workload (5e4-element ops) went 19.4 -> 15.0 ms when the threshold moved from 2^16 to 2^15.
+PARALLEL_MIN_BYTES = 1 << 18
+PARALLEL_MIN_SIZE = PARALLEL_MIN_BYTES // 8
 # Note [NumPy forward]: NumPy 2.x has SIMD loops for exp, log and tanh that beat Numba's scalar
 # libm calls 5-9x in float64 on this machine (measured on 1e6 elements: exp 0.8 vs 4.3 ms, tanh
 # 1.7 vs 15.5 ms, log 0.8 vs 4.1 ms; sin/cos were at parity). An op row may name such a ufunc;
@@ -219,7 +222,8 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
             a, mode = (cast(a) if cast is not None else a), "s"
         args.append(a)
         modes.append(mode)
-    parallel = size >= PARALLEL_MIN_SIZE and _config.parallel_kernels()  # engine policy
+    parallel = (size * np.dtype(out_dtype).itemsize >= PARALLEL_MIN_BYTES
+                and _config.parallel_kernels())  # engine policy
     if parallel:
         _apply_thread_count()
     if simple:

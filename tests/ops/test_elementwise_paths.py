@@ -9,7 +9,7 @@ import jitgrad
 from jitgrad.device import cpu
 from jitgrad.testing import assert_close
 
-SIZES = [7, cpu.UFUNC_MIN_SIZE + 3, cpu.PARALLEL_MIN_SIZE + 5]
+SIZES = [7, cpu.UFUNC_MIN_SIZE + 3, 2 * cpu.PARALLEL_MIN_SIZE + 5]  # parallel in both dtypes
 
 
 @pytest.mark.parametrize("n", SIZES)
