@@ -24,12 +24,12 @@ Python float would turn float32 math into float64).
 """
 from __future__ import annotations
 
-import types
 
 import numpy as np
 from numba import njit, prange
 
 from . import pool
+from .rebind import bind as _bind
 
 try:  # serial kernels while several threads run backward work (the engine's policy)
     from .._config import parallel_kernels
@@ -51,12 +51,6 @@ PAR_MIN_WORK = 1 << 15      # conv / pool / norm: multiply-adds or elements per 
 PAR_MIN_OPTIM = 1 << 16     # optimizer updates: parameter elements
 _FM = {"reassoc", "contract", "arcp", "nsz"}   # vectorised sums, but isnan still works
 _kernels: dict = {}
-
-
-def _bind(f, name):
-    fn = types.FunctionType(f.__code__, dict(f.__globals__), name, f.__defaults__, f.__closure__)
-    fn.__qualname__ = name  # Numba's cache index is keyed by qualname: one per variant
-    return fn
 
 
 def _get(f, parallel: bool, fastmath: bool = False):

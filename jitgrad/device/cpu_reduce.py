@@ -25,12 +25,12 @@ This module imports only NumPy and Numba (jitgrad._config sets the cache dir and
 """
 from __future__ import annotations
 
-import types
 
 import numpy as np
 from numba import njit, prange
 
 from . import pool
+from .rebind import bind as _bind
 from .. import _config  # _config.parallel_kernels: the engine's kernel policy
 
 # Parallel variants run only above a size threshold, and only when there is more than one work
@@ -51,15 +51,6 @@ _BA = 4096   # elements per max/min work item (inner == 1)
 _L = 64      # independent lanes of the max/min value scan (inner == 1)
 _FM = {"reassoc", "contract", "arcp", "nsz"}   # never full fastmath: it breaks isnan
 _NOC = np.zeros(1)                              # dummy shift array for plain sum / prod
-
-
-def _bind(f, name, **env):
-    """A copy of plain function ``f`` named ``name`` whose globals also hold ``env``."""
-    g = dict(f.__globals__)
-    g.update(env)
-    fn = types.FunctionType(f.__code__, g, name, f.__defaults__, f.__closure__)
-    fn.__qualname__ = name
-    return fn
 
 
 def _variants(f, tag, fastmath=False, **env):

@@ -17,13 +17,13 @@ Conventions (the brief every CUDA kernel module follows):
 from __future__ import annotations
 
 import math
-import types as _types
 
 import numpy as np
 from numba import cuda, float32, float64
 
 from . import cuda as dc
 from .cpu_nn import pool_out_size
+from .rebind import bind
 
 #: lanes of the shared-memory tree reductions (a power of two; one block per reduced row)
 BLOCK = dc.THREADS_PER_BLOCK
@@ -205,9 +205,7 @@ _gemm_kernels: dict = {}
 def _gemm_kernel(dtype):
     kern = _gemm_kernels.get(dtype)
     if kern is None:  # the accumulator's shared-array dtype is a compile-time constant
-        g = dict(_gemm_body.__globals__)
-        g["_ACC"] = float32 if dtype == np.float32 else float64
-        fn = _types.FunctionType(_gemm_body.__code__, g, f"gemm_{dtype}")
+        fn = bind(_gemm_body, f"gemm_{dtype}", _ACC=float32 if dtype == np.float32 else float64)
         dc.tag_kernel(fn, _gemm_kernel, dtype)
         kern = _gemm_kernels[dtype] = cuda.jit(fn)
     return kern

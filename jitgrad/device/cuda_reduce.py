@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import math
 import threading
-import types
 
 import numba
 import numpy as np
 from numba import cuda
 
 from . import cuda as _cu
+from .rebind import bind as _bind
 
 #: threads per reduction block: a power of two (the tree halves it); few under the simulator
 _T = _cu.THREADS_PER_BLOCK
@@ -180,15 +180,6 @@ def _arg_kernel(x, x_off, kshape, kstr, rshape, rstr, n_items, K, chunk, P, xi, 
 
 _kernels: dict = {}
 _lock = threading.Lock()
-
-
-def _bind(f, name, **env):
-    """A copy of plain function ``f`` named ``name`` whose globals also hold ``env``."""
-    g = dict(f.__globals__)
-    g.update(env)
-    fn = types.FunctionType(f.__code__, g, name, f.__defaults__, f.__closure__)
-    fn.__qualname__ = name
-    return fn
 
 
 _DEV: dict = {}
