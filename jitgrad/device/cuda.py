@@ -411,6 +411,25 @@ def _identity(x):
 
 # --- kernels ------------------------------------------------------------------------------
 @cuda.jit(device=True)
+def block_sum(sm, v):
+    """The sum of ``v`` over the block's threads: a shared-memory tree over ``sm`` (a shared
+    array of ``THREADS_PER_BLOCK`` lanes). Every thread of the block must call it; each gets the
+    total."""
+    tid = cuda.threadIdx.x
+    sm[tid] = v
+    cuda.syncthreads()
+    s = THREADS_PER_BLOCK // 2
+    while s > 0:
+        if tid < s:
+            sm[tid] += sm[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    total = sm[0]
+    cuda.syncthreads()  # the next reduction may overwrite sm
+    return total
+
+
+@cuda.jit(device=True)
 def strided_offset(i, shape, strides):
     """Element offset of the C-order flat index ``i`` over ``shape`` in an array with element
     ``strides`` (a device function shared by the strided kernels of every family)."""

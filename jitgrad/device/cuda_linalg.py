@@ -88,17 +88,9 @@ def _rowdot_kernel(a, a_off, rshape, rstr, a_ks, v, v_off, v_ks, n_items, K, chu
         while k < k1:
             s += a[base + k * a_ks] * v[v_off + k * v_ks]
             k += _T
-        sh[tid] = s
-        cuda.syncthreads()
-        step = _T // 2
-        while step > 0:
-            if tid < step:
-                sh[tid] += sh[tid + step]
-            cuda.syncthreads()
-            step //= 2
+        total = _cu.block_sum(sh, s)
         if tid == 0:
-            out[t] = sh[0]
-        cuda.syncthreads()
+            out[t] = total
         t += cuda.gridDim.x
 
 

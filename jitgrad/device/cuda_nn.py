@@ -60,22 +60,7 @@ def launch_rows(kern, rows: int, *args) -> None:
         kern[min(rows, dc.MAX_BLOCKS), BLOCK](*args)
 
 
-@cuda.jit(device=True)
-def block_sum(sm, v):
-    """The sum of ``v`` over the block's threads: a shared-memory tree of ``BLOCK`` lanes.
-    Every thread of the block must call it; each gets the total."""
-    tid = cuda.threadIdx.x
-    sm[tid] = v
-    cuda.syncthreads()
-    s = BLOCK // 2
-    while s > 0:
-        if tid < s:
-            sm[tid] += sm[tid + s]
-        cuda.syncthreads()
-        s //= 2
-    total = sm[0]
-    cuda.syncthreads()  # the next reduction may overwrite sm
-    return total
+block_sum = dc.block_sum  # (shared with the matmul kernels)
 
 
 @cuda.jit(device=True)
