@@ -122,9 +122,11 @@ class OpNode(Node):
             return [None] * len(self._next_edges)
         if op.elementwise:
             return self._apply_elementwise(grad_outputs[0])
-        device = next(g.device for g in grad_outputs if g is not None)
-        grads = [g if g is not None else dispatch.zeros(shape, dtype, device)
-                 for g, (shape, dtype) in zip(grad_outputs, self._output_meta)]
+        grads = grad_outputs
+        if any(g is None for g in grads):  # missing ones: zeros on the outputs' device
+            device = next(g.device for g in grad_outputs if g is not None)
+            grads = [g if g is not None else dispatch.zeros(shape, dtype, device)
+                     for g, (shape, dtype) in zip(grad_outputs, self._output_meta)]
         saved = {name: self._unpack(name) for name in op.save}
         result = op.backward(self, *grads, **saved)
         if not isinstance(result, (tuple, list)):
