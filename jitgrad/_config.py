@@ -16,6 +16,9 @@ JITGRAD_FAST_MATH        "1" (default): kernels use jitgrad's vectorised transce
                          (``device/vmath.py``, <= 1.5 ulp); "0": libm through Numba's ``math.*``,
                          bitwise what a plain Numba loop gives (docs/fastmath.md).
 JITGRAD_POOL, JITGRAD_POOL_LIMIT_MB   the buffer pool switch and cap (``device/pool.py``).
+JITGRAD_FUSION           "1" (default): backward runs each region of elementwise nodes with large
+                         gradients as one generated kernel (Note [fused backward],
+                         ``ops/fusion.py``); "0": one kernel per node and input.
 """
 from __future__ import annotations
 
@@ -50,6 +53,11 @@ DEFAULT_DTYPE = os.environ.get("JITGRAD_DEFAULT_DTYPE", "float64")
 CACHE_DIR = os.path.abspath(os.environ.get("JITGRAD_CACHE_DIR") or _default_cache_dir())
 REQUESTED_THREADING_LAYER = os.environ.get("JITGRAD_THREADING_LAYER", "tbb")
 FAST_MATH = os.environ.get("JITGRAD_FAST_MATH", "1") != "0"
+FUSION = os.environ.get("JITGRAD_FUSION", "1") != "0"
+# Note [fused backward]: regions are fused from this many gradient elements on. Each new region
+# shape compiles a kernel once (cached on disk); below this size the per-node costs it saves are
+# small next to that (tests lower it to exercise fusion on small tensors).
+FUSION_MIN_ELEMENTS = 1 << 14
 KERNEL_CACHE_DIR = ""  # CACHE_DIR/<math tag>: set by _configure_numba
 
 

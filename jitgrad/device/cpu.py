@@ -76,9 +76,11 @@ def _body_digest(body) -> str:
         return "unknown"
 
 
-def _kernel_source(body, modes: str, grid: bool, parallel: bool) -> str:
+def _kernel_source(body, modes: str, grid: bool, parallel: bool, n_out: int = 1) -> str:
     args = ", ".join(f"a{k}" for k in range(len(modes)))
     call = f"body({', '.join(_index(m, k, grid) for k, m in enumerate(modes))})"
+    outs = "out" if n_out == 1 else ", ".join(f"out{j}" for j in range(n_out))
+    first = "out" if n_out == 1 else "out0"
     loop = "prange" if parallel else "range"
     flags = "nogil=True, cache=True, error_model='numpy'" + (", parallel=True" if parallel else "")
     lines = [
@@ -93,19 +95,26 @@ def _kernel_source(body, modes: str, grid: bool, parallel: bool) -> str:
         "body = njit(nogil=True, error_model='numpy', inline='always')(_body)",
         "",
         f"@njit({flags})",
-        f"def kernel(out, {args}):",
+        f"def kernel({outs}, {args}):",
     ]
+    # a body with several results (fused backward, ops/fusion.py) returns a tuple: one store each
     if grid:
-        lines += ["    m, n = out.shape",
+        lines += [f"    m, n = {first}.shape",
                   f"    for r in {loop}(m):",
-                  "        for c in range(n):",
-                  f"            out[r, c] = {call}"]
+                  "        for c in range(n):"]
+        lines += _stores(n_out, call, "r, c", "            ")
     else:
         # parallel: a plain prange over elements; Numba gives each thread one contiguous chunk
         # and the loop still vectorises (a blocked loop with min() bounds ran 3x slower, measured)
-        lines += [f"    for i in {loop}(out.size):",
-                  f"        out[i] = {call}"]
+        lines += [f"    for i in {loop}({first}.size):"]
+        lines += _stores(n_out, call, "i", "        ")
     return "\n".join(lines) + "\n"
+
+
+def _stores(n_out: int, call: str, index: str, indent: str) -> list:
+    if n_out == 1:
+        return [f"{indent}out[{index}] = {call}"]
+    return [f"{indent}res = {call}"] + [f"{indent}out{j}[{index}] = res[{j}]" for j in range(n_out)]
 
 
 def _apply_thread_count() -> None:
@@ -115,30 +124,41 @@ def _apply_thread_count() -> None:
         _threads_applied = True
 
 
-def get_kernel(body, modes: str, grid: bool, parallel: bool):
-    """The compiled-on-first-call kernel applying ``body`` with operand ``modes``."""
-    key = (body, modes, grid, parallel)
+def get_kernel(body, modes: str, grid: bool, parallel: bool, n_out: int = 1):
+    """The compiled-on-first-call kernel applying ``body`` with operand ``modes`` (writing
+    ``n_out`` outputs when the body returns a tuple)."""
+    key = (body, modes, grid, parallel, n_out)
     kern = _kernels.get(key)
     if kern is not None:
         return kern
     with _lock:
         kern = _kernels.get(key)
         if kern is None:
-            src = _kernel_source(body, modes, grid, parallel)
+            src = _kernel_source(body, modes, grid, parallel, n_out)
             digest = hashlib.sha1(src.encode()).hexdigest()[:12]
             name = f"jg_{body.__name__.strip('_')}_{'g' if grid else 'f'}{modes}_{'p' if parallel else 's'}_{digest}"
-            path = os.path.join(_kernel_dir(), name + ".py")
-            if not os.path.exists(path):
-                tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-                with open(tmp, "w") as fh:
-                    fh.write(src)
-                os.replace(tmp, path)  # atomic: concurrent processes may race here
-            spec = importlib.util.spec_from_file_location(f"jitgrad._kernels.{name}", path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = module
-            spec.loader.exec_module(module)
-            kern = _kernels[key] = module.kernel
+            kern = _kernels[key] = load_generated(name, src).kernel
     return kern
+
+
+def load_generated(name: str, source: str):
+    """Write generated ``source`` as ``<kernel cache>/<name>.py`` (once) and import it as module
+    ``jitgrad._kernels.<name>`` (Note [generated kernels]: a real file, so Numba's disk cache
+    works for what it defines)."""
+    module = sys.modules.get(f"jitgrad._kernels.{name}")
+    if module is not None:
+        return module
+    path = os.path.join(_kernel_dir(), name + ".py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "w") as fh:
+            fh.write(source)
+        os.replace(tmp, path)  # atomic: concurrent processes may race here
+    spec = importlib.util.spec_from_file_location(f"jitgrad._kernels.{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _split_modes(shape: tuple, shapes: list):
@@ -165,7 +185,7 @@ def _split_modes(shape: tuple, shapes: list):
 
 
 def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None, out=None,
-                ufunc=None):
+                ufunc=None, n_out: int = 1):
     """Apply the scalar ``body`` elementwise over broadcast ``operands``.
 
     ``operands`` are NumPy arrays or Python/NumPy scalars, already broadcast-compatible with
@@ -173,18 +193,21 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     it so constants keep the array's precision (a Python float would make float32 math float64).
     ``out``, when given, must be C-contiguous. Returns ``out`` (a fresh array unless given).
     ``ufunc``: a NumPy ufunc computing the same function, used instead of the Numba kernel for
-    one large operand (Note [NumPy forward]).
+    one large operand (Note [NumPy forward]). ``n_out > 1``: the body returns that many values
+    (a tuple) and the result is a tuple of arrays (``out``, when given, too).
     """
     if compute_dtype is not None and np.dtype(compute_dtype) == np.float16:
         # Numba has no float16 arithmetic on the CPU: compute in float32, round once at the end
         wide = elementwise(body, operands, out_shape,
                            np.float32 if np.dtype(out_dtype) == np.float16 else out_dtype,
-                           np.float32, None, ufunc)
+                           np.float32, None, ufunc, n_out)
+        if n_out > 1:
+            return _cast_outputs(wide, out, out_dtype)
         if out is None:
             return wide.astype(out_dtype)
         out[...] = wide
         return out
-    if (ufunc is not None and not _config.FAST_MATH and len(operands) == 1
+    if (ufunc is not None and n_out == 1 and not _config.FAST_MATH and len(operands) == 1
             and isinstance(operands[0], np.ndarray)
             and operands[0].size >= UFUNC_MIN_SIZE and np.dtype(out_dtype).kind == "f"):
         a = operands[0]
@@ -195,8 +218,10 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
         with np.errstate(all="ignore"):  # log(0) is -inf and log(-1) nan, without warnings
             return ufunc(a, out=out)
     if out is None:
-        out = pool.empty(out_shape, out_dtype)
-    size = out.size
+        out = (pool.empty(out_shape, out_dtype) if n_out == 1
+               else tuple(pool.empty(out_shape, out_dtype) for _ in range(n_out)))
+    outs = (out,) if n_out == 1 else out
+    size = outs[0].size
     if size == 0:
         return out
     if compute_dtype is not None and not isinstance(compute_dtype, np.dtype):
@@ -229,8 +254,10 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     if simple:
         if len(out_shape) != 1:
             args = [a.reshape(-1) if m == "f" else a for a, m in zip(args, modes)]
-        get_kernel(body, "".join(modes), False, parallel)(
-            out if len(out_shape) == 1 else out.reshape(-1), *args)
+            flat = [o.reshape(-1) for o in outs]
+        else:
+            flat = outs
+        get_kernel(body, "".join(modes), False, parallel, n_out)(*flat, *args)
         return out
     nd = len(out_shape)
     shapes = [None if m == "s" else (1,) * (nd - a.ndim) + a.shape for a, m in zip(args, modes)]
@@ -238,12 +265,12 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
         # fewer dims that are all leading 1s ((3,) into (1, 3)): one flat kernel after all
         args = [a if m == "s" else np.ascontiguousarray(a).reshape(out_shape)
                 for a, m in zip(args, modes)]
-        return elementwise(body, args, out_shape, out_dtype, None, out)
+        return elementwise(body, args, out_shape, out_dtype, None, out, n_out=n_out)
     p, split = _split_modes(out_shape, [sh for sh in shapes if sh is not None])
     if p is None:  # an unusual broadcast: materialise the operands that do not fit
         args = [a if m == "s" else np.ascontiguousarray(np.broadcast_to(a, out_shape))
                 for a, m in zip(args, modes)]
-        return elementwise(body, args, out_shape, out_dtype, None, out)
+        return elementwise(body, args, out_shape, out_dtype, None, out, n_out=n_out)
     m = int(np.prod(out_shape[:p]))
     n = size // m
     it = iter(split)
@@ -252,7 +279,17 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
             mode = modes[k] = next(it)
             a = np.ascontiguousarray(args[k])
             args[k] = a.reshape(m, n) if mode == "f" else a.reshape(-1)
-    get_kernel(body, "".join(modes), True, parallel)(out.reshape(m, n), *args)
+    get_kernel(body, "".join(modes), True, parallel, n_out)(
+        *(o.reshape(m, n) for o in outs), *args)
+    return out
+
+
+def _cast_outputs(wide: tuple, out, out_dtype) -> tuple:
+    """Several float32 results rounded to ``out_dtype`` (into ``out`` when given)."""
+    if out is None:
+        return tuple(w.astype(out_dtype) for w in wide)
+    for o, w in zip(out, wide):
+        o[...] = w
     return out
 
 

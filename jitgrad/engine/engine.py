@@ -38,6 +38,17 @@ note naming the node); no thread takes its nodes any more, the owner waits until
 on other threads return, then re-raises it (same object, same type). A ``BaseException`` raised
 in the owner while it waits (KeyboardInterrupt) marks the task failed and propagates at once.
 
+Note [fused regions]: when a node that can be fused (``node._fusible``: elementwise op nodes)
+is about to run with a gradient of at least ``FUSION_MIN_ELEMENTS`` elements, the engine collects
+the *region* below it: nodes that can be fused, with the root's output shape and dtype, whose
+every incoming edge comes from the region (so their whole gradient is computed inside it), no
+partial gradient received yet, and nothing to observe their gradients (no hooks, retain_grad or
+capture). The root's ``_apply_fused`` runs the region at once (Note [fused backward] in
+``ops/fusion.py``: one kernel) and returns the gradients leaving it, one per outside edge; the
+engine passes them on through a ``_FusedRegion`` standing for the region, and releases the
+members' saved tensors. Members are never queued. The engine knows only that nodes may fuse;
+what fusing means is the nodes' business.
+
 Reentrant backward (``backward()`` inside a node's backward or a hook) is a nested ``execute``:
 the current thread owns the new task and always runs it itself, so it cannot deadlock when every
 worker is busy; owners wait only for nodes that other threads are running now.
@@ -71,6 +82,9 @@ HANDOFF_MIN_SECONDS = 50e-6
 HANDOFF_WARMUP_NODES = 8
 HANDOFF_MIN_ELEMENTS = 1 << 10
 HANDOFF_MAX_ELEMENTS = 1 << 18
+# Note [fused regions]: at most this many nodes per region (a long chain fuses piecewise): the
+# generated kernel's compile time and operand count grow with it
+FUSION_MAX_NODES = 12
 
 
 class GraphTask:
@@ -79,11 +93,14 @@ class GraphTask:
     __slots__ = ("keep_graph", "create_graph", "deterministic", "dependencies", "buffers",
                  "needed", "captures", "captured", "ready", "tie", "pending", "timed",
                  "time_sum", "lock", "cond", "shared", "published", "running", "error",
-                 "owner_waiting")
+                 "owner_waiting", "fuse")
 
     def __init__(self, keep_graph, create_graph=False):
         self.keep_graph = keep_graph
         self.create_graph = create_graph
+        # Note [fused regions]: not while recording a graph of the backward, nor under anomaly
+        # detection (it checks every node's outputs)
+        self.fuse = _config.FUSION and not create_graph and not anomaly._state.enabled
         self.deterministic = _config.DETERMINISTIC
         self.dependencies: dict = {}
         self.buffers: dict = {}
@@ -221,7 +238,14 @@ def _call_hooks(hooks, grad):
 
 
 def _run_node(task: GraphTask, node, inputs: list):
-    """Hooks, captures and apply for one ready node; returns its outputs or None to skip."""
+    """Hooks, captures and apply for one ready node. Returns ``(source, outputs)``: the outputs
+    (None to skip) and what they are passed on from, the node or the fused region it ran
+    (Note [fused regions])."""
+    if (node._fusible and task.fuse and inputs[0] is not None and not node._has_tensor_hooks()
+            and not node._pre_hooks and not node._post_hooks):
+        fused = _run_fused(task, node, inputs[0])
+        if fused is not None:
+            return fused
     if node._has_tensor_hooks():
         for nr in range(len(inputs)):
             hooks = node._tensor_pre_hooks(nr)
@@ -235,7 +259,7 @@ def _run_node(task: GraphTask, node, inputs: list):
         for nr, idx in task.captures.get(node, ()):
             task.captured[idx] = inputs[nr]
         if node not in needed:
-            return None
+            return node, None
     if node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
             res = hook(tuple(inputs))
@@ -252,7 +276,119 @@ def _run_node(task: GraphTask, node, inputs: list):
             res = hook(tuple(outputs), tuple(inputs))
             if res is not None:
                 outputs = _check_hook_values(hook, tuple(outputs), res)
-    return outputs
+    return node, outputs
+
+
+# --- fused regions (Note [fused regions]) ------------------------------------------------------
+class _FusedRegion:
+    """What a fused region's gradients are passed on from: its outside edges (``(node, nr)``,
+    each once) with their forward metadata; named and ordered like its root."""
+
+    __slots__ = ("_root", "_next_edges", "_next_meta", "_sequence_nr")
+
+    def __init__(self, root, edges: list, metas: list):
+        self._root = root
+        self._next_edges = edges
+        self._next_meta = metas
+        self._sequence_nr = root._sequence_nr
+
+    def name(self) -> str:
+        return self._root.name()
+
+
+def _observed(node) -> bool:
+    return bool(node._has_tensor_hooks() or node._pre_hooks or node._post_hooks)
+
+
+def _fusion_region(task: GraphTask, root):
+    """The region below ``root`` (Note [fused regions]) as ``(nodes, dests, edges, metas,
+    merged)``: members in topological order (root first); per member and input edge, where its
+    gradient goes: a member index (> 0), ``-1 - t`` for outside edge ``t``, or None (no edge, or
+    one this task does not feed); the outside edges and their metadata; per outside node, how
+    many of its counted dependencies the region's one delivery per edge stands for beyond one.
+    None when no node joins."""
+    meta = root._output_meta[0]
+    deps, buffers, needed, captures = task.dependencies, task.buffers, task.needed, task.captures
+    index = {root: 0}
+    nodes = [root]
+    arrived: dict = {}
+    k = 0
+    while k < len(nodes):
+        for nxt, _ in nodes[k]._next_edges:
+            if nxt is None or not nxt._fusible:
+                continue
+            count = arrived.get(nxt, 0) + 1
+            arrived[nxt] = count
+            # every edge into ``nxt`` comes from the region (deps counts them all; a partial
+            # gradient from outside would sit in ``buffers``)
+            if (count == deps.get(nxt) and len(nodes) < FUSION_MAX_NODES and nxt not in buffers
+                    and len(nxt._output_meta) == 1
+                    and nxt._output_meta[0] == meta and not _observed(nxt)
+                    and (needed is None or (nxt in needed and nxt not in captures))):
+                index[nxt] = len(nodes)
+                nodes.append(nxt)
+        k += 1
+    if len(nodes) < 2:
+        return None
+    targets: dict = {}
+    merged: dict = {}
+    edges, metas, dests = [], [], []
+    for node in nodes:
+        node_dests = []
+        for i, (nxt, nr) in enumerate(node._next_edges):
+            if nxt is None or not task.receives(nxt):
+                node_dests.append(None)
+            elif nxt in index:
+                node_dests.append(index[nxt])
+            else:
+                t = targets.get((nxt, nr))
+                if t is None:
+                    t = targets[(nxt, nr)] = len(edges)
+                    edges.append((nxt, nr))
+                    metas.append(node._next_meta[i])
+                else:
+                    merged[nxt] = merged.get(nxt, 0) + 1
+                node_dests.append(-1 - t)
+        dests.append(node_dests)
+    return nodes, dests, edges, metas, merged
+
+
+def _drop_dependencies(task: GraphTask, merged: dict) -> None:
+    deps = task.dependencies
+    for node, extra in merged.items():
+        deps[node] -= extra
+
+
+def _run_fused(task: GraphTask, root, grad):
+    """Run the region below ``root`` as one (Note [fused regions]); None when there is none or
+    the nodes decline (the root then runs alone)."""
+    meta = root._output_meta[0]
+    if meta is None or math.prod(meta[0]) < _config.FUSION_MIN_ELEMENTS:
+        return None
+    if task.needed is not None and (root not in task.needed or root in task.captures):
+        return None
+    if task.shared:
+        with task.lock:  # other threads change dependencies and buffers
+            region = _fusion_region(task, root)
+    else:
+        region = _fusion_region(task, root)
+    if region is None:
+        return None
+    nodes, dests, edges, metas, merged = region
+    outputs = root._apply_fused(nodes, dests, len(edges), grad)
+    if outputs is None:
+        return None
+    if merged:  # several region edges into one outside edge: its count drops once per edge
+        if task.shared:
+            with task.lock:
+                _drop_dependencies(task, merged)
+        else:
+            _drop_dependencies(task, merged)
+    if not task.keep_graph:
+        for node in nodes:
+            node._release()
+    source = _FusedRegion(root, edges, metas)
+    return source, _validate(source, outputs)
 
 
 # --- running a task --------------------------------------------------------------------------
@@ -407,18 +543,18 @@ def _run_alone(task: GraphTask) -> bool:
                     inputs = _sum_inputs(inputs, create_graph)
                 if timed:
                     t0 = time.perf_counter()
-                    outputs = _run_node(task, node, inputs)
+                    source, outputs = _run_node(task, node, inputs)
                     task.time_sum += time.perf_counter() - t0
                     task.timed += 1
                 else:
-                    outputs = _run_node(task, node, inputs)
+                    source, outputs = _run_node(task, node, inputs)
                 if outputs is not None:
                     if deterministic:
                         task.tie = tie
-                        _pass_on_ordered(task, node, outputs, share)
+                        _pass_on_ordered(task, source, outputs, share)
                         tie = task.tie
                     else:
-                        tie = _pass_on(task, node, outputs, ready, tie, share)
+                        tie = _pass_on(task, source, outputs, ready, tie, share)
             except BaseException as exc:
                 _annotate(exc, node)
                 raise
@@ -560,8 +696,8 @@ def _run_one(task: GraphTask, item) -> None:
         grad_mode._set_enabled(task.create_graph)
         if task.deterministic:
             inputs = _sum_inputs(inputs, task.create_graph)
-        outputs = _run_node(task, node, inputs)
-        help_wanted = _pass_on_shared(task, node, outputs or ())
+        source, outputs = _run_node(task, node, inputs)
+        help_wanted = _pass_on_shared(task, source, outputs or ())
     except BaseException as exc:
         _annotate(exc, node)
         with task.lock:

@@ -133,6 +133,10 @@ class OpNode(Node):
             result = (result,)
         return [r if need else None for r, need in zip(result, self.needs_input_grad)]
 
+    def _apply_fused(self, nodes, dests, n_edges, g):
+        """Note [fused backward] (ops/fusion.py): this node and the region below it at once."""
+        return fusion.apply_fused(nodes, dests, n_edges, g)
+
     def _apply_elementwise(self, g):
         op = self._op
         out = []
@@ -168,7 +172,8 @@ def _conj(v):
 
 
 def _make_node_class(op: OpDef) -> type:
-    return type(op.node_name, (OpNode,), {"_op": op, "__module__": "jitgrad.autograd"})
+    return type(op.node_name, (OpNode,), {"_op": op, "__module__": "jitgrad.autograd",
+                                          "_fusible": op.elementwise})
 
 
 def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), dtype_rule="promote",
@@ -201,3 +206,6 @@ def def_composite(name, node_name, inputs, forward, backward, attrs=(), save=(),
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op
+
+
+from . import fusion  # noqa: E402  (it imports ``passthrough`` from here)

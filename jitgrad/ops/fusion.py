@@ -1,0 +1,165 @@
+"""Fused backward: a region of elementwise nodes runs as one generated kernel.
+
+Note [fused backward]: the engine hands an elementwise node the *region* below it (Note [fused
+regions] in ``engine/engine.py``): elementwise nodes of its output shape and dtype whose whole
+gradient is computed inside the region. Run node by node, every node writes a full-size gradient
+that the next one reads back, and pays the Python cost of a node, per node and input. Fused, the
+region is ONE kernel whose scalar body is generated here from the ops' own backward bodies (the
+same derivative formulas, so one rule still serves every path)::
+
+    def fused_<digest>(g, a1, a2):
+        c0 = b0(g, a1)            # CosBackward0 -> its input: a member of the region
+        g1 = c0
+        c1 = b1(g1, a2)           # MulBackward0 (x * x): both inputs are x, outside
+        c2 = b2(g1, a2)
+        return c1 + c2            # the gradients leaving through one edge, summed
+
+``g`` is the root's gradient and ``a<k>`` the saved operands (one per array, however many nodes
+saved it), read per element (scalars,
+broadcast rows/columns and stride-0 gradients as in every elementwise kernel: ``device.cpu``).
+Gradients leaving through the same outside edge are summed inside the kernel (in member order,
+whatever order threads would have delivered them: deterministic), and two edges that receive the
+very same value (``a + b`` under a ReLU, say) share one output. The body is compiled once per
+region *structure* (ops, which inputs need gradients, where each gradient goes) and kept on disk
+like every generated kernel; the engine fuses only regions of ``FUSION_MIN_ELEMENTS`` gradient
+elements or more, where that compile pays for itself, and only on real floating CPU tensors
+outside transforms (anything else runs node by node, as before).
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import sys
+import threading
+
+import numpy as np
+
+from ..device import cpu
+from . import dispatch
+from .registry import passthrough
+
+_FUSED: dict = {}  # structure key -> (body or None, output of each outside edge)
+# CPython passes more than 30 arguments as a tuple (CALL_FUNCTION_EX), which Numba cannot inline
+MAX_OPERANDS = 28
+_lock = threading.Lock()
+
+
+def apply_fused(nodes, dests, n_edges: int, g):
+    """The gradients leaving the region ``nodes`` (engine: Note [fused regions]) through its
+    ``n_edges`` outside edges, computed by one kernel; None to decline (run node by node)."""
+    data = g._data
+    if type(data) is not np.ndarray:  # CUDA: node by node (its kernels queue asynchronously)
+        nodes[0]._fusible = False  # no need to ask again
+        return None
+    if data.dtype.kind != "f" or data.dtype.itemsize < 4 or dispatch.transform_hook is not None:
+        return None
+    key, operands, slots, seen = [n_edges], [g], [], {}
+    for node, node_dests in zip(nodes, dests):
+        op = node._op
+        needs = node.needs_input_grad
+        entry = [op.name]
+        for i, name in enumerate(op.inputs):
+            dest = node_dests[i]
+            if dest is None or not needs[i]:
+                entry.append(None)
+                continue
+            entry.append(dest)
+            for param in op.params[name]:
+                value = node._unpack(param)  # checks versions: raises as the node would
+                if isinstance(value, dispatch.Tensor):
+                    value = value._data
+                    if type(value) is not np.ndarray or value.dtype.kind == "c":
+                        return None
+                elif type(value) is complex:
+                    return None
+                # one operand per array however many nodes saved it (x in x * x, say)
+                slot = seen.get(id(value)) if type(value) is np.ndarray else None
+                if slot is None:
+                    slot = len(operands)
+                    operands.append(value)
+                    if type(value) is np.ndarray:
+                        seen[id(value)] = slot
+                slots.append(slot)
+        key.append(tuple(entry))
+    if len(operands) > MAX_OPERANDS:
+        return None
+    key.append(tuple(slots))
+    key = tuple(key)
+    fused = _FUSED.get(key)
+    if fused is None:
+        with _lock:
+            fused = _FUSED.get(key)
+            if fused is None:
+                fused = _FUSED[key] = _build(nodes, key)
+    body, which = fused
+    if body is None:
+        return [None] * n_edges
+    n_out = 1 + max(w for w in which if w is not None)
+    result = dispatch.run_body(body, operands, g.dtype, n_out)
+    if n_out == 1:
+        result = (result,)
+    return [None if w is None else result[w] for w in which]
+
+
+def _importable(body) -> bool:
+    module = sys.modules.get(body.__module__)
+    return module is not None and getattr(module, body.__name__, None) is body
+
+
+def _build(nodes, key):
+    """Generate and load the fused body for a region structure ``key`` (see the Note)."""
+    n_edges, slots = key[0], iter(key[-1])
+    lines, imports = [], {}
+    contributions: dict = {}  # member index, or -1 - edge: terms of its gradient
+    for k, (node, entry) in enumerate(zip(nodes, key[1:-1])):
+        op = node._op
+        if k == 0:
+            grad = "g"
+        else:
+            terms = contributions.pop(k, None)
+            grad = f"g{k}" if terms else None
+            if terms:
+                lines.append(f"    g{k} = {' + '.join(terms)}")
+        for name, dest in zip(op.inputs, entry[1:]):
+            if dest is None:
+                continue
+            args = [f"a{next(slots)}" for _ in op.params[name]]
+            if grad is None:
+                continue
+            body = op.backward[name]
+            if body is passthrough:
+                term = grad
+            else:
+                if not _importable(body):
+                    return None, [None] * n_edges
+                alias = imports.setdefault(body, f"b{len(imports)}")
+                term = f"c{len(lines)}"
+                lines.append(f"    {term} = {alias}({', '.join([grad] + args)})")
+            contributions.setdefault(dest, []).append(term)
+    outputs, which = [], []
+    for t in range(n_edges):
+        terms = contributions.get(-1 - t)
+        if not terms:
+            which.append(None)
+            continue
+        expr = " + ".join(terms)
+        if expr not in outputs:
+            outputs.append(expr)
+        which.append(outputs.index(expr))
+    if not outputs:
+        return None, which
+    lines.append(f"    return {outputs[0] if len(outputs) == 1 else '(' + ', '.join(outputs) + ')'}")
+    header = ["# Generated by jitgrad.ops.fusion (Note [fused backward]); do not edit.",
+              "from numba import njit"]
+    for body, alias in imports.items():
+        # the component's source hash: an edited derivative makes a new file, not a stale kernel
+        digest = hashlib.sha1(inspect.getsource(body).encode()).hexdigest()[:12]
+        header += [f"from {body.__module__} import {body.__name__} as _{alias}  # {digest}",
+                   f"{alias} = njit(nogil=True, error_model='numpy', inline='always')(_{alias})"]
+    n_args = 1 + max(key[-1], default=0)  # operand 0 is g
+    params = ", ".join(["g"] + [f"a{j}" for j in range(1, n_args)])
+    text = "\n".join(header + ["", "", f"def fused({params}):"] + lines) + "\n"
+    digest = hashlib.sha1(text.encode()).hexdigest()[:16]
+    name = f"fused_{digest}"
+    module = cpu.load_generated(f"jg_{name}", text.replace("def fused(", f"def {name}("))
+    return getattr(module, name), which
