@@ -188,6 +188,13 @@ class SavedTensor:
         else:
             self._tensor = tensor
 
+    def data(self, node: Node):
+        """``unpack(node)._data`` without building a tensor (the fused backward reads arrays);
+        raises as ``unpack`` does."""
+        if node._released or self._counter.value != self._version:
+            return self.unpack(node)._data
+        return self._data if self._is_output else self._tensor._data
+
     def unpack(self, node: Node):
         if node._released:
             raise RuntimeError(SECOND_BACKWARD_MSG)

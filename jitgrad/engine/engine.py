@@ -241,11 +241,13 @@ def _run_node(task: GraphTask, node, inputs: list):
     """Hooks, captures and apply for one ready node. Returns ``(source, outputs)``: the outputs
     (None to skip) and what they are passed on from, the node or the fused region it ran
     (Note [fused regions])."""
-    if (node._fusible and task.fuse and inputs[0] is not None and not node._has_tensor_hooks()
-            and not node._pre_hooks and not node._post_hooks):
-        fused = _run_fused(task, node, inputs[0])
-        if fused is not None:
-            return fused
+    if task.fuse and node._fusible:
+        meta = node._output_meta[0]  # the size test first: most nodes stop here
+        if (meta is not None and math.prod(meta[0]) >= _config.FUSION_MIN_ELEMENTS
+                and inputs[0] is not None and not _observed(node)):
+            fused = _run_fused(task, node, inputs[0])
+            if fused is not None:
+                return fused
     if node._has_tensor_hooks():
         for nr in range(len(inputs)):
             hooks = node._tensor_pre_hooks(nr)
@@ -360,11 +362,8 @@ def _drop_dependencies(task: GraphTask, merged: dict) -> None:
 
 
 def _run_fused(task: GraphTask, root, grad):
-    """Run the region below ``root`` as one (Note [fused regions]); None when there is none or
-    the nodes decline (the root then runs alone)."""
-    meta = root._output_meta[0]
-    if meta is None or math.prod(meta[0]) < _config.FUSION_MIN_ELEMENTS:
-        return None
+    """Run the region below ``root`` (large enough, unobserved) as one (Note [fused
+    regions]); None when there is none or the nodes decline (the root then runs alone)."""
     if task.needed is not None and (root not in task.needed or root in task.captures):
         return None
     if task.shared:

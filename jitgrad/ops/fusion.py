@@ -34,6 +34,7 @@ import threading
 
 import numpy as np
 
+from ..autograd.node import SavedTensor
 from ..device import cpu
 from . import dispatch
 from .registry import passthrough
@@ -56,22 +57,28 @@ def apply_fused(nodes, dests, n_edges: int, g):
     key, operands, slots, seen = [n_edges], [g], [], {}
     for node, node_dests in zip(nodes, dests):
         op = node._op
-        needs = node.needs_input_grad
+        params = op.params
+        saved = node._saved
         entry = [op.name]
-        for i, name in enumerate(op.inputs):
-            dest = node_dests[i]
-            if dest is None or not needs[i]:
+        for name, dest, need in zip(op.inputs, node_dests, node.needs_input_grad):
+            if dest is None or not need:
                 entry.append(None)
                 continue
             entry.append(dest)
-            for param in op.params[name]:
-                value = node._unpack(param)  # checks versions: raises as the node would
-                if isinstance(value, dispatch.Tensor):
-                    value = value._data
-                    if type(value) is not np.ndarray or value.dtype.kind == "c":
+            for param in params[name]:
+                value = saved.get(param)
+                if type(value) is SavedTensor:  # checks versions: raises as the node would
+                    value = value.data(node)
+                else:
+                    value = node._unpack(param)
+                    if isinstance(value, dispatch.Tensor):
+                        value = value._data
+                if type(value) is np.ndarray:
+                    if value.dtype.kind == "c":
                         return None
-                elif type(value) is complex:
-                    return None
+                elif isinstance(value, complex) or not isinstance(value, (bool, int, float,
+                                                                           np.number)):
+                    return None  # a complex scalar, or a CUDA array
                 # one operand per array however many nodes saved it (x in x * x, say)
                 slot = seen.get(id(value)) if type(value) is np.ndarray else None
                 if slot is None:

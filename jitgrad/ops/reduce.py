@@ -124,6 +124,12 @@ def _keep(ctx, t):
 
 def _expand_back(ctx, g):
     """The gradient ``g`` of a reduction broadcast back to the input's shape (a view)."""
+    if (type(g._data) is np.ndarray and not is_grad_enabled()
+            and dispatch.transform_hook is None):
+        # a plain backward records nothing: the read-only view without the ops' bookkeeping
+        # (two recorded view ops cost ~20 us a call, measured; the view is the same)
+        return dispatch.Tensor._make(np.broadcast_to(g._data.reshape(ctx.keep_shape),
+                                                     ctx.in_shape))
     g = _keep(ctx, g)
     return g if g.shape == ctx.in_shape else _shape.expand(g, ctx.in_shape)
 
