@@ -81,3 +81,34 @@ class TimeOwnedBuffers:
     def peakmem_backward(self, graph):
         self.x.grad = None
         self.loss.backward(retain_graph=True)
+
+
+class TimeFusedBackward:
+    """Fused backward regions (docs/engine.md, "Fused regions") on and off: W2's elementwise
+    DAG (1e6), W5w's 16 branches of 10 ops (5e4) and W5h's two heavy branches (4e6), backward
+    only over a graph built in ``setup``."""
+
+    params = [["W2", "W5w", "W5h"], [True, False]]
+    param_names = ["workload", "fusion"]
+    timeout = 120
+
+    def setup(self, key, fusion):
+        from jitgrad import _config
+
+        self._old = _config.FUSION
+        _config.FUSION = fusion
+        workload = WORKLOADS[key]
+        params, _ = make_inputs(workload, workload.size, "float64")
+        self.params_t = tuple(jitgrad.tensor(a, requires_grad=True) for a in params)
+        self.loss = workload.fn(JitgradBackend(), self.params_t, ())
+        self.loss.backward(retain_graph=True)  # compiles every kernel the backward needs
+
+    def teardown(self, key, fusion):
+        from jitgrad import _config
+
+        _config.FUSION = self._old
+
+    def time_backward(self, key, fusion):
+        for p in self.params_t:
+            p.grad = None
+        self.loss.backward(retain_graph=True)

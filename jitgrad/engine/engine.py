@@ -355,10 +355,53 @@ def _fusion_region(task: GraphTask, root):
     return nodes, dests, edges, metas, merged
 
 
+def _locked(lock, fn, *args) -> None:
+    """``fn(*args)``, under ``lock`` when the task is shared (``lock`` not None)."""
+    if lock is None:
+        fn(*args)
+    else:
+        with lock:
+            fn(*args)
+
+
 def _drop_dependencies(task: GraphTask, merged: dict) -> None:
     deps = task.dependencies
     for node, extra in merged.items():
         deps[node] -= extra
+
+
+def _take_partials(task: GraphTask, edges: list):
+    """Note [fused regions]: gradients already waiting in the outside edges' input slots that
+    the engine alone holds, taken out of their slots, so the region's kernel can add its own
+    into them (one pass fewer than adding afterwards); per edge, or None when there are none.
+    Not in deterministic mode (slots keep every contribution apart)."""
+    into = None
+    buffers = task.buffers
+    for t in range(len(edges)):
+        nxt, nr = edges[t]
+        buf = buffers.get(nxt)
+        if buf is None or nr >= len(buf) or buf[nr] is None:
+            continue
+        old = buf[nr]
+        buf[nr] = None
+        if sole_owner(old, 1):  # ``old`` here, nowhere else
+            if into is None:
+                into = [None] * len(edges)
+            into[t] = old
+        else:
+            buf[nr] = old
+        old = None
+    return into
+
+
+def _restore_partials(task: GraphTask, edges: list, into: list, outputs) -> None:
+    """Put back the partial sums the region did not add into (``outputs[t] is into[t]``
+    when it did: then the output carries them on)."""
+    buffers = task.buffers
+    for t in range(len(edges)):
+        if into[t] is not None and (outputs is None or outputs[t] is not into[t]):
+            nxt, nr = edges[t]
+            buffers[nxt][nr] = into[t]
 
 
 def _run_fused(task: GraphTask, root, grad):
@@ -366,23 +409,28 @@ def _run_fused(task: GraphTask, root, grad):
     regions]); None when there is none or the nodes decline (the root then runs alone)."""
     if task.needed is not None and (root not in task.needed or root in task.captures):
         return None
-    if task.shared:
-        with task.lock:  # other threads change dependencies and buffers
-            region = _fusion_region(task, root)
-    else:
+    lock = task.lock if task.shared else None
+    if lock is not None:
+        lock.acquire()  # other threads change dependencies and buffers
+    try:
         region = _fusion_region(task, root)
-    if region is None:
-        return None
-    nodes, dests, edges, metas, merged = region
-    outputs = root._apply_fused(nodes, dests, len(edges), grad)
+        if region is None:
+            return None
+        nodes, dests, edges, metas, merged = region
+        into = None if task.deterministic else _take_partials(task, edges)
+    finally:
+        if lock is not None:
+            lock.release()
+    outputs = None
+    try:
+        outputs = root._apply_fused(nodes, dests, len(edges), grad, into)
+    finally:
+        if into is not None:
+            _locked(lock, _restore_partials, task, edges, into, outputs)
     if outputs is None:
         return None
     if merged:  # several region edges into one outside edge: its count drops once per edge
-        if task.shared:
-            with task.lock:
-                _drop_dependencies(task, merged)
-        else:
-            _drop_dependencies(task, merged)
+        _locked(lock, _drop_dependencies, task, merged)
     if not task.keep_graph:
         for node in nodes:
             node._release()

@@ -35,7 +35,7 @@ import threading
 import numpy as np
 
 from ..autograd.node import SavedTensor
-from ..device import cpu
+from ..device import cpu, pool
 from . import dispatch
 from .registry import passthrough
 
@@ -45,16 +45,18 @@ MAX_OPERANDS = 28
 _lock = threading.Lock()
 
 
-def apply_fused(nodes, dests, n_edges: int, g):
+def apply_fused(nodes, dests, n_edges: int, g, into=None):
     """The gradients leaving the region ``nodes`` (engine: Note [fused regions]) through its
-    ``n_edges`` outside edges, computed by one kernel; None to decline (run node by node)."""
+    ``n_edges`` outside edges, computed by one kernel; None to decline (run node by node).
+    ``into``: per edge, a partial sum the engine alone holds (or None): where the kernel can,
+    it adds its gradient into it, and that edge's output is ``into[t]`` itself."""
     data = g._data
     if type(data) is not np.ndarray:  # CUDA: node by node (its kernels queue asynchronously)
         nodes[0]._fusible = False  # no need to ask again
         return None
     if data.dtype.kind != "f" or data.dtype.itemsize < 4 or dispatch.transform_hook is not None:
         return None
-    key, operands, slots, seen = [n_edges], [g], [], {}
+    key, operands, slots, seen = [n_edges], [data], [], {}
     for node, node_dests in zip(nodes, dests):
         op = node._op
         params = op.params
@@ -88,9 +90,19 @@ def apply_fused(nodes, dests, n_edges: int, g):
                         seen[id(value)] = slot
                 slots.append(slot)
         key.append(tuple(entry))
+    shape, dt = nodes[0]._output_meta[0][0], data.dtype
+    partials = []  # (edge, operand index) of the partial sums added into
+    if into is not None:
+        for t, old in enumerate(into):
+            a = old._data if type(old) is dispatch.Tensor else None
+            if (type(a) is np.ndarray and a.shape == shape and a.dtype == dt
+                    and a.flags.c_contiguous and a.flags.writeable):
+                partials.append((t, len(operands)))
+                operands.append(a)
     if len(operands) > MAX_OPERANDS:
         return None
     key.append(tuple(slots))
+    key.append(tuple(partials))
     key = tuple(key)
     fused = _FUSED.get(key)
     if fused is None:
@@ -102,9 +114,17 @@ def apply_fused(nodes, dests, n_edges: int, g):
     if body is None:
         return [None] * n_edges
     n_out = 1 + max(w for w in which if w is not None)
-    result = dispatch.run_body(body, operands, g.dtype, n_out)
-    if n_out == 1:
-        result = (result,)
+    outs = [None] * n_out
+    for t, _ in partials:
+        if which[t] is not None:
+            outs[which[t]] = into[t]._data
+    outs = [pool.empty(shape, dt) if o is None else o for o in outs]
+    cpu.elementwise(body, operands, shape, dt, dt, out=outs[0] if n_out == 1 else tuple(outs),
+                    n_out=n_out)
+    result = [dispatch.Tensor._make(o) for o in outs]
+    for t, _ in partials:
+        if which[t] is not None:
+            result[which[t]] = into[t]
     return [None if w is None else result[w] for w in which]
 
 
@@ -115,10 +135,10 @@ def _importable(body) -> bool:
 
 def _build(nodes, key):
     """Generate and load the fused body for a region structure ``key`` (see the Note)."""
-    n_edges, slots = key[0], iter(key[-1])
+    n_edges, slots, partials = key[0], iter(key[-2]), dict(key[-1])
     lines, imports = [], {}
     contributions: dict = {}  # member index, or -1 - edge: terms of its gradient
-    for k, (node, entry) in enumerate(zip(nodes, key[1:-1])):
+    for k, (node, entry) in enumerate(zip(nodes, key[1:-2])):
         op = node._op
         if k == 0:
             grad = "g"
@@ -150,6 +170,8 @@ def _build(nodes, key):
             which.append(None)
             continue
         expr = " + ".join(terms)
+        if t in partials:  # the engine's partial sum first, as its in-place add would do
+            expr = f"a{partials[t]} + ({expr})"
         if expr not in outputs:
             outputs.append(expr)
         which.append(outputs.index(expr))
@@ -163,7 +185,7 @@ def _build(nodes, key):
         digest = hashlib.sha1(inspect.getsource(body).encode()).hexdigest()[:12]
         header += [f"from {body.__module__} import {body.__name__} as _{alias}  # {digest}",
                    f"{alias} = njit(nogil=True, error_model='numpy', inline='always')(_{alias})"]
-    n_args = 1 + max(key[-1], default=0)  # operand 0 is g
+    n_args = 1 + max([*key[-2], *partials.values()], default=0)  # operand 0 is g
     params = ", ".join(["g"] + [f"a{j}" for j in range(1, n_args)])
     text = "\n".join(header + ["", "", f"def fused({params}):"] + lines) + "\n"
     digest = hashlib.sha1(text.encode()).hexdigest()[:16]

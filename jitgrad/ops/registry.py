@@ -133,9 +133,9 @@ class OpNode(Node):
             result = (result,)
         return [r if need else None for r, need in zip(result, self.needs_input_grad)]
 
-    def _apply_fused(self, nodes, dests, n_edges, g):
+    def _apply_fused(self, nodes, dests, n_edges, g, into=None):
         """Note [fused backward] (ops/fusion.py): this node and the region below it at once."""
-        return fusion.apply_fused(nodes, dests, n_edges, g)
+        return fusion.apply_fused(nodes, dests, n_edges, g, into)
 
     def _apply_elementwise(self, g):
         op = self._op

@@ -11,11 +11,12 @@ import pytest
 
 import jitgrad as jg
 from jitgrad import _config
-from jitgrad.autograd import gradcheck
+from jitgrad.autograd import Function, gradcheck
 from jitgrad.engine import engine
 from jitgrad.ops import fusion
 
 RNG = np.random.default_rng(7)
+ADDED_INTO = []  # regions that added their gradient into a partial sum waiting at an edge
 
 
 @pytest.fixture
@@ -26,13 +27,16 @@ def fused(monkeypatch):
     sizes = []
     real = fusion.apply_fused
 
-    def counting(nodes, dests, n_edges, g):
-        out = real(nodes, dests, n_edges, g)
+    def counting(nodes, dests, n_edges, g, into=None):
+        out = real(nodes, dests, n_edges, g, into)
         if out is not None:
             sizes.append(len(nodes))
+            if into is not None and any(o is i for o, i in zip(out, into) if i is not None):
+                ADDED_INTO.append(len(nodes))
         return out
 
     monkeypatch.setattr(fusion, "apply_fused", counting)
+    ADDED_INTO.clear()
     return sizes
 
 
@@ -231,3 +235,53 @@ def test_bitwise_reproducible(fused, monkeypatch):
                 np.testing.assert_array_equal(a, b)
     finally:
         jg.use_deterministic_algorithms(False)
+
+
+def w5h(x):
+    """Two regions reaching x: the second adds its gradient into the first's, in its kernel."""
+    return jg.exp(jg.sin(x)).sum() + jg.log(jg.cosh(x)).sum()
+
+
+def test_second_region_adds_into_the_waiting_gradient(fused, mode, monkeypatch):
+    x = RNG.standard_normal(500)
+    (ref,) = grads(w5h, [x], False, monkeypatch, reduce=lambda y: y)
+    (got,) = grads(w5h, [x], True, monkeypatch, reduce=lambda y: y)
+    np.testing.assert_allclose(got, ref, rtol=1e-14)
+    np.testing.assert_allclose(got, np.exp(np.sin(x)) * np.cos(x) + np.tanh(x), rtol=1e-12)
+    assert fused == [2, 2]
+    # not in deterministic mode: each contribution stays apart until the node runs; threaded,
+    # the two regions may run at once, each finding the slot empty
+    if mode == "alone":
+        assert ADDED_INTO == [2]
+    elif mode == "deterministic":
+        assert ADDED_INTO == []
+
+
+class KeepGrad(Function):
+    """Identity whose backward keeps the gradient it returns (so the engine does not own it)."""
+
+    kept = []
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        out = g * 3.0
+        KeepGrad.kept.append(out)
+        return out
+
+
+def test_a_shared_partial_sum_is_not_written(fused, mode):
+    """The gradient waiting at x's edge is one a custom Function kept: the region adds to it
+    out of place, and the kept tensor keeps its values."""
+    KeepGrad.kept.clear()
+    x = jg.tensor(RNG.standard_normal(50), requires_grad=True)
+    first = jg.exp(jg.sin(x)).sum()  # runs after KeepGrad's node (created later: popped first)
+    loss = first + KeepGrad.apply(x).sum()
+    loss.backward()
+    xs = x.detach().numpy()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(np.sin(xs)) * np.cos(xs) + 3.0, rtol=1e-14)
+    np.testing.assert_array_equal(KeepGrad.kept[0].numpy(), np.full(50, 3.0))
+    assert fused == [2] and ADDED_INTO == []
