@@ -196,6 +196,14 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     one large operand (Note [NumPy forward]). ``n_out > 1``: the body returns that many values
     (a tuple) and the result is a tuple of arrays (``out``, when given, too).
     """
+    if out is None and n_out == 1 and (ufunc is None or _config.FAST_MATH):
+        flat = _flat_operands(operands, out_shape, compute_dtype)
+        if flat is not None:  # the common case, without the general path's questions
+            modes, args = flat
+            out = pool.empty(out_shape, out_dtype)
+            if out.size:
+                _run_flat(body, modes, args, out, out_dtype)
+            return out
     if compute_dtype is not None and np.dtype(compute_dtype) == np.float16:
         # Numba has no float16 arithmetic on the CPU: compute in float32, round once at the end
         wide = elementwise(body, operands, out_shape,
@@ -282,6 +290,39 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     get_kernel(body, "".join(modes), True, parallel, n_out)(
         *(o.reshape(m, n) for o in outs), *args)
     return out
+
+
+def _flat_operands(operands, out_shape: tuple, compute_dtype):
+    """``(modes, args)`` when every operand is a C-contiguous array of the output's shape and
+    the (float32/float64) compute dtype, or a Python scalar (converted to it); else None."""
+    if not isinstance(compute_dtype, np.dtype) or compute_dtype.kind != "f" or (
+            compute_dtype.itemsize < 4):
+        return None
+    modes, args = "", []
+    for a in operands:
+        kind = type(a)
+        if kind is np.ndarray:
+            if a.shape != out_shape or a.dtype != compute_dtype or not a.flags.c_contiguous:
+                return None
+            modes += "f"
+        elif kind is float or kind is int or kind is bool:
+            a = compute_dtype.type(a)
+            modes += "s"
+        else:
+            return None
+        args.append(a)
+    return modes, args
+
+
+def _run_flat(body, modes: str, args: list, out: np.ndarray, out_dtype) -> None:
+    """The flat kernel over ``_flat_operands``' result, serial or parallel by size."""
+    parallel = (out.nbytes >= PARALLEL_MIN_BYTES and _config.parallel_kernels())
+    if parallel:
+        _apply_thread_count()
+    if out.ndim != 1:
+        args = [a.reshape(-1) if m == "f" else a for a, m in zip(args, modes)]
+        out = out.reshape(-1)
+    get_kernel(body, modes, False, parallel)(out, *args)
 
 
 def _cast_outputs(wide: tuple, out, out_dtype) -> tuple:

@@ -163,13 +163,14 @@ def gradient_edge(t) -> tuple:
     return (None, 0)
 
 
-def _connect(node, operands, needs) -> None:
+def _connect(node, operands, needs, dtype=None) -> None:
+    """Edges and input metadata of ``node`` (``dtype``: every Tensor operand's, when known)."""
     node.needs_input_grad = needs
     edges, meta = [], []
     for o, need in zip(operands, needs):
         if need:
             edges.append(gradient_edge(o))
-            meta.append((o._data.shape, o.dtype))
+            meta.append((o._data.shape, dtype or o.dtype))
         else:
             edges.append((None, 0))
             meta.append(None)
@@ -234,7 +235,9 @@ def complex_error(name: str, dt) -> TypeError:
                      "mean, shape ops and jitgrad.numpy.fft (see docs/numpy.md)")
 
 
-def _elementwise(op, *args, **attrs):
+def _prepare(op, args, attrs):
+    """Operands, their values, attribute values, compute and result dtypes and the broadcast
+    shape of an elementwise call (any operands: the general path)."""
     operands = [operand(a, op.name) for a in args]
     values = [o._data if isinstance(o, Tensor) else o for o in operands]
     attr_values = [attrs[a] for a in op.attrs]
@@ -244,8 +247,42 @@ def _elementwise(op, *args, **attrs):
     if dt.is_complex and not op.complex_ok:  # Note [complex support]
         raise complex_error(op.name, dt)
     out_dt = dtypes.bool_ if op.dtype_rule == "bool" else dt
-    shape = _result_shape(op.name, values)
-    if on_cuda(values, op.name, operands):
+    return operands, values, attr_values, dt, out_dt, _result_shape(op.name, values)
+
+
+def _plain_float_args(args):
+    """The common case of an elementwise call, or None: CPU Tensors (not subclasses) of one
+    float32/float64 dtype and one shape, with Python int/float scalars (weak: they take the
+    tensors' dtype). Returns ``(values, dtype, shape)`` without the general path's checks."""
+    first = None
+    for a in args:
+        kind = type(a)
+        if kind is Tensor:
+            data = a._data
+            if type(data) is not np.ndarray:
+                return None
+            if first is None:
+                first = data
+            elif data.shape != first.shape or data.dtype != first.dtype:
+                return None
+        elif kind is not float and kind is not int:
+            return None
+    if first is None or first.dtype.kind != "f" or first.dtype.itemsize < 4:
+        return None
+    return ([a._data if type(a) is Tensor else a for a in args], dtypes.to_dtype(first.dtype),
+            first.shape)
+
+
+def _elementwise(op, *args, **attrs):
+    plain = None if op.attrs else _plain_float_args(args)
+    if plain is not None:
+        operands = args
+        values, dt, shape = plain
+        attr_values = []
+        out_dt = dtypes.bool_ if op.dtype_rule == "bool" else dt
+    else:
+        operands, values, attr_values, dt, out_dt, shape = _prepare(op, args, attrs)
+    if plain is None and on_cuda(values, op.name, operands):
         if dt.is_complex:  # e.g. cuda_tensor * 1j (Note [complex support]: CPU only for now)
             raise NotImplementedError(f"{op.name}: complex results are not supported on CUDA "
                                       f"yet (dtype {dt.name}); compute on the CPU")
@@ -260,7 +297,7 @@ def _elementwise(op, *args, **attrs):
     if not any(needs):
         return out
     node = op.node_cls()
-    _connect(node, operands, needs)
+    _connect(node, operands, needs, dt if plain is not None else None)
     node._attrs = attrs
     node._output_meta = [(shape, out_dt)]
     out._grad_fn, out._requires_grad = node, True
@@ -519,16 +556,8 @@ def prepare_out(name: str, out, shape: tuple) -> None:
 
 
 def _elementwise_out(op, args, attrs, out):
-    operands = [operand(a, op.name) for a in args]
+    operands, values, attr_values, dt, _, shape = _prepare(op, args, attrs)
     _out_tensor(op.name, out, operands)
-    values = [o._data if isinstance(o, Tensor) else o for o in operands]
-    attr_values = [attrs[a] for a in op.attrs]
-    dt = dtypes.result_type(*values, *(a for a in attr_values if a is not None))
-    if op.dtype_rule == "float":
-        dt = dtypes.float_type_for(dt)
-    if dt.is_complex and not op.complex_ok:  # Note [complex support]
-        raise complex_error(op.name, dt)
-    shape = _result_shape(op.name, values)
     check_cast(np.dtype(bool) if op.dtype_rule == "bool" else dt.np, out._data.dtype)
     _check_out_device(out, next((device_of(v) for v in values if device_of(v) != "cpu"), "cpu"))
     prepare_out(op.name, out, shape)
