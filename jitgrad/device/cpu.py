@@ -64,6 +64,8 @@ def _kernel_dir() -> str:
 def _index(mode: str, k: int, grid: bool) -> str:
     if mode == "s":
         return f"a{k}"
+    if mode == "o":  # the operand is the output array itself (Note [in-place operands])
+        return "out[r, c]" if grid else "out[i]"
     if not grid:
         return f"a{k}[i]"
     return {"f": f"a{k}[r, c]", "r": f"a{k}[c]", "c": f"a{k}[r]"}[mode]
@@ -225,7 +227,8 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
             out = pool.empty(out_shape, out_dtype)
         with np.errstate(all="ignore"):  # log(0) is -inf and log(-1) nan, without warnings
             return ufunc(a, out=out)
-    if out is None:
+    fresh = out is None
+    if fresh:
         out = (pool.empty(out_shape, out_dtype) if n_out == 1
                else tuple(pool.empty(out_shape, out_dtype) for _ in range(n_out)))
     outs = (out,) if n_out == 1 else out
@@ -237,6 +240,7 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     cast = compute_dtype.type if compute_dtype is not None else None
     modes, args = [], []
     simple = True  # every operand full-shape C-contiguous or a scalar: the flat kernel
+    given = out if n_out == 1 and not fresh else None
     for a in operands:
         if isinstance(a, np.ndarray) and a.size > 1 and 0 in a.strides:
             # a broadcast view (e.g. the expanded gradient of a sum): read the values it repeats
@@ -245,7 +249,9 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
         if isinstance(a, np.ndarray) and (a.size != 1 or size == 1):
             if cast is not None and a.dtype != compute_dtype:
                 a = a.astype(compute_dtype)
-            if a.shape == out_shape and a.flags.c_contiguous:
+            if given is not None and _is_output(a, given):
+                mode = "o"
+            elif a.shape == out_shape and a.flags.c_contiguous:
                 mode = "f"
             else:
                 simple, mode = False, None
@@ -271,12 +277,12 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     shapes = [None if m == "s" else (1,) * (nd - a.ndim) + a.shape for a, m in zip(args, modes)]
     if all(sh is None or sh == out_shape for sh in shapes):  # full but non-contiguous, or with
         # fewer dims that are all leading 1s ((3,) into (1, 3)): one flat kernel after all
-        args = [a if m == "s" else np.ascontiguousarray(a).reshape(out_shape)
+        args = [a if m in ("s", "o") else np.ascontiguousarray(a).reshape(out_shape)
                 for a, m in zip(args, modes)]
         return elementwise(body, args, out_shape, out_dtype, None, out, n_out=n_out)
     p, split = _split_modes(out_shape, [sh for sh in shapes if sh is not None])
     if p is None:  # an unusual broadcast: materialise the operands that do not fit
-        args = [a if m == "s" else np.ascontiguousarray(np.broadcast_to(a, out_shape))
+        args = [a if m in ("s", "o") else np.ascontiguousarray(np.broadcast_to(a, out_shape))
                 for a, m in zip(args, modes)]
         return elementwise(body, args, out_shape, out_dtype, None, out, n_out=n_out)
     m = int(np.prod(out_shape[:p]))
@@ -284,12 +290,24 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     it = iter(split)
     for k, sh in enumerate(shapes):
         if sh is not None:
-            mode = modes[k] = next(it)
+            mode = next(it)
+            if modes[k] == "o":  # full, read from the output itself
+                continue
+            modes[k] = mode
             a = np.ascontiguousarray(args[k])
             args[k] = a.reshape(m, n) if mode == "f" else a.reshape(-1)
     get_kernel(body, "".join(modes), True, parallel, n_out)(
         *(o.reshape(m, n) for o in outs), *args)
     return out
+
+
+def _is_output(a: np.ndarray, out: np.ndarray) -> bool:
+    """Note [in-place operands]: an in-place op (``x.sin_()``) passes the array it writes as an
+    operand too. The kernel then reads that operand from ``out`` itself (mode ``o``): given as
+    two arrays that overlap, LLVM's runtime alias check fails and the loop runs unvectorised
+    (measured: ``sin_`` on 1e6 float64 7.7 ms vs 1.7 ms out of place)."""
+    return a is out or (a.shape == out.shape and a.strides == out.strides
+                        and a.__array_interface__["data"][0] == out.__array_interface__["data"][0])
 
 
 def _flat_operands(operands, out_shape: tuple, compute_dtype):

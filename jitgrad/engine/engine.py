@@ -372,8 +372,8 @@ def _drop_dependencies(task: GraphTask, merged: dict) -> None:
 
 def _take_partials(task: GraphTask, edges: list):
     """Note [fused regions]: gradients already waiting in the outside edges' input slots that
-    the engine alone holds, taken out of their slots, so the region's kernel can add its own
-    into them (one pass fewer than adding afterwards); per edge, or None when there are none.
+    the engine alone holds, taken out of their slots, so the region's kernel can add them to
+    its own (one pass fewer than adding afterwards); per edge, or None when there are none.
     Not in deterministic mode (slots keep every contribution apart)."""
     into = None
     buffers = task.buffers
@@ -394,12 +394,12 @@ def _take_partials(task: GraphTask, edges: list):
     return into
 
 
-def _restore_partials(task: GraphTask, edges: list, into: list, outputs) -> None:
-    """Put back the partial sums the region did not add into (``outputs[t] is into[t]``
-    when it did: then the output carries them on)."""
+def _restore_partials(task: GraphTask, edges: list, into: list) -> None:
+    """Put back the partial sums the region did not take (it sets ``into[t]`` to None for those
+    it added into its output for edge ``t``)."""
     buffers = task.buffers
     for t in range(len(edges)):
-        if into[t] is not None and (outputs is None or outputs[t] is not into[t]):
+        if into[t] is not None:
             nxt, nr = edges[t]
             buffers[nxt][nr] = into[t]
 
@@ -426,7 +426,7 @@ def _run_fused(task: GraphTask, root, grad):
         outputs = root._apply_fused(nodes, dests, len(edges), grad, into)
     finally:
         if into is not None:
-            _locked(lock, _restore_partials, task, edges, into, outputs)
+            _locked(lock, _restore_partials, task, edges, into)
     if outputs is None:
         return None
     if merged:  # several region edges into one outside edge: its count drops once per edge

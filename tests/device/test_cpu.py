@@ -89,3 +89,18 @@ def test_broadcast_views_are_read_in_place_not_copied():
         assert 0 in view.strides
         out = cpu.elementwise(_fma, [view, x, view], (3, 4), np.float64, np.float64)
         np.testing.assert_array_equal(out, np.ascontiguousarray(view) * x + view)
+
+
+@pytest.mark.parametrize("shape, other", [((1000,), (1000,)), ((20, 50), (50,)), ((20, 50), ()),
+                                          ((4, 5, 50), (5, 50))])
+def test_operand_that_is_the_output_is_read_from_it(shape, other):
+    """Note [in-place operands]: an operand that is ``out`` itself (an in-place op) is read
+    through ``out`` (mode ``o``), flat and broadcast (grid) alike; values as NumPy's."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(shape)
+    y = rng.standard_normal(other) if other else 1.5
+    expected = x * y + x
+    got = cpu.elementwise(_fma, [x, y, x], shape, np.float64, np.float64, out=x)
+    assert got is x
+    np.testing.assert_array_equal(x, expected)
+    assert any("o" in key[1] for key in cpu._kernels if key[0] is _fma)
