@@ -118,7 +118,8 @@ class OpNode(Node):
 
     def apply(self, grad_outputs: list) -> list:
         op = self._op
-        if all(g is None for g in grad_outputs):
+        if (grad_outputs[0] is None if len(grad_outputs) == 1  # (not ``count``: Tensor ==)
+                else all(g is None for g in grad_outputs)):
             return [None] * len(self._next_edges)
         if op.elementwise:
             return self._apply_elementwise(grad_outputs[0])
@@ -140,6 +141,9 @@ class OpNode(Node):
     def _apply_elementwise(self, g):
         op = self._op
         out = []
+        # create_graph, or a transform (tangents, batched gradients) is active: the bodies run
+        # on Tensors and record their own graph (Note [transform hooks])
+        recording = is_grad_enabled() or dispatch.transform_hook is not None
         for name, need in zip(op.inputs, self.needs_input_grad):
             if not need:
                 out.append(None)
@@ -151,9 +155,7 @@ class OpNode(Node):
             args = [self._unpack(p) for p in op.params[name]]
             if op.holomorphic and g._data.dtype.kind == "c":  # Note [complex support]
                 args = [_conj(a) for a in args]
-            # create_graph, or a transform (tangents, batched gradients) is active: the same body
-            # runs on Tensors and records its own graph (Note [transform hooks])
-            if is_grad_enabled() or dispatch.transform_hook is not None:
+            if recording:
                 res = body(g, *args)
                 out.append(res if isinstance(res, dispatch.Tensor) else dispatch.full_like(g, res))
             else:
