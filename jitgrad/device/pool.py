@@ -13,8 +13,8 @@ every view of the array keeps the lease alive, and the lease's ``__del__`` runs 
 last array or view using the memory is gone: then the block goes back to its free list.
 
 Sizes are rounded up to a size class (8 classes per power of two: at most 12.5% waste) and a
-block serves any request of its class. Small requests (below ``MIN_BYTES``) go to NumPy, whose
-malloc reuses memory without faults at those sizes. Cached (free) bytes are capped at
+block serves any request of its class. Small requests (below ``MIN_BYTES``, 64 KiB) go to
+NumPy, whose malloc reuses memory without faults at those sizes. Cached (free) bytes are capped at
 ``limit_bytes`` (``JITGRAD_POOL_LIMIT_MB``, default 1/4 of RAM up to 4 GiB): past the cap a
 freed block is released to the system. ``empty_cache()`` releases every free block, and a
 ``MemoryError`` while growing empties the cache and retries once. Thread-safe: free lists are
@@ -28,9 +28,12 @@ import threading
 
 import numpy as np
 
-#: Requests smaller than this many bytes bypass the pool (measured: below ~1 MiB glibc's heap
-#: reuses freed memory without faulting; the lease costs ~1 µs per array).
-MIN_BYTES = 1 << 20
+#: Requests smaller than this many bytes bypass the pool (the lease costs ~1 µs per array).
+#: Measured 2026-11-30, steady-state forward+backward in blocks of calls: W5w's 400 KB arrays
+#: faulted 260-5000 pages per call through glibc, which trims and re-faults its heap at those
+#: sizes, and ran 21.3 -> 16.4 ms (float64) and 12.9 -> 8.9 ms (float32) pooled from 64 KiB
+#: instead of 1 MiB, 0 faults; W3/W4/W7/W8 unchanged.
+MIN_BYTES = 1 << 16
 
 
 def _default_limit() -> int:
