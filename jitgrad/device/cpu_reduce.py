@@ -322,7 +322,7 @@ def _par(x):
 def _fold_dtype(x3, out_dtype):
     x, outer, r, inner = _prep(x3)
     dt = _acc_dtype(x.dtype, out_dtype)
-    if np.result_type(x.dtype, dt) != dt:   # e.g. float input summed into int: cast first
+    if x.dtype != dt and np.result_type(x.dtype, dt) != dt:  # e.g. float summed into int: cast
         x = x.astype(dt)
     return x, outer, r, inner, dt
 

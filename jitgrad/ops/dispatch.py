@@ -385,8 +385,9 @@ def _record_composite(op, operands, arrays, ctx, attrs, outs):
     else:
         for o in outs:  # a result aliasing an input would let an in-place op on it write there
             d = o._data
-            if any(d is a or (getattr(d, "base", d) is not None and shares_memory(d, a))
-                   for a in arrays):
+            if getattr(d, "base", d) is None and all(d is not a for a in arrays):
+                continue  # a fresh array of its own (the common case)
+            if any(d is a or shares_memory(d, a) for a in arrays):
                 o._data = d.copy()
     needs = _needs(operands)
     if op.differentiable and any(needs) and is_grad_enabled():
