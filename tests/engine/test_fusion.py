@@ -12,7 +12,6 @@ import pytest
 import jitgrad as jg
 from jitgrad import _config
 from jitgrad.autograd import Function, gradcheck
-from jitgrad.engine import engine
 from jitgrad.ops import fusion
 
 RNG = np.random.default_rng(7)
@@ -39,22 +38,6 @@ def fused(monkeypatch):
     monkeypatch.setattr(fusion, "apply_fused", counting)
     ADDED_INTO.clear()
     return sizes
-
-
-@pytest.fixture(params=["alone", "threaded", "deterministic"])
-def mode(request, monkeypatch):
-    old_threads = jg.get_num_interop_threads()
-    if request.param == "threaded":
-        monkeypatch.setattr(engine, "HANDOFF_MIN_ELEMENTS", 0)
-        monkeypatch.setattr(engine, "HANDOFF_MIN_SECONDS", 0.0)
-        monkeypatch.setattr(engine, "HANDOFF_WARMUP_NODES", 0)
-        jg.set_num_interop_threads(2)
-    else:
-        jg.set_num_interop_threads(1)
-    jg.use_deterministic_algorithms(request.param == "deterministic")
-    yield request.param
-    jg.use_deterministic_algorithms(False)
-    jg.set_num_interop_threads(old_threads)
 
 
 def branch(x):

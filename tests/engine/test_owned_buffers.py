@@ -6,7 +6,8 @@ memory. These tests check both halves: it happens (the ``.grad`` array is the on
 made) and it never happens when someone else holds the gradient (a hook, the caller's
 ``gradient=``, a second edge, a saved tensor, a view...): then writing ``.grad`` in place (an
 optimizer step) or a later accumulation must not change anything else. Each test runs with the
-caller alone, with every node handed to the worker threads, and in deterministic mode.
+caller alone, with every node handed to the worker threads, and in deterministic mode (the
+``mode`` fixture in conftest.py).
 """
 import gc
 
@@ -17,23 +18,6 @@ import jitgrad as jg
 from jitgrad.autograd import Function
 from jitgrad.autograd.node import sole_owner
 from jitgrad.device import pool
-from jitgrad.engine import engine
-
-
-@pytest.fixture(params=["alone", "threaded", "deterministic"])
-def mode(request, monkeypatch):
-    old_threads = jg.get_num_interop_threads()
-    if request.param == "threaded":
-        monkeypatch.setattr(engine, "HANDOFF_MIN_ELEMENTS", 0)
-        monkeypatch.setattr(engine, "HANDOFF_MIN_SECONDS", 0.0)
-        monkeypatch.setattr(engine, "HANDOFF_WARMUP_NODES", 0)
-        jg.set_num_interop_threads(2)
-    else:
-        jg.set_num_interop_threads(1)
-    jg.use_deterministic_algorithms(request.param == "deterministic")
-    yield request.param
-    jg.use_deterministic_algorithms(False)
-    jg.set_num_interop_threads(old_threads)
 
 
 def arr(t):
