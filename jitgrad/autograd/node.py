@@ -73,7 +73,7 @@ class Node:
     _tensor_hooks = _NO_HOOKS  # output_nr -> HookDict of tensor (pre) hooks
     _retain_grad_hooks = _NO_HOOKS  # output_nr -> callable, runs after the tensor hooks
     _metadata = None
-    # Note [fused regions] (engine/engine.py): nodes that may run as part of a fused region
+    # Note [fused regions] (engine/regions.py): nodes that may run as part of a fused region
     # implement ``_apply_fused``; the engine asks no other node
     _fusible = False
 

@@ -38,16 +38,7 @@ note naming the node); no thread takes its nodes any more, the owner waits until
 on other threads return, then re-raises it (same object, same type). A ``BaseException`` raised
 in the owner while it waits (KeyboardInterrupt) marks the task failed and propagates at once.
 
-Note [fused regions]: when a node that can be fused (``node._fusible``: elementwise op nodes)
-is about to run with a gradient of at least ``FUSION_MIN_ELEMENTS`` elements, the engine collects
-the *region* below it: nodes that can be fused, with the root's output shape and dtype, whose
-every incoming edge comes from the region (so their whole gradient is computed inside it), no
-partial gradient received yet, and nothing to observe their gradients (no hooks, retain_grad or
-capture). The root's ``_apply_fused`` runs the region at once (Note [fused backward] in
-``ops/fusion.py``: one kernel) and returns the gradients leaving it, one per outside edge; the
-engine passes them on through a ``_FusedRegion`` standing for the region, and releases the
-members' saved tensors. Members are never queued. The engine knows only that nodes may fuse;
-what fusing means is the nodes' business.
+Fused regions of elementwise nodes run as one node: Note [fused regions] in ``regions.py``.
 
 Reentrant backward (``backward()`` inside a node's backward or a hook) is a nested ``execute``:
 the current thread owns the new task and always runs it itself, so it cannot deadlock when every
@@ -63,7 +54,7 @@ import time
 from .. import _config
 from ..autograd import anomaly, grad_mode
 from ..autograd.node import GraphRoot, sole_owner
-from . import workers
+from . import regions, workers
 
 # Note [hand-off rule]: measured on 2 cores (docs/engine.md). Two threads run Python (the
 # bookkeeping and dispatch of a node, ~9-14 us) one at a time under the GIL; only kernels
@@ -82,9 +73,6 @@ HANDOFF_MIN_SECONDS = 50e-6
 HANDOFF_WARMUP_NODES = 8
 HANDOFF_MIN_ELEMENTS = 1 << 10
 HANDOFF_MAX_ELEMENTS = 1 << 18
-# Note [fused regions]: at most this many nodes per region (a long chain fuses piecewise): the
-# generated kernel's compile time and operand count grow with it
-FUSION_MAX_NODES = 12
 
 
 class GraphTask:
@@ -244,8 +232,8 @@ def _run_node(task: GraphTask, node, inputs: list):
     if task.fuse and node._fusible:
         meta = node._output_meta[0]  # the size test first: most nodes stop here
         if (meta is not None and math.prod(meta[0]) >= _config.FUSION_MIN_ELEMENTS
-                and inputs[0] is not None and not _observed(node)):
-            fused = _run_fused(task, node, inputs[0])
+                and inputs[0] is not None and not regions.observed(node)):
+            fused = regions.run(task, node, inputs[0], _validate)
             if fused is not None:
                 return fused
     if node._has_tensor_hooks():
@@ -279,163 +267,6 @@ def _run_node(task: GraphTask, node, inputs: list):
             if res is not None:
                 outputs = _check_hook_values(hook, tuple(outputs), res)
     return node, outputs
-
-
-# --- fused regions (Note [fused regions]) ------------------------------------------------------
-class _FusedRegion:
-    """What a fused region's gradients are passed on from: its outside edges (``(node, nr)``,
-    each once) with their forward metadata; named and ordered like its root."""
-
-    __slots__ = ("_root", "_next_edges", "_next_meta", "_sequence_nr")
-
-    def __init__(self, root, edges: list, metas: list):
-        self._root = root
-        self._next_edges = edges
-        self._next_meta = metas
-        self._sequence_nr = root._sequence_nr
-
-    def name(self) -> str:
-        return self._root.name()
-
-
-def _observed(node) -> bool:
-    return bool(node._has_tensor_hooks() or node._pre_hooks or node._post_hooks)
-
-
-def _fusion_region(task: GraphTask, root):
-    """The region below ``root`` (Note [fused regions]) as ``(nodes, dests, edges, metas,
-    merged)``: members in topological order (root first); per member and input edge, where its
-    gradient goes: a member index (> 0), ``-1 - t`` for outside edge ``t``, or None (no edge, or
-    one this task does not feed); the outside edges and their metadata; per outside node, how
-    many of its counted dependencies the region's one delivery per edge stands for beyond one.
-    None when no node joins."""
-    meta = root._output_meta[0]
-    deps, buffers, needed, captures = task.dependencies, task.buffers, task.needed, task.captures
-    index = {root: 0}
-    nodes = [root]
-    arrived: dict = {}
-    k = 0
-    while k < len(nodes):
-        for nxt, _ in nodes[k]._next_edges:
-            if nxt is None or not nxt._fusible:
-                continue
-            count = arrived.get(nxt, 0) + 1
-            arrived[nxt] = count
-            # every edge into ``nxt`` comes from the region (deps counts them all; a partial
-            # gradient from outside would sit in ``buffers``)
-            if (count == deps.get(nxt) and len(nodes) < FUSION_MAX_NODES and nxt not in buffers
-                    and len(nxt._output_meta) == 1
-                    and nxt._output_meta[0] == meta and not _observed(nxt)
-                    and (needed is None or (nxt in needed and nxt not in captures))):
-                index[nxt] = len(nodes)
-                nodes.append(nxt)
-        k += 1
-    if len(nodes) < 2:
-        return None
-    targets: dict = {}
-    merged: dict = {}
-    edges, metas, dests = [], [], []
-    for node in nodes:
-        node_dests = []
-        for i, (nxt, nr) in enumerate(node._next_edges):
-            if nxt is None or not task.receives(nxt):
-                node_dests.append(None)
-            elif nxt in index:
-                node_dests.append(index[nxt])
-            else:
-                t = targets.get((nxt, nr))
-                if t is None:
-                    t = targets[(nxt, nr)] = len(edges)
-                    edges.append((nxt, nr))
-                    metas.append(node._next_meta[i])
-                else:
-                    merged[nxt] = merged.get(nxt, 0) + 1
-                node_dests.append(-1 - t)
-        dests.append(node_dests)
-    return nodes, dests, edges, metas, merged
-
-
-def _locked(lock, fn, *args) -> None:
-    """``fn(*args)``, under ``lock`` when the task is shared (``lock`` not None)."""
-    if lock is None:
-        fn(*args)
-    else:
-        with lock:
-            fn(*args)
-
-
-def _drop_dependencies(task: GraphTask, merged: dict) -> None:
-    deps = task.dependencies
-    for node, extra in merged.items():
-        deps[node] -= extra
-
-
-def _take_partials(task: GraphTask, edges: list):
-    """Note [fused regions]: gradients already waiting in the outside edges' input slots that
-    the engine alone holds, taken out of their slots, so the region's kernel can add them to
-    its own (one pass fewer than adding afterwards); per edge, or None when there are none.
-    Not in deterministic mode (slots keep every contribution apart)."""
-    into = None
-    buffers = task.buffers
-    for t in range(len(edges)):
-        nxt, nr = edges[t]
-        buf = buffers.get(nxt)
-        if buf is None or nr >= len(buf) or buf[nr] is None:
-            continue
-        old = buf[nr]
-        buf[nr] = None
-        if sole_owner(old, 1):  # ``old`` here, nowhere else
-            if into is None:
-                into = [None] * len(edges)
-            into[t] = old
-        else:
-            buf[nr] = old
-        old = None
-    return into
-
-
-def _restore_partials(task: GraphTask, edges: list, into: list) -> None:
-    """Put back the partial sums the region did not take (it sets ``into[t]`` to None for those
-    it added into its output for edge ``t``)."""
-    buffers = task.buffers
-    for t in range(len(edges)):
-        if into[t] is not None:
-            nxt, nr = edges[t]
-            buffers[nxt][nr] = into[t]
-
-
-def _run_fused(task: GraphTask, root, grad):
-    """Run the region below ``root`` (large enough, unobserved) as one (Note [fused
-    regions]); None when there is none or the nodes decline (the root then runs alone)."""
-    if task.needed is not None and (root not in task.needed or root in task.captures):
-        return None
-    lock = task.lock if task.shared else None
-    if lock is not None:
-        lock.acquire()  # other threads change dependencies and buffers
-    try:
-        region = _fusion_region(task, root)
-        if region is None:
-            return None
-        nodes, dests, edges, metas, merged = region
-        into = None if task.deterministic else _take_partials(task, edges)
-    finally:
-        if lock is not None:
-            lock.release()
-    outputs = None
-    try:
-        outputs = root._apply_fused(nodes, dests, len(edges), grad, into)
-    finally:
-        if into is not None:
-            _locked(lock, _restore_partials, task, edges, into)
-    if outputs is None:
-        return None
-    if merged:  # several region edges into one outside edge: its count drops once per edge
-        _locked(lock, _drop_dependencies, task, merged)
-    if not task.keep_graph:
-        for node in nodes:
-            node._release()
-    source = _FusedRegion(root, edges, metas)
-    return source, _validate(source, outputs)
 
 
 # --- running a task --------------------------------------------------------------------------
