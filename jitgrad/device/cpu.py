@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
+import math
 import os
 import sys
 import threading
@@ -202,7 +203,7 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
         flat = _flat_operands(operands, out_shape, compute_dtype)
         if flat is not None:  # the common case, without the general path's questions
             modes, args = flat
-            out = pool.empty(out_shape, out_dtype)
+            out = _empty(out_shape, out_dtype)
             if out.size:
                 _run_flat(body, modes, args, out, out_dtype)
             return out
@@ -308,6 +309,14 @@ def _is_output(a: np.ndarray, out: np.ndarray) -> bool:
     (measured: ``sin_`` on 1e6 float64 7.7 ms vs 1.7 ms out of place)."""
     return a is out or (a.shape == out.shape and a.strides == out.strides
                         and a.__array_interface__["data"][0] == out.__array_interface__["data"][0])
+
+
+def _empty(shape: tuple, dtype) -> np.ndarray:
+    """``pool.empty`` with the small-array case (NumPy's malloc) decided here first."""
+    dtype = np.dtype(dtype)
+    if math.prod(shape) * dtype.itemsize < pool.CPU.min_bytes:
+        return np.empty(shape, dtype)
+    return pool.empty(shape, dtype)
 
 
 def _flat_operands(operands, out_shape: tuple, compute_dtype):

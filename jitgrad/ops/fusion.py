@@ -34,7 +34,6 @@ import threading
 
 import numpy as np
 
-from ..autograd.node import SavedTensor
 from ..device import cpu
 from . import dispatch
 from .registry import passthrough
@@ -64,7 +63,6 @@ def apply_fused(nodes, dests, n_edges: int, g, into=None):
     for node, node_dests in zip(nodes, dests):
         op = node._op
         params = op.params
-        saved = node._saved
         entry = [op.name]
         for name, dest, need in zip(op.inputs, node_dests, node.needs_input_grad):
             if dest is None or not need:
@@ -72,13 +70,7 @@ def apply_fused(nodes, dests, n_edges: int, g, into=None):
                 continue
             entry.append(dest)
             for param in params[name]:
-                value = saved.get(param)
-                if type(value) is SavedTensor:  # checks versions: raises as the node would
-                    value = value.data(node)
-                else:
-                    value = node._unpack(param)
-                    if isinstance(value, dispatch.Tensor):
-                        value = value._data
+                value = node._saved_value(param)  # checks versions: raises as the node would
                 if type(value) is np.ndarray:
                     if value.dtype.kind == "c":
                         return None

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import SECOND_BACKWARD_MSG, Node
+from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor
 from . import dispatch
 
 OPS: dict = {}
@@ -98,10 +98,11 @@ class OpNode(Node):
         self.needs_input_grad: tuple = ()
 
     def _release(self):
-        super()._release()
+        self._released = True
         self._saved = {}
         # arrays a composite forward stashed (indices, masks) go with the saved tensors
-        self._attrs = {k: v for k, v in self._attrs.items() if not isinstance(v, np.ndarray)}
+        if self._attrs:
+            self._attrs = {k: v for k, v in self._attrs.items() if not isinstance(v, np.ndarray)}
 
     def _unpack(self, name):
         if self._released:
@@ -152,15 +153,27 @@ class OpNode(Node):
             if body is passthrough:
                 out.append(g)
                 continue
-            args = [self._unpack(p) for p in op.params[name]]
-            if op.holomorphic and g._data.dtype.kind == "c":  # Note [complex support]
-                args = [_conj(a) for a in args]
             if recording:
+                args = [self._unpack(p) for p in op.params[name]]
+                if op.holomorphic and g._data.dtype.kind == "c":  # Note [complex support]
+                    args = [_conj(a) for a in args]
                 res = body(g, *args)
                 out.append(res if isinstance(res, dispatch.Tensor) else dispatch.full_like(g, res))
-            else:
+            else:  # the kernel reads arrays: no tensors built for the saved values
+                args = [self._saved_value(p) for p in op.params[name]]
+                if op.holomorphic and g._data.dtype.kind == "c":
+                    args = [_conj_value(a) for a in args]
                 out.append(dispatch.run_body(body, [g, *args], g.dtype))
         return out
+
+    def _saved_value(self, name):
+        """A saved value as its array (or scalar) for a kernel: ``_unpack`` without building a
+        tensor; raises as ``_unpack`` does (freed, or changed in place since saved)."""
+        value = self._saved.get(name)
+        if type(value) is SavedTensor:
+            return value.data(self)
+        value = self._unpack(name)
+        return value._data if isinstance(value, dispatch.Tensor) else value
 
 
 def _conj(v):
@@ -171,6 +184,13 @@ def _conj(v):
             return v
         return dispatch.composite(OPS["conj"], v)
     return v.conjugate() if type(v) is complex else v
+
+
+def _conj_value(v):
+    """``conj(v)`` of a saved array or scalar (``v`` itself when real)."""
+    if isinstance(v, np.ndarray):
+        return np.conj(v) if v.dtype.kind == "c" else v
+    return v.conjugate() if isinstance(v, complex) else v
 
 
 def _make_node_class(op: OpDef) -> type:
