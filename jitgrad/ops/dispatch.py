@@ -352,8 +352,9 @@ def _composite(op, *args, **attrs):
         return _composite_cuda(op, operands, arrays, ctx, attrs)
     result = op.forward(ctx, *arrays, **attrs)
     results = result if isinstance(result, tuple) else (result,)
-    outs = [Tensor._make(r if _cuda is not None and isinstance(r, _cuda.CudaArray)
-                         else np.asarray(r)) for r in results]  # to_device makes CUDA arrays
+    outs = [Tensor._make(r if type(r) is np.ndarray or (
+        _cuda is not None and isinstance(r, _cuda.CudaArray)) else np.asarray(r))
+        for r in results]  # to_device makes CUDA arrays
     return _record_composite(op, operands, arrays, ctx, attrs, outs)
 
 
@@ -380,7 +381,8 @@ def _record_composite(op, operands, arrays, ctx, attrs, outs):
     """Views, alias copies and the node of a composite op whose outputs are ``outs``."""
     if op.view:
         base = operands[0]
-        if shares_memory(outs[0]._data, base._data):
+        d = outs[0]._data
+        if getattr(d, "base", None) is base._data or shares_memory(d, base._data):
             track_view(outs[0], base)
     else:
         for o in outs:  # a result aliasing an input would let an in-place op on it write there

@@ -84,10 +84,19 @@ def _element(item):
         raise IndexError(_BAD_INDEX.format(type(item).__name__)) from None
 
 
+_PLAIN = (int, type(None))
+
+
 def normalize_index(index) -> tuple:
     """``(index tuple, kind)``; kind is "advanced" or the name of the last basic op applied
     ("select", "slice", "unsqueeze", "alias"). Basic indices get a trailing Ellipsis so that
     an all-int index yields a 0-d view rather than a NumPy scalar."""
+    kind = type(index)
+    if kind is int:  # the common basic indices, already in NumPy's terms
+        return (index, Ellipsis), "select"
+    if (kind is slice and type(index.start) in _PLAIN and type(index.stop) in _PLAIN
+            and type(index.step) in _PLAIN and index.step != 0):
+        return (index, Ellipsis), "slice"
     items = index if isinstance(index, tuple) else (index,)
     items = tuple(_element(i) for i in items)
     if any(isinstance(i, (np.ndarray, bool)) for i in items):
