@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
-import math
 import os
 import sys
 import threading
@@ -203,9 +202,9 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
         flat = _flat_operands(operands, out_shape, compute_dtype)
         if flat is not None:  # the common case, without the general path's questions
             modes, args = flat
-            out = _empty(out_shape, out_dtype)
+            out = pool.empty(out_shape, out_dtype)
             if out.size:
-                _run_flat(body, modes, args, out, out_dtype)
+                _run_flat(body, modes, args, (out,))
             return out
     if compute_dtype is not None and np.dtype(compute_dtype) == np.float16:
         # Numba has no float16 arithmetic on the CPU: compute in float32, round once at the end
@@ -262,17 +261,8 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
             a, mode = (cast(a) if cast is not None else a), "s"
         args.append(a)
         modes.append(mode)
-    parallel = (size * np.dtype(out_dtype).itemsize >= PARALLEL_MIN_BYTES
-                and _config.parallel_kernels())  # engine policy
-    if parallel:
-        _apply_thread_count()
     if simple:
-        if len(out_shape) != 1:
-            args = [a.reshape(-1) if m == "f" else a for a, m in zip(args, modes)]
-            flat = [o.reshape(-1) for o in outs]
-        else:
-            flat = outs
-        get_kernel(body, "".join(modes), False, parallel, n_out)(*flat, *args)
+        _run_flat(body, "".join(modes), args, outs, n_out)
         return out
     nd = len(out_shape)
     shapes = [None if m == "s" else (1,) * (nd - a.ndim) + a.shape for a, m in zip(args, modes)]
@@ -297,7 +287,7 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
             modes[k] = mode
             a = np.ascontiguousarray(args[k])
             args[k] = a.reshape(m, n) if mode == "f" else a.reshape(-1)
-    get_kernel(body, "".join(modes), True, parallel, n_out)(
+    get_kernel(body, "".join(modes), True, _parallel(outs[0].nbytes), n_out)(
         *(o.reshape(m, n) for o in outs), *args)
     return out
 
@@ -309,14 +299,6 @@ def _is_output(a: np.ndarray, out: np.ndarray) -> bool:
     (measured: ``sin_`` on 1e6 float64 7.7 ms vs 1.7 ms out of place)."""
     return a is out or (a.shape == out.shape and a.strides == out.strides
                         and a.__array_interface__["data"][0] == out.__array_interface__["data"][0])
-
-
-def _empty(shape: tuple, dtype) -> np.ndarray:
-    """``pool.empty`` with the small-array case (NumPy's malloc) decided here first."""
-    dtype = np.dtype(dtype)
-    if math.prod(shape) * dtype.itemsize < pool.CPU.min_bytes:
-        return np.empty(shape, dtype)
-    return pool.empty(shape, dtype)
 
 
 def _flat_operands(operands, out_shape: tuple, compute_dtype):
@@ -341,15 +323,22 @@ def _flat_operands(operands, out_shape: tuple, compute_dtype):
     return modes, args
 
 
-def _run_flat(body, modes: str, args: list, out: np.ndarray, out_dtype) -> None:
-    """The flat kernel over ``_flat_operands``' result, serial or parallel by size."""
-    parallel = (out.nbytes >= PARALLEL_MIN_BYTES and _config.parallel_kernels())
-    if parallel:
+def _parallel(nbytes: int) -> bool:
+    """Whether a kernel writing ``nbytes`` per output runs its parallel variant: from
+    PARALLEL_MIN_BYTES on, when the engine's policy allows it on this thread."""
+    if nbytes >= PARALLEL_MIN_BYTES and _config.parallel_kernels():
         _apply_thread_count()
-    if out.ndim != 1:
+        return True
+    return False
+
+
+def _run_flat(body, modes: str, args: list, outs, n_out: int = 1) -> None:
+    """The flat kernel: every operand full-shape C-contiguous (``f``), a scalar (``s``) or the
+    output itself (``o``); serial or parallel by size."""
+    if outs[0].ndim != 1:
         args = [a.reshape(-1) if m == "f" else a for a, m in zip(args, modes)]
-        out = out.reshape(-1)
-    get_kernel(body, modes, False, parallel)(out, *args)
+        outs = [o.reshape(-1) for o in outs]
+    get_kernel(body, modes, False, _parallel(outs[0].nbytes), n_out)(*outs, *args)
 
 
 def _cast_outputs(wide: tuple, out, out_dtype) -> tuple:

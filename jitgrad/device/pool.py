@@ -23,6 +23,7 @@ same thread when the garbage collector runs).
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 
@@ -83,12 +84,11 @@ class BufferPool:
     def empty(self, shape, dtype) -> np.ndarray:
         """An uninitialised C-contiguous array, from a cached block when one fits."""
         dtype = np.dtype(dtype)
-        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        nbytes = dtype.itemsize
-        for n in shape:
-            nbytes *= n
-        if not self.enabled or nbytes < self.min_bytes or dtype.hasobject:
-            return np.empty(shape, dtype)
+        if type(shape) is not tuple:
+            shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes < self.min_bytes or not self.enabled or dtype.hasobject:
+            return np.empty(shape, dtype)  # small arrays: the common case, decided first
         block = self._take(size_class(nbytes))
         lease = _Lease()
         lease.block = block

@@ -99,13 +99,20 @@ def collect(task, root):
     return nodes, dests, edges, metas, merged
 
 
-def _locked(lock, fn, *args) -> None:
+def _locked(lock, fn, *args):
     """``fn(*args)``, under ``lock`` when the task is shared (``lock`` not None)."""
     if lock is None:
-        fn(*args)
-    else:
-        with lock:
-            fn(*args)
+        return fn(*args)
+    with lock:
+        return fn(*args)
+
+
+def _claim(task, root):
+    """The region below ``root`` (``collect``) plus the partial sums taken for it, or None."""
+    region = collect(task, root)
+    if region is None:
+        return None
+    return region, None if task.deterministic else _take_partials(task, region[2])
 
 
 def _drop_dependencies(task, merged: dict) -> None:
@@ -154,19 +161,11 @@ def run(task, root, grad, validate):
     when there is no region or the nodes decline (the root then runs alone)."""
     if task.needed is not None and (root not in task.needed or root in task.captures):
         return None
-    lock = task.lock if task.shared else None
-    if lock is not None:
-        lock.acquire()  # other threads change dependencies and buffers
-    try:
-        region = collect(task, root)
-        if region is None:
-            return None
-        nodes, dests, edges, metas, merged = region
-        into = None if task.deterministic else _take_partials(task, edges)
-    finally:
-        if lock is not None:
-            lock.release()
-    outputs = None
+    lock = task.lock if task.shared else None  # other threads change dependencies and buffers
+    claimed = _locked(lock, _claim, task, root)
+    if claimed is None:
+        return None
+    (nodes, dests, edges, metas, merged), into = claimed
     try:
         outputs = root._apply_fused(nodes, dests, len(edges), grad, into)
     finally:

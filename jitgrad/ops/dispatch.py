@@ -313,15 +313,11 @@ def _elementwise(op, *args, **attrs):
     return out
 
 
-def run_body(body, args, dtype, n_out: int = 1):
-    """Run a scalar body as one fused kernel over Tensors/scalars (no graph recorded); a body
-    returning ``n_out > 1`` values (CPU only) gives a tuple of Tensors."""
+def run_body(body, args, dtype):
+    """Run a scalar body as one fused kernel over Tensors/scalars (no graph recorded)."""
     values = [a._data if isinstance(a, Tensor) else a for a in args]
     shape = _result_shape(body.__name__, values)
     backend = _backend(values, body.__name__.strip("_"))
-    if n_out > 1:
-        return tuple(Tensor._make(r) for r in backend.elementwise(
-            body, values, shape, dtype.np, dtype.np, n_out=n_out))
     return Tensor._make(backend.elementwise(body, values, shape, dtype.np, dtype.np))
 
 

@@ -38,7 +38,7 @@ from ..device import cpu
 from . import dispatch
 from .registry import passthrough
 
-_FUSED: dict = {}  # structure key -> (body or None, output of each outside edge)
+_FUSED: dict = {}  # structure key -> (body or None, output of each outside edge), or None
 # CPython passes more than 30 arguments as a tuple (CALL_FUNCTION_EX), which Numba cannot inline
 MAX_OPERANDS = 28
 _lock = threading.Lock()
@@ -100,12 +100,13 @@ def apply_fused(nodes, dests, n_edges: int, g, into=None):
     key.append(tuple(slots))
     key.append(tuple(partials))
     key = tuple(key)
-    fused = _FUSED.get(key)
-    if fused is None:
+    if key not in _FUSED:
         with _lock:
-            fused = _FUSED.get(key)
-            if fused is None:
-                fused = _FUSED[key] = _build(nodes, key)
+            if key not in _FUSED:
+                _FUSED[key] = _build(nodes, key)
+    fused = _FUSED[key]
+    if fused is None:  # a body this module cannot import: node by node
+        return None
     body, which = fused
     if body is None:
         return [None] * n_edges
@@ -124,7 +125,8 @@ def _importable(body) -> bool:
 
 
 def _build(nodes, key):
-    """Generate and load the fused body for a region structure ``key`` (see the Note)."""
+    """Generate and load the fused body for a region structure ``key`` (see the Note); None
+    when a derivative body is not importable by name (the generated module imports it)."""
     n_edges, slots, partials = key[0], iter(key[-2]), dict(key[-1])
     lines, imports = [], {}
     contributions: dict = {}  # member index, or -1 - edge: terms of its gradient
@@ -148,7 +150,7 @@ def _build(nodes, key):
                 term = grad
             else:
                 if not _importable(body):
-                    return None, [None] * n_edges
+                    return None
                 alias = imports.setdefault(body, f"b{len(imports)}")
                 term = f"c{len(lines)}"
                 lines.append(f"    {term} = {alias}({', '.join([grad] + args)})")

@@ -269,3 +269,14 @@ def test_a_shared_partial_sum_is_not_written(fused, mode):
     np.testing.assert_allclose(x.grad.numpy(), np.exp(np.sin(xs)) * np.cos(xs) + 3.0, rtol=1e-14)
     np.testing.assert_array_equal(KeepGrad.kept[0].numpy(), np.full(50, 3.0))
     assert fused == [2] and ADDED_INTO == []
+
+
+def test_region_that_cannot_be_built_runs_node_by_node(fused, monkeypatch):
+    """A derivative body the generated module could not import makes the region decline (the
+    nodes run one by one) instead of giving no gradient."""
+    monkeypatch.setattr(fusion, "_FUSED", {})
+    monkeypatch.setattr(fusion, "_importable", lambda body: False)
+    x = jg.tensor(RNG.standard_normal(5), requires_grad=True)
+    (jg.sin(x) * 2.0).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * np.cos(x.detach().numpy()), rtol=1e-15)
+    assert not fused
