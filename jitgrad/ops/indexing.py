@@ -388,12 +388,6 @@ def _take_cuda(ctx, x, index):
     return _ci().take(x, index)
 
 
-TAKE = def_composite("take", "TakeBackward0", ("x",), _take_fwd, _take_back, attrs=("index",),
-                     cuda_forward=_take_cuda)
-PUT = def_composite("put", "PutBackward0", ("x", "source"), _put_fwd, _put_back,
-                    attrs=("index", "accumulate", "unique"), cuda_forward=_put_fwd)
-
-
 # take/put address each example's flat positions: offset them by b * numel(example).
 def _flat_offsets(index, size, n):
     return np.arange(size).reshape((size,) + (1,) * index.ndim) * n + index[None]
@@ -420,8 +414,12 @@ def _put_batch(args, batched, index, accumulate, unique):
                               accumulate=accumulate, unique=unique)
 
 
-TAKE.jvp = PUT.jvp = LINEAR
-TAKE.batch_rule, PUT.batch_rule = _take_batch, _put_batch
+# forward mode: linear in all their tensor inputs
+TAKE = def_composite("take", "TakeBackward0", ("x",), _take_fwd, _take_back, attrs=("index",),
+                     jvp=LINEAR, batch_rule=_take_batch, cuda_forward=_take_cuda)
+PUT = def_composite("put", "PutBackward0", ("x", "source"), _put_fwd, _put_back,
+                    attrs=("index", "accumulate", "unique"), jvp=LINEAR, batch_rule=_put_batch,
+                    cuda_forward=_put_fwd)
 
 
 def take_flat(x, index: np.ndarray):
@@ -487,11 +485,6 @@ def _index_put_back(ctx, g):
     return gx, gv
 
 
-INDEX_PUT = def_composite("index_put", "IndexPutBackward0", ("x", "values"), _index_put_fwd,
-                          _index_put_back, attrs=("index", "accumulate"),
-                          cuda_forward=_index_put_fwd)
-
-
 def _index_put_batch(args, batched, index, accumulate):
     """The batch goes last, past every indexed dim (see ``_batch_last``); the values get it
     last too, so they broadcast against ``x[index]`` per example."""
@@ -505,9 +498,10 @@ def _index_put_batch(args, batched, index, accumulate):
     return _to_front(out)
 
 
-INDEX_PUT.jvp, INDEX_PUT.batch_rule = LINEAR, _index_put_batch
+INDEX_PUT = def_composite("index_put", "IndexPutBackward0", ("x", "values"), _index_put_fwd,
+                          _index_put_back, attrs=("index", "accumulate"), jvp=LINEAR,
+                          batch_rule=_index_put_batch, cuda_forward=_index_put_fwd)
 WRITERS = {"index_put": _index_put_write, "put": _put_write}
-TAKE.jvp = PUT.jvp = INDEX_PUT.jvp = LINEAR  # forward mode: linear in all their tensor inputs
 
 
 def index_put_index(name: str, indices) -> tuple:

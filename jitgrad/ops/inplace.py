@@ -86,19 +86,23 @@ def _zero_grad(ctx, g):
                                                                  else None,)
 
 
-# PyTorch: fill_(Scalar) is FillBackward2, fill_(Tensor) FillBackward3, copy_ CopyBackwards
-FILL = def_composite("fill_", "FillBackward2", ("x",), _copy_of(_fill_write), _zero_grad,
-                     attrs=("value_scalar",))
-FILL_T = def_composite("fill_tensor_", "FillBackward3", ("x", "value"), _copy_of(_fill_write),
-                       _zero_grad)
-ZERO = def_composite("zero_", "ZeroBackward0", ("x",), _copy_of(_fill_write), _zero_grad,
-                     attrs=("value_scalar",))
-COPY = def_composite("copy_", "CopyBackwards", ("x", "src"), _copy_of(_copy_write), _zero_grad)
-for _row in (FILL, FILL_T, ZERO, COPY):  # the writers above serve both devices
-    _row.cuda_forward = _row.forward
-# forward mode (autograd/forward_ad.py): copy/fill-from-tensor/zero are linear in their inputs
-COPY.jvp = FILL_T.jvp = ZERO.jvp = LINEAR
-FILL.jvp = lambda tangents, primals, outs, **attrs: dispatch.zeros(outs[0].shape, outs[0].dtype, outs[0].device)
+def _zero_tangent(tangents, primals, outs, **attrs):
+    """``fill_(number)``'s tangent: 0 (the result is a constant)."""
+    return dispatch.zeros(outs[0].shape, outs[0].dtype, outs[0].device)
+
+
+# PyTorch: fill_(Scalar) is FillBackward2, fill_(Tensor) FillBackward3, copy_ CopyBackwards.
+# The writers above serve both devices (cuda_forward: the same function). Forward mode
+# (autograd/forward_ad.py): copy/fill-from-tensor/zero are linear in their inputs.
+_FILL_FORWARD, _COPY_FORWARD = _copy_of(_fill_write), _copy_of(_copy_write)
+FILL = def_composite("fill_", "FillBackward2", ("x",), _FILL_FORWARD, _zero_grad,
+                     attrs=("value_scalar",), jvp=_zero_tangent, cuda_forward=_FILL_FORWARD)
+FILL_T = def_composite("fill_tensor_", "FillBackward3", ("x", "value"), _FILL_FORWARD,
+                       _zero_grad, jvp=LINEAR, cuda_forward=_FILL_FORWARD)
+ZERO = def_composite("zero_", "ZeroBackward0", ("x",), _FILL_FORWARD, _zero_grad,
+                     attrs=("value_scalar",), jvp=LINEAR, cuda_forward=_FILL_FORWARD)
+COPY = def_composite("copy_", "CopyBackwards", ("x", "src"), _COPY_FORWARD, _zero_grad,
+                     jvp=LINEAR, cuda_forward=_COPY_FORWARD)
 WRITERS = {"fill_": _fill_write, "fill_tensor_": _fill_write, "zero_": _fill_write,
            "copy_": _copy_write, **indexing.WRITERS, **scatter.WRITERS}
 

@@ -94,10 +94,9 @@ def _matmul_cuda(ctx, a, b):
 
 _NODES = {"dot": "DotBackward0", "mv": "MvBackward0", "mm": "MmBackward0", "bmm": "BmmBackward0"}
 MATMUL = {kind: def_composite(f"matmul_{kind}", node, ("a", "b"), _matmul_fwd, _matmul_back,
-                              save=("a", "b"), jvp=_matmul_jvp, batch_rule=_matmul_batch)
+                              save=("a", "b"), jvp=_matmul_jvp, batch_rule=_matmul_batch,
+                              cuda_forward=_matmul_cuda)
           for kind, node in _NODES.items()}
-for _row in MATMUL.values():
-    _row.cuda_forward = _matmul_cuda
 
 
 def matmul(a, b):

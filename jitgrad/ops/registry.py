@@ -46,7 +46,7 @@ def negate(g):
 LINEAR = "linear"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class OpDef:
     """One op: its name, node class, inputs, kernels and derivative rules."""
 
@@ -208,7 +208,8 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
         unknown = set(names) - set(inputs) - set(attrs) - {"result"}
         if unknown:
             raise TypeError(f"{name}: backward body for {inp} takes unknown parameters {unknown}")
-    op = OpDef(name, node_name, tuple(inputs), forward, backward, tuple(attrs), True, dtype_rule,
+    op = OpDef(name=name, node_name=node_name, inputs=tuple(inputs), forward=forward,
+               backward=backward, attrs=tuple(attrs), elementwise=True, dtype_rule=dtype_rule,
                params=params, cpu_ufunc=cpu_ufunc, jvp=jvp, complex_ok=complex_ok or holomorphic,
                holomorphic=holomorphic)
     op.node_cls = _make_node_class(op)
@@ -222,8 +223,9 @@ def def_composite(name, node_name, inputs, forward, backward, attrs=(), save=(),
     """Declare a non-elementwise op: an array-level forward and a Tensor-level backward
     (optionally a ``jvp`` rule for forward mode, a ``batch_rule`` for vmap and a
     ``cuda_forward`` over CUDA arrays)."""
-    op = OpDef(name, node_name, tuple(inputs), forward, backward, tuple(attrs), False, dtype_rule,
-               tuple(save), view, n_outputs, jvp=jvp, batch_rule=batch_rule,
+    op = OpDef(name=name, node_name=node_name, inputs=tuple(inputs), forward=forward,
+               backward=backward, attrs=tuple(attrs), elementwise=False, dtype_rule=dtype_rule,
+               save=tuple(save), view=view, n_outputs=n_outputs, jvp=jvp, batch_rule=batch_rule,
                cuda_forward=cuda_forward, complex_ok=complex_ok)
     op.node_cls = _make_node_class(op)
     OPS[name] = op
