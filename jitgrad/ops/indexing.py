@@ -24,7 +24,7 @@ from ..device import pool
 from . import dispatch
 from . import shape as _shape
 from ..autograd.grad_mode import is_grad_enabled
-from .registry import LINEAR, def_composite
+from .registry import LINEAR, def_composite, public
 
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
               "are valid indices (got {})")
@@ -187,7 +187,8 @@ def _getitem_batch(args, batched, index, kind):
 
 GETITEM = {kind: def_composite(f"getitem_{kind}", node, ("x",), _getitem_fwd, _getitem_back,
                                attrs=("index", "kind"), view=kind != "advanced", jvp=LINEAR,
-                               batch_rule=_getitem_batch, cuda_forward=_getitem_cuda)
+                               batch_rule=_getitem_batch, cuda_forward=_getitem_cuda,
+                               complex_ok=True)
            for kind, node in _NODE_NAMES.items()}
 
 
@@ -236,7 +237,8 @@ def _index_backward_batch(args, batched, shape, index, kind):
 
 INDEX_BACKWARD = def_composite("index_backward", "IndexPutBackward0", ("g",), _index_backward_fwd,
                                _index_backward_back, attrs=("shape", "index", "kind"), jvp=LINEAR,
-                               batch_rule=_index_backward_batch, cuda_forward=_index_backward_cuda)
+                               batch_rule=_index_backward_batch, cuda_forward=_index_backward_cuda,
+                               complex_ok=True)
 
 
 def index_backward(g, shape, index, kind="advanced"):
@@ -416,7 +418,7 @@ def _put_batch(args, batched, index, accumulate, unique):
 
 # forward mode: linear in all their tensor inputs
 TAKE = def_composite("take", "TakeBackward0", ("x",), _take_fwd, _take_back, attrs=("index",),
-                     jvp=LINEAR, batch_rule=_take_batch, cuda_forward=_take_cuda)
+                     jvp=LINEAR, batch_rule=_take_batch, cuda_forward=_take_cuda, method=True)
 PUT = def_composite("put", "PutBackward0", ("x", "source"), _put_fwd, _put_back,
                     attrs=("index", "accumulate", "unique"), jvp=LINEAR, batch_rule=_put_batch,
                     cuda_forward=_put_fwd)
@@ -446,6 +448,7 @@ def _index_of(name: str, index, kinds="iu") -> np.ndarray:
     return a
 
 
+@public(TAKE)
 def take(x, index, *, out=None):
     """``x.flatten()[index]`` (negative indices count from the end), PyTorch's ``take``.
     Derivative: ``g`` added into zeros of ``x``'s shape at ``index``. ``out``: write the result
@@ -500,7 +503,7 @@ def _index_put_batch(args, batched, index, accumulate):
 
 INDEX_PUT = def_composite("index_put", "IndexPutBackward0", ("x", "values"), _index_put_fwd,
                           _index_put_back, attrs=("index", "accumulate"), jvp=LINEAR,
-                          batch_rule=_index_put_batch, cuda_forward=_index_put_fwd)
+                          batch_rule=_index_put_batch, cuda_forward=_index_put_fwd, method=True)
 WRITERS = {"index_put": _index_put_write, "put": _put_write}
 
 
@@ -513,6 +516,7 @@ def index_put_index(name: str, indices) -> tuple:
     return idx
 
 
+@public(INDEX_PUT)
 def index_put(x, indices, values, accumulate=False):
     """``out = x.clone(); out[indices] = values`` (or ``+=`` with repeats accumulating when
     ``accumulate``); without ``accumulate`` the last write to a repeated index wins, as NumPy.

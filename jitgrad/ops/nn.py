@@ -26,7 +26,7 @@ from . import linalg as _linalg
 from . import reduce as _reduce
 from . import shape as _shape
 from . import smath as sm
-from .registry import LINEAR, OPS, def_composite, def_elementwise
+from .registry import LINEAR, OPS, def_composite, def_elementwise, public
 
 
 def _softmax_fwd(ctx, x, dim, log):
@@ -80,11 +80,12 @@ def _softmax_batch(name):
 
 SOFTMAX = def_composite("softmax", "SoftmaxBackward0", ("x",), _softmax_fwd, _softmax_bwd,
                         attrs=("dim", "log"), save=("result",), jvp=_softmax_jvp,
-                        batch_rule=_softmax_batch("softmax"), cuda_forward=nn_cuda.softmax_forward)
+                        batch_rule=_softmax_batch("softmax"), cuda_forward=nn_cuda.softmax_forward,
+                        method=True, export=True)
 LOG_SOFTMAX = def_composite("log_softmax", "LogSoftmaxBackward0", ("x",), _softmax_fwd,
                             _log_softmax_bwd, attrs=("dim", "log"), save=("result",),
                             jvp=_softmax_jvp, batch_rule=_softmax_batch("log_softmax"),
-                            cuda_forward=nn_cuda.softmax_forward)
+                            cuda_forward=nn_cuda.softmax_forward, method=True, export=True)
 
 
 def _prepare(op, x, dim, dtype):
@@ -100,6 +101,7 @@ def _prepare(op, x, dim, dtype):
     return x, dims[0] if dims else 0
 
 
+@public(SOFTMAX)
 def softmax(x, dim, dtype=None):
     """``exp(x_i - m) / sum_j exp(x_j - m)`` along ``dim`` with ``m = max_j x_j`` (stable).
 
@@ -110,6 +112,7 @@ def softmax(x, dim, dtype=None):
     return dispatch.composite(SOFTMAX, x, dim=d, log=False)
 
 
+@public(LOG_SOFTMAX)
 def log_softmax(x, dim, dtype=None):
     """``x_i - m - log(sum_j exp(x_j - m))`` along ``dim`` with ``m = max_j x_j`` (stable).
 

@@ -15,7 +15,7 @@ from ..device import pool
 from . import dispatch
 from . import shape as _shape
 from .indexing import _batch_all, _ci, copy_array, host_index, positions, put_flat
-from .registry import LINEAR, def_composite
+from .registry import LINEAR, def_composite, public
 from .shape import wrap_dim
 
 
@@ -138,7 +138,8 @@ def _masked_fill_tensor_batch(args, batched, mask):
 # PyTorch: masked_fill.Scalar records MaskedFillBackward0, masked_fill.Tensor MaskedFillBackward1
 MASKED_FILL = def_composite("masked_fill", "MaskedFillBackward0", ("x",), _masked_fill_fwd,
                             _masked_fill_back, attrs=("mask", "fill"), jvp=_masked_fill_jvp,
-                            batch_rule=_masked_fill_batch, cuda_forward=_masked_fill_fwd)
+                            batch_rule=_masked_fill_batch, cuda_forward=_masked_fill_fwd,
+                            method=True)
 MASKED_FILL_T = def_composite("masked_fill_tensor", "MaskedFillBackward1", ("x", "value"),
                               _masked_fill_fwd, _masked_fill_back, attrs=("mask",), jvp=LINEAR,
                               batch_rule=_masked_fill_tensor_batch, cuda_forward=_masked_fill_fwd)
@@ -166,6 +167,7 @@ def masked_fill_args(name: str, x, mask, value):
     return MASKED_FILL, (), {"mask": m, "fill": value}
 
 
+@public(MASKED_FILL)
 def masked_fill(x, mask, value):
     """``x`` with ``value`` where the boolean ``mask`` (broadcast with ``x``) is True.
 
@@ -206,9 +208,11 @@ def _index_select_back(ctx, g):
 
 INDEX_SELECT = def_composite("index_select", "IndexSelectBackward0", ("x",), _index_select_fwd,
                              _index_select_back, attrs=("dim", "index"), jvp=LINEAR,
-                             batch_rule=_index_select_batch, cuda_forward=_index_select_cuda)
+                             batch_rule=_index_select_batch, cuda_forward=_index_select_cuda,
+                             method=True)
 
 
+@public(INDEX_SELECT)
 def index_select(x, dim, index, *, out=None):
     """``x`` restricted to the entries ``index`` (a vector) along ``dim``:
     ``out[..., i, ...] = x[..., index[i], ...]``. Derivative: ``g`` added back along ``dim``
@@ -248,7 +252,7 @@ def _index_add_back(ctx, g):
 
 INDEX_ADD = def_composite("index_add", "IndexAddBackward0", ("x", "source"), _index_add_fwd,
                           _index_add_back, attrs=("dim", "index", "alpha"), jvp=LINEAR,
-                          batch_rule=_index_add_batch, cuda_forward=_index_add_fwd)
+                          batch_rule=_index_add_batch, cuda_forward=_index_add_fwd, method=True)
 
 
 def index_add_args(name: str, x, dim, index, source, alpha) -> tuple:
@@ -277,6 +281,7 @@ def index_add_args(name: str, x, dim, index, source, alpha) -> tuple:
     return source, {"dim": d, "index": idx, "alpha": alpha}
 
 
+@public(INDEX_ADD)
 def index_add(x, dim, index, source, alpha=1):
     """``out = x.clone(); out[..., index[i], ...] += alpha * source[..., i, ...]`` along
     ``dim`` (repeated indices accumulate). Derivatives: ``g`` for ``x`` and
@@ -320,9 +325,10 @@ def _gather_back(ctx, g):
 
 GATHER = def_composite("gather", "GatherBackward0", ("x",), _gather_fwd, _gather_back,
                        attrs=("dim", "index"), jvp=LINEAR, batch_rule=_gather_batch,
-                       cuda_forward=_gather_cuda)
+                       cuda_forward=_gather_cuda, method=True)
 
 
+@public(GATHER)
 def gather(x, dim, index, *, out=None):
     """``out[i][j][k] = x[index[i][j][k]][j][k]`` for ``dim=0`` (likewise for other dims);
     ``index`` has ``x``'s number of dims and is no larger than ``x`` outside ``dim``.
@@ -373,7 +379,8 @@ def _scatter_add_back(ctx, g):
 
 SCATTER_ADD = def_composite("scatter_add", "ScatterAddBackward0", ("x", "src"), _scatter_add_fwd,
                             _scatter_add_back, attrs=("dim", "index"), jvp=LINEAR,
-                            batch_rule=_scatter_add_batch, cuda_forward=_scatter_add_fwd)
+                            batch_rule=_scatter_add_batch, cuda_forward=_scatter_add_fwd,
+                            method=True)
 
 
 def scatter_add_args(name: str, x, dim, index, src) -> tuple:
@@ -398,6 +405,7 @@ def scatter_add_args(name: str, x, dim, index, src) -> tuple:
     return src, {"dim": d, "index": idx}
 
 
+@public(SCATTER_ADD)
 def scatter_add(x, dim, index, src):
     """``out = x.clone(); out[index[i][j][k]][j][k] += src[i][j][k]`` for ``dim=0`` (likewise
     for other dims; repeated indices accumulate). Derivatives: ``g`` for ``x`` and

@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from . import dispatch, shape_cuda
-from .registry import LINEAR, def_composite
+from .registry import LINEAR, def_composite, public
 
 
 # --- argument helpers ----------------------------------------------------------------------
@@ -105,12 +105,14 @@ def _alias_batch(x):
 
 VIEW = def_composite("view", "ViewBackward0", ("x",), _view_fwd, _reshape_back, attrs=("shape",),
                      view=True, jvp=LINEAR, batch_rule=_reshape_batch,
-                     cuda_forward=shape_cuda.view_forward)
+                     cuda_forward=shape_cuda.view_forward, method=True, export=True,
+                     complex_ok=True)
 UNSAFE_VIEW = def_composite("reshape_copy", "UnsafeViewBackward0", ("x",), _copy_reshape_fwd,
                             _reshape_back, attrs=("shape",), jvp=LINEAR, batch_rule=_reshape_batch,
-                            cuda_forward=shape_cuda.reshape_copy_forward)
+                            cuda_forward=shape_cuda.reshape_copy_forward, complex_ok=True)
 
 
+@public(VIEW)
 def view(x, *shape):
     """A view of ``x`` with a new shape (same elements in row-major order, shared storage).
 
@@ -165,15 +167,19 @@ def _squeeze_batch(args, batched, dims):
 
 SQUEEZE_ALL = def_composite("squeeze", "SqueezeBackward0", ("x",), _squeeze_fwd, _reshape_back,
                             attrs=("dims",), view=True, jvp=LINEAR, batch_rule=_squeeze_batch,
-                            cuda_forward=shape_cuda.squeeze_forward)
+                            cuda_forward=shape_cuda.squeeze_forward, method=True, export=True,
+                            complex_ok=True)
 SQUEEZE_DIM = def_composite("squeeze_dim", "SqueezeBackward1", ("x",), _squeeze_fwd,
                             _reshape_back, attrs=("dims",), view=True, jvp=LINEAR,
-                            batch_rule=_squeeze_batch, cuda_forward=shape_cuda.squeeze_forward)
+                            batch_rule=_squeeze_batch, cuda_forward=shape_cuda.squeeze_forward,
+                            complex_ok=True)
 SQUEEZE_DIMS = def_composite("squeeze_dims", "SqueezeBackward2", ("x",), _squeeze_fwd,
                              _reshape_back, attrs=("dims",), view=True, jvp=LINEAR,
-                             batch_rule=_squeeze_batch, cuda_forward=shape_cuda.squeeze_forward)
+                             batch_rule=_squeeze_batch, cuda_forward=shape_cuda.squeeze_forward,
+                             complex_ok=True)
 
 
+@public(SQUEEZE_ALL)
 def squeeze(x, dim=None):
     """Remove size-1 dims: all of them (``dim=None``) or those listed in ``dim`` (int or tuple;
     a listed dim whose size is not 1 is left alone, as in PyTorch). Derivative:
@@ -202,9 +208,11 @@ UNSQUEEZE = def_composite("unsqueeze", "UnsqueezeBackward0", ("x",), _unsqueeze_
                           _reshape_back, attrs=("dim",), view=True, jvp=LINEAR,
                           batch_rule=lambda args, batched, dim: dispatch.composite(
                               UNSQUEEZE, args[0], dim=dim + 1),
-                          cuda_forward=shape_cuda.unsqueeze_forward)
+                          cuda_forward=shape_cuda.unsqueeze_forward, method=True, export=True,
+                          complex_ok=True)
 
 
+@public(UNSQUEEZE)
 def unsqueeze(x, dim):
     """Insert a size-1 dim at ``dim`` (in ``[-ndim-1, ndim]``). Derivative: ``g.squeeze(dim)``
     (written as a reshape back to ``x.shape``)."""
@@ -239,9 +247,11 @@ def _expand_batch(args, batched, shape):
 
 EXPAND = def_composite("expand", "ExpandBackward0", ("x",), _expand_fwd, _expand_back,
                        attrs=("shape",), view=True, jvp=LINEAR, batch_rule=_expand_batch,
-                       cuda_forward=shape_cuda.expand_forward)
+                       cuda_forward=shape_cuda.expand_forward, method=True, export=True,
+                       complex_ok=True)
 
 
+@public(EXPAND)
 def expand(x, *sizes):
     """Broadcast ``x`` to ``sizes`` without copying (a read-only view; ``-1`` keeps a dim, new
     dims are prepended). ``y[..., i, ...] = x[..., 0, ...]`` along expanded dims; derivative:
@@ -292,9 +302,11 @@ def _transpose_batch(args, batched, dim0, dim1):
 
 TRANSPOSE = def_composite("transpose", "TransposeBackward0", ("x",), _transpose_fwd,
                           _transpose_back, attrs=("dim0", "dim1"), view=True, jvp=LINEAR,
-                          batch_rule=_transpose_batch, cuda_forward=shape_cuda.transpose_forward)
+                          batch_rule=_transpose_batch, cuda_forward=shape_cuda.transpose_forward,
+                          method=("transpose", "swapaxes"), export="transpose", complex_ok=True)
 
 
+@public(TRANSPOSE)
 def transpose(x, dim0, dim1):
     """Swap dims ``dim0`` and ``dim1`` (a view). Derivative: ``g.transpose(dim0, dim1)``."""
     x = dispatch.tensor_operand(x, "transpose")
@@ -314,9 +326,11 @@ PERMUTE = def_composite("permute", "PermuteBackward0", ("x",), _permute_fwd, _pe
                         attrs=("dims",), view=True, jvp=LINEAR,
                         batch_rule=lambda args, batched, dims: dispatch.composite(
                             PERMUTE, args[0], dims=(0,) + tuple(d + 1 for d in dims)),
-                        cuda_forward=shape_cuda.permute_forward)
+                        cuda_forward=shape_cuda.permute_forward, method=True, export=True,
+                        complex_ok=True)
 
 
+@public(PERMUTE)
 def permute(x, *dims):
     """Reorder dims: ``y.shape[i] = x.shape[dims[i]]`` (a view). Derivative: ``g`` permuted by
     the inverse permutation ``argsort(dims)``."""
@@ -348,9 +362,11 @@ def _t_batch(args, batched):
 
 
 T = def_composite("t", "TBackward0", ("x",), _t_fwd, _t_back, view=True, jvp=LINEAR,
-                  batch_rule=_t_batch, cuda_forward=shape_cuda.t_forward)
+                  batch_rule=_t_batch, cuda_forward=shape_cuda.t_forward, method=True, export=True,
+                  complex_ok=True)
 
 
+@public(T)
 def t(x):
     """Transpose of a matrix; 0-d and 1-d tensors are returned as views unchanged.
     Derivative: ``g.t()``."""
@@ -407,9 +423,11 @@ def _cat_batch(args, batched, dim, ndim):
 
 
 CAT = def_composite("cat", "CatBackward0", ("tensors",), _cat_fwd, _cat_back, attrs=("dim", "ndim"),
-                    jvp=LINEAR, batch_rule=_cat_batch, cuda_forward=shape_cuda.cat_forward)
+                    jvp=LINEAR, batch_rule=_cat_batch, cuda_forward=shape_cuda.cat_forward,
+                    export=True, complex_ok=True)
 
 
+@public(CAT)
 def cat(tensors, dim=0, *, out=None):
     """Concatenate along ``dim`` (dtypes promote as NumPy's; 1-d empty tensors are skipped as
     in PyTorch). Derivative: input ``i`` gets the slice of ``g`` it occupied along ``dim``.
@@ -449,9 +467,10 @@ STACK = def_composite("stack", "StackBackward0", ("tensors",), _stack_fwd, _stac
                       attrs=("dim",), jvp=LINEAR,
                       batch_rule=lambda args, batched, dim: dispatch.composite(
                           STACK, *_with_batch(args, batched), dim=dim + 1),
-                      cuda_forward=shape_cuda.stack_forward)
+                      cuda_forward=shape_cuda.stack_forward, export=True, complex_ok=True)
 
 
+@public(STACK)
 def stack(tensors, dim=0, *, out=None):
     """Join equal-shaped tensors along a new dim ``dim`` (in ``[-ndim-1, ndim]``). Derivative:
     input ``i`` gets ``g.select(dim, i)``. ``out``: as for ``cat``."""
@@ -512,16 +531,17 @@ DIAGONAL = def_composite(
     attrs=("offset", "dim1", "dim2"), view=True, jvp=LINEAR,
     batch_rule=lambda args, batched, offset, dim1, dim2: dispatch.composite(
         DIAGONAL, args[0], offset=offset, dim1=dim1 + 1, dim2=dim2 + 1),
-    cuda_forward=shape_cuda.diagonal_forward)
+    cuda_forward=shape_cuda.diagonal_forward, method=True, complex_ok=True)
 DIAGONAL_BACKWARD = def_composite(
     "diagonal_backward", "DiagonalBackwardBackward0", ("g",), _diagonal_backward_fwd,
     _diagonal_backward_back, attrs=("shape", "offset", "dim1", "dim2"), jvp=LINEAR,
     batch_rule=lambda args, batched, shape, offset, dim1, dim2: dispatch.composite(
         DIAGONAL_BACKWARD, args[0], shape=(args[0].shape[0],) + tuple(shape), offset=offset,
         dim1=dim1 + 1, dim2=dim2 + 1),
-    cuda_forward=shape_cuda.diagonal_backward_forward)
+    cuda_forward=shape_cuda.diagonal_backward_forward, complex_ok=True)
 
 
+@public(DIAGONAL)
 def diagonal(x, offset=0, dim1=0, dim2=1):
     """The diagonal ``y[..., i] = x[..., i, i + offset]`` over dims ``dim1``/``dim2`` (a
     writable view; those dims are removed and the diagonal becomes the last dim; ``offset > 0``

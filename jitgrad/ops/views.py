@@ -93,7 +93,7 @@ def _as_strided_cuda(ctx, x, geom):
 
 AS_STRIDED = def_composite("as_strided_view", "AsStridedBackward0", ("x",), _as_strided_fwd,
                            _as_strided_back, attrs=("geom",), jvp=LINEAR,
-                           cuda_forward=_as_strided_cuda)
+                           cuda_forward=_as_strided_cuda, complex_ok=True)
 
 
 def refresh_view(view) -> None:
