@@ -21,7 +21,7 @@ import re
 import numpy as np
 
 from ..device import pool
-from . import dispatch
+from . import dispatch, indexing_cuda
 from . import shape as _shape
 from ..autograd.grad_mode import is_grad_enabled
 from .registry import LINEAR, def_composite, public
@@ -152,14 +152,6 @@ def _check_basic(index, ndim: int) -> None:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
 
 
-def _getitem_cuda(ctx, a, index, kind):
-    ctx.input_shape = a.shape
-    if kind == "advanced":  # host positions from the host index arrays (validated there)
-        return _ci().take(a, positions(a.shape, index))
-    _check_basic(index, a.ndim)
-    return a[index]
-
-
 _NODE_NAMES = {"select": "SelectBackward0", "slice": "SliceBackward0",
                "unsqueeze": "UnsqueezeBackward0", "alias": "AliasBackward0",
                "advanced": "IndexBackward0"}
@@ -187,8 +179,8 @@ def _getitem_batch(args, batched, index, kind):
 
 GETITEM = {kind: def_composite(f"getitem_{kind}", node, ("x",), _getitem_fwd, _getitem_back,
                                attrs=("index", "kind"), view=kind != "advanced", jvp=LINEAR,
-                               batch_rule=_getitem_batch, cuda_forward=_getitem_cuda,
-                               complex_ok=True)
+                               batch_rule=_getitem_batch,
+                               cuda_forward=indexing_cuda.getitem_forward, complex_ok=True)
            for kind, node in _NODE_NAMES.items()}
 
 
@@ -214,16 +206,6 @@ def _index_backward_fwd(ctx, g, shape, index, kind):
     return out
 
 
-def _index_backward_cuda(ctx, g, shape, index, kind):
-    be = dispatch.cuda_backend()
-    out = be.zeros(shape, g.dtype, g.index)
-    if kind == "advanced":  # atomic adds: repeated indices accumulate
-        _ci().put(out, positions(shape, index), g, accumulate=True)
-    else:
-        be.copy_into(out[index], g)
-    return out
-
-
 def _index_backward_back(ctx, gg):
     return (dispatch.composite(GETITEM[ctx.kind], gg, index=ctx.index, kind=ctx.kind),)
 
@@ -237,8 +219,8 @@ def _index_backward_batch(args, batched, shape, index, kind):
 
 INDEX_BACKWARD = def_composite("index_backward", "IndexPutBackward0", ("g",), _index_backward_fwd,
                                _index_backward_back, attrs=("shape", "index", "kind"), jvp=LINEAR,
-                               batch_rule=_index_backward_batch, cuda_forward=_index_backward_cuda,
-                               complex_ok=True)
+                               batch_rule=_index_backward_batch,
+                               cuda_forward=indexing_cuda.index_backward_forward, complex_ok=True)
 
 
 def index_backward(g, shape, index, kind="advanced"):
@@ -385,11 +367,6 @@ def _put_back(ctx, g):
     return gx, gv
 
 
-def _take_cuda(ctx, x, index):
-    ctx.input_shape = x.shape
-    return _ci().take(x, index)
-
-
 # take/put address each example's flat positions: offset them by b * numel(example).
 def _flat_offsets(index, size, n):
     return np.arange(size).reshape((size,) + (1,) * index.ndim) * n + index[None]
@@ -418,7 +395,8 @@ def _put_batch(args, batched, index, accumulate, unique):
 
 # forward mode: linear in all their tensor inputs
 TAKE = def_composite("take", "TakeBackward0", ("x",), _take_fwd, _take_back, attrs=("index",),
-                     jvp=LINEAR, batch_rule=_take_batch, cuda_forward=_take_cuda, method=True)
+                     jvp=LINEAR, batch_rule=_take_batch, cuda_forward=indexing_cuda.take_forward,
+                     method=True)
 PUT = def_composite("put", "PutBackward0", ("x", "source"), _put_fwd, _put_back,
                     attrs=("index", "accumulate", "unique"), jvp=LINEAR, batch_rule=_put_batch,
                     cuda_forward=_put_fwd)

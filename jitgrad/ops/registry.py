@@ -209,7 +209,8 @@ def _make_node_class(op: OpDef) -> type:
 
 
 def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), dtype_rule="promote",
-                    cpu_ufunc=None, jvp=None, complex_ok=False, holomorphic=False, **surface):
+                    cpu_ufunc=None, jvp=None, complex_ok=False, holomorphic=False, method=None,
+                    inplace=None, export=None, numpy=None):
     """Declare an elementwise op from scalar bodies (see the module docstring); ``complex_ok``
     and ``holomorphic``: Note [complex support] (ops/dispatch.py); ``method``, ``inplace``,
     ``export``, ``numpy``: Note [derived surface]."""
@@ -222,7 +223,8 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
     op = OpDef(name=name, node_name=node_name, inputs=tuple(inputs), forward=forward,
                backward=backward, attrs=tuple(attrs), elementwise=True, dtype_rule=dtype_rule,
                params=params, cpu_ufunc=cpu_ufunc, jvp=jvp, complex_ok=complex_ok or holomorphic,
-               holomorphic=holomorphic, **surface)
+               holomorphic=holomorphic, method=method, inplace=inplace, export=export,
+               numpy=numpy)
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op
@@ -230,7 +232,7 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
 
 def def_composite(name, node_name, inputs, forward, backward, attrs=(), save=(), view=False,
                   n_outputs=1, dtype_rule="promote", jvp=None, batch_rule=None, cuda_forward=None,
-                  complex_ok=False, **surface):
+                  complex_ok=False, method=None, inplace=None, export=None, numpy=None):
     """Declare a non-elementwise op: an array-level forward and a Tensor-level backward
     (optionally a ``jvp`` rule for forward mode, a ``batch_rule`` for vmap, a
     ``cuda_forward`` over CUDA arrays, and Note [derived surface]'s ``method``, ``inplace``,
@@ -238,7 +240,8 @@ def def_composite(name, node_name, inputs, forward, backward, attrs=(), save=(),
     op = OpDef(name=name, node_name=node_name, inputs=tuple(inputs), forward=forward,
                backward=backward, attrs=tuple(attrs), elementwise=False, dtype_rule=dtype_rule,
                save=tuple(save), view=view, n_outputs=n_outputs, jvp=jvp, batch_rule=batch_rule,
-               cuda_forward=cuda_forward, complex_ok=complex_ok, **surface)
+               cuda_forward=cuda_forward, complex_ok=complex_ok, method=method, inplace=inplace,
+               export=export, numpy=numpy)
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op

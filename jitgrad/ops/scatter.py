@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..device import pool
-from . import dispatch
+from . import dispatch, scatter_cuda
 from . import shape as _shape
 from .indexing import _batch_all, _ci, copy_array, host_index, positions, put_flat
 from .registry import LINEAR, def_composite, public
@@ -197,19 +197,14 @@ def _index_select_fwd(ctx, x, dim, index):
     return np.take(x, index, axis=dim)
 
 
-def _index_select_cuda(ctx, x, dim, index):
-    ctx.input_shape = x.shape
-    return _ci().dim_gather(x, dim, index, vector=True)
-
-
 def _index_select_back(ctx, g):
     return (index_add(dispatch.zeros(ctx.input_shape, g.dtype, g.device), ctx.dim, ctx.index, g),)
 
 
 INDEX_SELECT = def_composite("index_select", "IndexSelectBackward0", ("x",), _index_select_fwd,
                              _index_select_back, attrs=("dim", "index"), jvp=LINEAR,
-                             batch_rule=_index_select_batch, cuda_forward=_index_select_cuda,
-                             method=True)
+                             batch_rule=_index_select_batch,
+                             cuda_forward=scatter_cuda.index_select_forward, method=True)
 
 
 @public(INDEX_SELECT)
@@ -313,11 +308,6 @@ def _gather_fwd(ctx, x, dim, index):
                                       for k, n in enumerate(index.shape))], index, axis=dim)
 
 
-def _gather_cuda(ctx, x, dim, index):
-    ctx.input_shape = x.shape
-    return _ci().dim_gather(x, dim, index, vector=False)
-
-
 def _gather_back(ctx, g):
     return (scatter_add(dispatch.zeros(ctx.input_shape, g.dtype, g.device), ctx.dim, ctx.index,
                         g),)
@@ -325,7 +315,7 @@ def _gather_back(ctx, g):
 
 GATHER = def_composite("gather", "GatherBackward0", ("x",), _gather_fwd, _gather_back,
                        attrs=("dim", "index"), jvp=LINEAR, batch_rule=_gather_batch,
-                       cuda_forward=_gather_cuda, method=True)
+                       cuda_forward=scatter_cuda.gather_forward, method=True)
 
 
 @public(GATHER)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..device import pool
-from . import dispatch
+from . import dispatch, unary_cuda
 from .registry import LINEAR, def_composite, def_elementwise, negate, public
 from . import smath as sm
 
@@ -347,7 +347,7 @@ def _cast_backward(ctx, g):
 
 CLONE = def_composite("clone", "CloneBackward0", ("x",), _clone_forward, _clone_backward,
                       jvp=LINEAR, batch_rule=lambda args, batched: clone(args[0]),
-                      cuda_forward=lambda ctx, x: x.copy(), export=True, complex_ok=True)
+                      cuda_forward=unary_cuda.clone_forward, export=True, complex_ok=True)
 CAST = def_composite("cast", "ToCopyBackward0", ("x",), _cast_forward, _cast_backward,
                      attrs=("dtype",), jvp=LINEAR,
                      batch_rule=lambda args, batched, dtype: cast(args[0], dtype),

@@ -80,11 +80,30 @@ def _module_imports(tree):
 def test_cuda_siblings_do_not_import_their_family():
     trees = dict((path.stem, tree) for path, tree in _sources())
     siblings = [name for name in trees if name.endswith("_cuda")]
-    assert {"shape_cuda", "reduce_cuda", "nn_cuda", "nplinalg_cuda"} <= set(siblings)
+    assert {"shape_cuda", "reduce_cuda", "nn_cuda", "nplinalg_cuda", "indexing_cuda",
+            "scatter_cuda", "views_cuda", "linalg_cuda", "unary_cuda"} <= set(siblings)
     for sibling in siblings:
         families = {name for name, tree in trees.items() if sibling in _module_imports(tree)}
         assert families, f"{sibling} is imported by no family module"
         assert not families & _module_imports(trees[sibling]), sibling
+
+
+def test_cuda_forwards_live_in_the_cuda_siblings():
+    """A row's ``cuda_forward=`` is a function of a ``*_cuda`` module, or its own ``forward``
+    (a forward written for both devices)."""
+    found = []
+    for path, tree in _sources():
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "def_composite"):
+                continue
+            cuda = next((k.value for k in node.keywords if k.arg == "cuda_forward"), None)
+            if cuda is None:
+                continue
+            sibling = (isinstance(cuda, ast.Attribute) and isinstance(cuda.value, ast.Name)
+                       and cuda.value.id.endswith("_cuda"))
+            if not sibling and ast.unparse(cuda) != ast.unparse(node.args[3]):
+                found.append(f"{path.name}:{node.lineno}: cuda_forward={ast.unparse(cuda)}")
+    assert found == []
 
 
 def test_opdef_is_keyword_only():
