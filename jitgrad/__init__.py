@@ -15,14 +15,16 @@ from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                            linspace, manual_seed, ones, ones_like, rand, randint, randn, tensor,
                            zeros, zeros_like)
-from .ops.unary import (abs, clone, cos, cosh, erf, exp, expm1, log, log1p, neg, reciprocal, relu,
-                        sigmoid, sign, sin, sinh, sqrt, tan, tanh)
-from .ops.binary import add, clamp, div, maximum, minimum, mul, pow, sub, where
-from .ops.reduce import amax, amin, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
-from .ops.shape import (cat, expand, flatten, permute, reshape, squeeze, stack, t, transpose,
-                        unsqueeze, view)
-from .ops.linalg import dot, matmul, mm
-from .ops.nn import log_softmax, softmax
+from .ops import registry as _registry
+# the op functions the rows name (``export=``, Note [derived surface] in ops/registry.py); the
+# rows' modules are imported by ``.tensor`` above
+globals().update({_name: _fn for _names, _fn, _op in _registry.surface("export")
+                  for _name in _names})
+del _registry
+# op functions no single row backs: wrappers that pick among rows by their arguments
+from .ops.reduce import argmax, argmin  # noqa: E402
+from .ops.shape import flatten, reshape  # noqa: E402
+from .ops.linalg import dot, matmul, mm  # noqa: E402
 from . import nn, optim
 from . import func, utils
 from . import cuda
@@ -37,7 +39,6 @@ float = float32  # noqa: A001 - PyTorch's aliases: float is float32, double floa
 double = float64
 cfloat, cdouble = complex64, complex128  # PyTorch's aliases
 long = int64
-clip = clamp
 
 
 def lt(x, y):

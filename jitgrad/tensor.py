@@ -12,8 +12,10 @@ from .autograd import grad_mode
 from .autograd.node import AccumulateGrad, HookDict
 from .autograd.version import VersionCounter
 from .device import pool
-from .ops import binary, dispatch, indexing, linalg, nn as nn_ops, reduce, scatter, shape, unary
+from .ops import binary, dispatch, indexing, linalg, reduce, shape, unary
+from .ops import nn, scatter  # noqa: F401  (declare their rows: their methods are derived below)
 from .ops import complex as complex_ops
+from .ops import registry
 from .ops.format import format_tensor
 
 _NON_LEAF_GRAD_MSG = (
@@ -604,25 +606,15 @@ def _rebuild(data, requires_grad, device="cpu"):
 
 
 # Methods that are the op functions themselves (a module-level function set on the class is a
-# method: the tensor arrives as its first argument). NumPy names; PyTorch method spelling.
-_METHODS = {
-    unary: "exp log sin cos tan tanh sinh cosh expm1 log1p erf sigmoid relu abs sqrt neg sign reciprocal",
-    binary: "add sub mul div pow maximum minimum clamp",
-    reduce: "sum mean prod max min amax amin var std logsumexp argmax argmin",
-    shape: "view reshape flatten squeeze unsqueeze expand transpose permute t diagonal narrow "
-           "select",
-    indexing: "take index_put",
-    scatter: "masked_fill index_add index_select gather scatter_add",
-    linalg: "matmul",
-    nn_ops: "softmax log_softmax",
-}
-for _module, _names in _METHODS.items():
-    for _name in _names.split():
-        setattr(Tensor, _name, getattr(_module, _name))
-for _alias, _target in (("negative", "neg"), ("absolute", "abs"), ("multiply", "mul"),
-                       ("divide", "div"), ("subtract", "sub"), ("clip", "clamp"),
-                       ("swapaxes", "transpose")):
-    setattr(Tensor, _alias, getattr(Tensor, _target))
+# method: the tensor arrives as its first argument, so ``x.sin()`` costs what ``sin(x)`` does).
+# The rows name them (``method=``, Note [derived surface] in ops/registry.py).
+for _names, _fn, _op in registry.surface("method"):
+    for _name in _names:
+        setattr(Tensor, _name, _fn)
+# Methods no single row backs: wrappers that pick among rows by their arguments, or compose ops
+for _fn in (reduce.argmax, reduce.argmin, shape.reshape, shape.flatten, shape.narrow,
+            shape.select, linalg.matmul):
+    setattr(Tensor, _fn.__name__, _fn)
 Tensor.T = property(lambda self: shape.permute(self, tuple(range(self.ndim - 1, -1, -1))))
 Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
 Tensor.expand_as = lambda self, other: shape.expand(self, other.shape)

@@ -18,6 +18,7 @@ import math as _math
 import numpy as _np
 
 from ..ops import binary as _b
+from ..ops import registry as _registry
 from ..ops import complex as _cx
 from ..ops import linalg as _l
 from ..ops import npfuncs as _nf
@@ -135,17 +136,22 @@ def _unary(fn, name):
     return f
 
 
-sin, cos, tan, tanh, sinh, cosh, exp, log, sqrt, expm1, log1p, negative, sign, reciprocal = (
-    _unary(fn, n) for fn, n in ((_u.sin, "sin"), (_u.cos, "cos"), (_u.tan, "tan"),
-                                (_u.tanh, "tanh"), (_u.sinh, "sinh"), (_u.cosh, "cosh"),
-                                (_u.exp, "exp"), (_u.log, "log"), (_u.sqrt, "sqrt"),
-                                (_u.expm1, "expm1"), (_u.log1p, "log1p"), (_u.neg, "negative"),
-                                (_u.sign, "sign"), (_u.reciprocal, "reciprocal")))
-abs = absolute = fabs = _unary(_u.abs, "absolute")  # noqa: A001 - NumPy's name
+# the rows' NumPy names (``numpy=``, Note [derived surface] in ops/registry.py): sin, cos, tan,
+# tanh, sinh, cosh, exp, log, sqrt, expm1, log1p, negative, sign, reciprocal, absolute (= abs,
+# fabs); one wrapper per row, named by its first name
+for _names, _fn, _op in _registry.surface("numpy"):
+    _f = _unary(_fn, _names[0])
+    for _n in _names:
+        globals()[_n] = _f
+del _names, _fn, _op, _f, _n, _registry
+
+# --- ops/npfuncs.py's unary rows, listed by hand until that file (being rewritten) gives its
+# rows ``numpy=`` names: then this block goes and the loop above covers them
 (arcsin, arccos, arctan, arcsinh, arccosh, arctanh, exp2, log2, log10, cbrt, sinc, floor, ceil,
  trunc, rint) = (_unary(lambda x, n=n: _nf.unary(n, x), n) for n in (
      "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10", "cbrt",
      "sinc", "floor", "ceil", "trunc", "rint"))
+# --- end of the npfuncs block
 asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
 fix = trunc
 
@@ -252,9 +258,12 @@ def _nfbinary(name):
     return f
 
 
+# --- ops/npfuncs.py's binary rows, listed by hand until that file (being rewritten) gives its
+# rows ``numpy=`` names
 arctan2, hypot, logaddexp, logaddexp2, remainder, fmod, copysign = (
     _nfbinary(n) for n in ("arctan2", "hypot", "logaddexp", "logaddexp2", "remainder", "fmod",
                            "copysign"))
+# --- end of the npfuncs block
 mod = remainder
 atan2 = arctan2
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import dispatch
 from . import smath as sm
-from .registry import def_elementwise, negate, passthrough
+from .registry import def_elementwise, negate, passthrough, public
 
 
 # --- scalar bodies -------------------------------------------------------------------------
@@ -192,14 +192,16 @@ XY = ("x", "y")
 # holomorphic=True: these also run on complex tensors, with PyTorch's conj(f'(z)) convention
 # (Note [complex support] in ops/dispatch.py)
 ADD = def_elementwise("add", "AddBackward0", XY, _add, {"x": passthrough, "y": passthrough},
-                      holomorphic=True)
+                      holomorphic=True, method=True, inplace=True, export=True)
 SUB = def_elementwise("sub", "SubBackward0", XY, _sub, {"x": passthrough, "y": negate},
-                      holomorphic=True)
+                      holomorphic=True, method=("sub", "subtract"), inplace=True, export=True)
 MUL = def_elementwise("mul", "MulBackward0", XY, _mul, {"x": _mul_dx, "y": _mul_dy},
-                      holomorphic=True)
+                      holomorphic=True, method=("mul", "multiply"), inplace=True, export=True)
 DIV = def_elementwise("div", "DivBackward0", XY, _div, {"x": _div_dx, "y": _div_dy},
-                      dtype_rule="float", holomorphic=True)
-POW = def_elementwise("pow", "PowBackward1", XY, _pow, {"x": _pow_dx, "y": _pow_dy})
+                      dtype_rule="float", holomorphic=True,
+                      method=("div", "divide"), inplace=True, export=True)
+POW = def_elementwise("pow", "PowBackward1", XY, _pow, {"x": _pow_dx, "y": _pow_dy},
+                      method=True, export=True)
 POW_SCALAR = def_elementwise("pow_scalar", "PowBackward0", ("x",), _pow_scalar,
                              {"x": _pow_scalar_dx}, attrs=("exponent",))
 POW_SQUARE = def_elementwise("pow_square", "PowBackward0", ("x",), _square, {"x": _square_dx},
@@ -211,24 +213,28 @@ RPOW = def_elementwise("rpow", "PowBackward2", ("x",), _rpow, {"x": _rpow_dx}, a
 RSUB = def_elementwise("rsub", "RsubBackward1", ("x",), _rsub, {"x": negate}, attrs=("other",),
                        holomorphic=True)
 MAXIMUM = def_elementwise("maximum", "MaximumBackward0", XY, _maximum,
-                          {"x": _maximum_dx, "y": _maximum_dy})
+                          {"x": _maximum_dx, "y": _maximum_dy},
+                          method=True, inplace=True, export=True)
 MINIMUM = def_elementwise("minimum", "MinimumBackward0", XY, _minimum,
-                          {"x": _minimum_dx, "y": _minimum_dy})
+                          {"x": _minimum_dx, "y": _minimum_dy},
+                          method=True, inplace=True, export=True)
 WHERE = def_elementwise("where", "WhereBackward0", ("condition", "x", "y"), _where,
-                        {"x": _where_dx, "y": _where_dy})
+                        {"x": _where_dx, "y": _where_dy}, export=True)
 CLAMP = def_elementwise("clamp", "ClampBackward1", ("x",), _clamp, {"x": _clamp_dx},
-                        attrs=("min", "max"))
+                        attrs=("min", "max"), method=("clamp", "clip"), export=("clamp", "clip"))
 COMPARISONS = {name: def_elementwise(name, name, XY, body, dtype_rule="bool") for name, body in (
     ("lt", _lt), ("le", _le), ("gt", _gt), ("ge", _ge), ("eq", _eq), ("ne", _ne),
     ("logical_and", _logical_and), ("logical_or", _logical_or))}
 
 
 # --- public functions ----------------------------------------------------------------------
+@public(ADD)
 def add(x, y, alpha=1):
     """``x + alpha * y``. Derivatives: ``g`` and ``alpha * g``."""
     return dispatch.elementwise(ADD, x, y if alpha == 1 else mul(y, alpha))
 
 
+@public(SUB)
 def sub(x, y, alpha=1):
     """``x - alpha * y``. Derivatives: ``g`` and ``-alpha * g``."""
     return dispatch.elementwise(SUB, x, y if alpha == 1 else mul(y, alpha))
@@ -240,16 +246,19 @@ def rsub(x, other):
     return dispatch.elementwise(RSUB, x, other=other)
 
 
+@public(MUL)
 def mul(x, y):
     """``x * y``. Derivatives: ``g * y`` and ``g * x``."""
     return dispatch.elementwise(MUL, x, y)
 
 
+@public(DIV)
 def div(x, y):
     """True division ``x / y``. Derivatives: ``g / y`` and ``-g x / y**2``."""
     return dispatch.elementwise(DIV, x, y)
 
 
+@public(POW)
 def pow(x, y):  # noqa: A001 - NumPy's and PyTorch's name
     """``x ** y`` for Tensor/scalar ``x`` and ``y``.
 
@@ -267,21 +276,25 @@ def pow(x, y):  # noqa: A001 - NumPy's and PyTorch's name
     return dispatch.elementwise(POW, x, y)
 
 
+@public(MAXIMUM)
 def maximum(x, y):
     """Elementwise maximum (nan propagates). The gradient is split evenly on ties."""
     return dispatch.elementwise(MAXIMUM, x, y)
 
 
+@public(MINIMUM)
 def minimum(x, y):
     """Elementwise minimum (nan propagates). The gradient is split evenly on ties."""
     return dispatch.elementwise(MINIMUM, x, y)
 
 
+@public(WHERE)
 def where(condition, x, y):
     """``x`` where ``condition`` else ``y``. Derivatives: ``g`` masked by the condition."""
     return dispatch.elementwise(WHERE, condition, x, y)
 
 
+@public(CLAMP)
 def clamp(x, min=None, max=None):  # noqa: A002
     """Clamp into ``[min, max]`` (either may be None). Derivative: ``g`` inside, 0 outside.
 

@@ -17,26 +17,21 @@ from . import binary, dispatch, unary
 from .registry import OPS, def_composite
 
 # Rows that never look at element values (views, copies, index permutations, concatenation,
-# sums) work on complex tensors as they are; their backward rules use only rows of this list
-# or complex rows, so gradients stay exact. Marked here, in one place, instead of in each row.
-DTYPE_AGNOSTIC = (
-    "clone", "cast", "view", "reshape_copy", "squeeze", "squeeze_dim", "squeeze_dims",
-    "unsqueeze", "expand", "transpose", "permute", "t", "cat", "stack", "diagonal",
-    "diagonal_backward", "getitem_select", "getitem_slice", "getitem_unsqueeze", "getitem_alias",
-    "getitem_advanced", "index_backward", "as_strided_view", "flip",
-    "sum", "sum_dim", "mean", "mean_dim",
-    # not dtype-agnostic on CUDA: listed so that ``dispatch.move`` raises its own clearer
-    # NotImplementedError (complex tensors stay on the CPU)
-    "to_device",
-)
+# sums) work on complex tensors as they are, and say so with ``complex_ok=True``: clone, cast,
+# to_device (so that ``dispatch.move`` raises its own clearer NotImplementedError: complex
+# tensors stay on the CPU), the shape and getitem rows, index_backward, as_strided_view, sum and
+# mean. Their backward rules use only such rows or complex rows, so gradients stay exact.
+# ops/npfuncs.py is being rewritten elsewhere: its ``flip`` row is flagged here until it takes
+# ``complex_ok=True`` itself.
+_NPFUNCS_DTYPE_AGNOSTIC = ("flip",)
 
 
 def install(tensor_cls) -> None:
-    """Flag the ``DTYPE_AGNOSTIC`` rows and give Tensor PyTorch's ``real``/``imag`` properties
-    and ``conj()``/``angle()`` methods (called by ``tensor.py`` once Tensor exists)."""
-    from . import indexing, npfuncs, reduce, shape, views  # noqa: F401 - the rows' modules
+    """Give Tensor PyTorch's ``real``/``imag`` properties and ``conj()``/``angle()`` methods
+    (called by ``tensor.py`` once Tensor exists)."""
+    from . import npfuncs  # noqa: F401 - the row's module
 
-    for name in DTYPE_AGNOSTIC:
+    for name in _NPFUNCS_DTYPE_AGNOSTIC:
         OPS[name].complex_ok = True
     tensor_cls.real = property(real, doc="The real part (``real``); a real tensor itself.")
     tensor_cls.imag = property(imag, doc="The imaginary part (``imag``).")

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
 from ..device import cpu_nn
-from . import dispatch
+from . import dispatch, nn_cuda
 from . import reduce as _reduce
 from . import shape as _shape
 from .nn import _none_tensor, _sum_terms, _wrap
@@ -80,17 +80,6 @@ def _conv_bw_bwd(ctx, v, x, g):  # gw = sum g x: linear in x and in g
     p = _params(ctx)
     return (conv_input_grad(g, v, x.shape, p) if nx else None,
             conv(x, v, None, p) if ng else None)
-
-
-_CONV_ATTRS = ("stride", "padding", "dilation", "groups")
-CONV = def_composite("convolution", "ConvolutionBackward0", ("x", "weight", "bias"), _conv_fwd,
-                     _conv_bwd, attrs=_CONV_ATTRS, save=("x", "weight"))
-CONV_BX = def_composite("convolution_input_grad", "ConvolutionBackwardBackward0", ("g", "weight"),
-                        _conv_bx_fwd, _conv_bx_bwd, attrs=("in_shape",) + _CONV_ATTRS,
-                        save=("g", "weight"))
-CONV_BW = def_composite("convolution_weight_grad", "ConvolutionBackwardBackward0", ("x", "g"),
-                        _conv_bw_fwd, _conv_bw_bwd, attrs=("w_shape",) + _CONV_ATTRS,
-                        save=("x", "g"))
 
 
 # jvp rules: conv is linear in x, in weight and in bias; its two backward ops are bilinear.
@@ -176,9 +165,18 @@ def _conv_bw_batch(args, batched, w_shape, **p):
     return _shape.reshape(out, (size,) + tuple(w_shape))
 
 
-CONV.jvp, CONV.batch_rule = _conv_jvp, _conv_batch
-CONV_BX.jvp, CONV_BX.batch_rule = _conv_bx_jvp, _conv_bx_batch
-CONV_BW.jvp, CONV_BW.batch_rule = _conv_bw_jvp, _conv_bw_batch
+_CONV_ATTRS = ("stride", "padding", "dilation", "groups")
+CONV = def_composite("convolution", "ConvolutionBackward0", ("x", "weight", "bias"), _conv_fwd,
+                     _conv_bwd, attrs=_CONV_ATTRS, save=("x", "weight"), jvp=_conv_jvp,
+                     batch_rule=_conv_batch, cuda_forward=nn_cuda.convolution_forward)
+CONV_BX = def_composite("convolution_input_grad", "ConvolutionBackwardBackward0", ("g", "weight"),
+                        _conv_bx_fwd, _conv_bx_bwd, attrs=("in_shape",) + _CONV_ATTRS,
+                        save=("g", "weight"), jvp=_conv_bx_jvp, batch_rule=_conv_bx_batch,
+                        cuda_forward=nn_cuda.convolution_input_grad_forward)
+CONV_BW = def_composite("convolution_weight_grad", "ConvolutionBackwardBackward0", ("x", "g"),
+                        _conv_bw_fwd, _conv_bw_bwd, attrs=("w_shape",) + _CONV_ATTRS,
+                        save=("x", "g"), jvp=_conv_bw_jvp, batch_rule=_conv_bw_batch,
+                        cuda_forward=nn_cuda.convolution_weight_grad_forward)
 
 
 def conv(x, weight, bias, params):
@@ -244,16 +242,6 @@ def _mp_gather_bwd(ctx, g):
     return (_maxpool_scatter(g, ctx.indices, ctx.in_shape),)
 
 
-MAXPOOL = def_composite("max_pool2d", "MaxPool2DWithIndicesBackward0", ("x",), _maxpool_fwd,
-                        _maxpool_bwd, attrs=("kernel", "stride", "padding", "dilation",
-                                             "ceil_mode"), n_outputs=2)
-MAXPOOL_SCATTER = def_composite("max_pool2d_backward", "MaxPool2DWithIndicesBackwardBackward0",
-                                ("g",), _mp_scatter_fwd, _mp_scatter_bwd,
-                                attrs=("indices", "in_shape"))
-MAXPOOL_GATHER = def_composite("max_pool2d_gather", "GatherBackward0", ("gg",), _mp_gather_fwd,
-                               _mp_gather_bwd, attrs=("indices",))
-
-
 def _maxpool_jvp(tangents, primals, outs, **attrs):
     return dispatch.composite(MAXPOOL_GATHER, tangents[0], indices=outs[1]._data), None
 
@@ -262,14 +250,25 @@ def _with_batched_indices(indices, size):
     return np.broadcast_to(indices, (size,) + tuple(indices.shape))
 
 
-MAXPOOL.jvp = _maxpool_jvp
-MAXPOOL.batch_rule = lambda args, batched, **a: dispatch.composite(MAXPOOL, args[0], **a)
-MAXPOOL_SCATTER.jvp = MAXPOOL_GATHER.jvp = LINEAR
-MAXPOOL_SCATTER.batch_rule = lambda args, batched, indices, in_shape: dispatch.composite(
-    MAXPOOL_SCATTER, args[0], indices=_with_batched_indices(indices, args[0].shape[0]),
-    in_shape=(args[0].shape[0],) + tuple(in_shape))
-MAXPOOL_GATHER.batch_rule = lambda args, batched, indices: dispatch.composite(
-    MAXPOOL_GATHER, args[0], indices=_with_batched_indices(indices, args[0].shape[0]))
+MAXPOOL = def_composite(
+    "max_pool2d", "MaxPool2DWithIndicesBackward0", ("x",), _maxpool_fwd, _maxpool_bwd,
+    attrs=("kernel", "stride", "padding", "dilation", "ceil_mode"), n_outputs=2,
+    jvp=_maxpool_jvp,
+    batch_rule=lambda args, batched, **a: dispatch.composite(MAXPOOL, args[0], **a),
+    cuda_forward=nn_cuda.max_pool2d_forward)
+MAXPOOL_SCATTER = def_composite(
+    "max_pool2d_backward", "MaxPool2DWithIndicesBackwardBackward0", ("g",), _mp_scatter_fwd,
+    _mp_scatter_bwd, attrs=("indices", "in_shape"), jvp=LINEAR,
+    batch_rule=lambda args, batched, indices, in_shape: dispatch.composite(
+        MAXPOOL_SCATTER, args[0], indices=_with_batched_indices(indices, args[0].shape[0]),
+        in_shape=(args[0].shape[0],) + tuple(in_shape)),
+    cuda_forward=nn_cuda.max_pool2d_backward_forward)
+MAXPOOL_GATHER = def_composite(
+    "max_pool2d_gather", "GatherBackward0", ("gg",), _mp_gather_fwd, _mp_gather_bwd,
+    attrs=("indices",), jvp=LINEAR,
+    batch_rule=lambda args, batched, indices: dispatch.composite(
+        MAXPOOL_GATHER, args[0], indices=_with_batched_indices(indices, args[0].shape[0])),
+    cuda_forward=nn_cuda.max_pool2d_gather_forward)
 
 
 def _maxpool_scatter(g, indices, in_shape):
@@ -313,15 +312,17 @@ def _avgpool_bwd_bwd(ctx, gg):
 
 
 _AVG_ATTRS = ("kernel", "stride", "padding", "ceil_mode", "count_include_pad", "divisor")
-AVGPOOL = def_composite("avg_pool2d", "AvgPool2DBackward0", ("x",), _avgpool_fwd, _avgpool_bwd,
-                        attrs=_AVG_ATTRS)
-AVGPOOL_BWD = def_composite("avg_pool2d_backward", "AvgPool2DBackwardBackward0", ("g",),
-                            _avgpool_bwd_fwd, _avgpool_bwd_bwd, attrs=("in_shape",) + _AVG_ATTRS)
-
-AVGPOOL.jvp = AVGPOOL_BWD.jvp = LINEAR  # pooling over the last two dims: a batch is a leading dim
-AVGPOOL.batch_rule = lambda args, batched, **a: dispatch.composite(AVGPOOL, args[0], **a)
-AVGPOOL_BWD.batch_rule = lambda args, batched, in_shape, **a: dispatch.composite(
-    AVGPOOL_BWD, args[0], in_shape=(args[0].shape[0],) + tuple(in_shape), **a)
+# pooling over the last two dims: a batch is a leading dim
+AVGPOOL = def_composite(
+    "avg_pool2d", "AvgPool2DBackward0", ("x",), _avgpool_fwd, _avgpool_bwd, attrs=_AVG_ATTRS,
+    jvp=LINEAR, batch_rule=lambda args, batched, **a: dispatch.composite(AVGPOOL, args[0], **a),
+    cuda_forward=nn_cuda.avg_pool2d_forward)
+AVGPOOL_BWD = def_composite(
+    "avg_pool2d_backward", "AvgPool2DBackwardBackward0", ("g",), _avgpool_bwd_fwd,
+    _avgpool_bwd_bwd, attrs=("in_shape",) + _AVG_ATTRS, jvp=LINEAR,
+    batch_rule=lambda args, batched, in_shape, **a: dispatch.composite(
+        AVGPOOL_BWD, args[0], in_shape=(args[0].shape[0],) + tuple(in_shape), **a),
+    cuda_forward=nn_cuda.avg_pool2d_backward_forward)
 
 
 def avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):

@@ -21,10 +21,10 @@ import re
 import numpy as np
 
 from ..device import pool
-from . import dispatch
+from . import dispatch, indexing_cuda
 from . import shape as _shape
 from ..autograd.grad_mode import is_grad_enabled
-from .registry import LINEAR, def_composite
+from .registry import LINEAR, def_composite, public
 
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
               "are valid indices (got {})")
@@ -152,14 +152,6 @@ def _check_basic(index, ndim: int) -> None:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
 
 
-def _getitem_cuda(ctx, a, index, kind):
-    ctx.input_shape = a.shape
-    if kind == "advanced":  # host positions from the host index arrays (validated there)
-        return _ci().take(a, positions(a.shape, index))
-    _check_basic(index, a.ndim)
-    return a[index]
-
-
 _NODE_NAMES = {"select": "SelectBackward0", "slice": "SliceBackward0",
                "unsqueeze": "UnsqueezeBackward0", "alias": "AliasBackward0",
                "advanced": "IndexBackward0"}
@@ -187,7 +179,8 @@ def _getitem_batch(args, batched, index, kind):
 
 GETITEM = {kind: def_composite(f"getitem_{kind}", node, ("x",), _getitem_fwd, _getitem_back,
                                attrs=("index", "kind"), view=kind != "advanced", jvp=LINEAR,
-                               batch_rule=_getitem_batch, cuda_forward=_getitem_cuda)
+                               batch_rule=_getitem_batch,
+                               cuda_forward=indexing_cuda.getitem_forward, complex_ok=True)
            for kind, node in _NODE_NAMES.items()}
 
 
@@ -213,16 +206,6 @@ def _index_backward_fwd(ctx, g, shape, index, kind):
     return out
 
 
-def _index_backward_cuda(ctx, g, shape, index, kind):
-    be = dispatch.cuda_backend()
-    out = be.zeros(shape, g.dtype, g.index)
-    if kind == "advanced":  # atomic adds: repeated indices accumulate
-        _ci().put(out, positions(shape, index), g, accumulate=True)
-    else:
-        be.copy_into(out[index], g)
-    return out
-
-
 def _index_backward_back(ctx, gg):
     return (dispatch.composite(GETITEM[ctx.kind], gg, index=ctx.index, kind=ctx.kind),)
 
@@ -236,7 +219,8 @@ def _index_backward_batch(args, batched, shape, index, kind):
 
 INDEX_BACKWARD = def_composite("index_backward", "IndexPutBackward0", ("g",), _index_backward_fwd,
                                _index_backward_back, attrs=("shape", "index", "kind"), jvp=LINEAR,
-                               batch_rule=_index_backward_batch, cuda_forward=_index_backward_cuda)
+                               batch_rule=_index_backward_batch,
+                               cuda_forward=indexing_cuda.index_backward_forward, complex_ok=True)
 
 
 def index_backward(g, shape, index, kind="advanced"):
@@ -383,17 +367,6 @@ def _put_back(ctx, g):
     return gx, gv
 
 
-def _take_cuda(ctx, x, index):
-    ctx.input_shape = x.shape
-    return _ci().take(x, index)
-
-
-TAKE = def_composite("take", "TakeBackward0", ("x",), _take_fwd, _take_back, attrs=("index",),
-                     cuda_forward=_take_cuda)
-PUT = def_composite("put", "PutBackward0", ("x", "source"), _put_fwd, _put_back,
-                    attrs=("index", "accumulate", "unique"), cuda_forward=_put_fwd)
-
-
 # take/put address each example's flat positions: offset them by b * numel(example).
 def _flat_offsets(index, size, n):
     return np.arange(size).reshape((size,) + (1,) * index.ndim) * n + index[None]
@@ -420,8 +393,13 @@ def _put_batch(args, batched, index, accumulate, unique):
                               accumulate=accumulate, unique=unique)
 
 
-TAKE.jvp = PUT.jvp = LINEAR
-TAKE.batch_rule, PUT.batch_rule = _take_batch, _put_batch
+# forward mode: linear in all their tensor inputs
+TAKE = def_composite("take", "TakeBackward0", ("x",), _take_fwd, _take_back, attrs=("index",),
+                     jvp=LINEAR, batch_rule=_take_batch, cuda_forward=indexing_cuda.take_forward,
+                     method=True)
+PUT = def_composite("put", "PutBackward0", ("x", "source"), _put_fwd, _put_back,
+                    attrs=("index", "accumulate", "unique"), jvp=LINEAR, batch_rule=_put_batch,
+                    cuda_forward=_put_fwd)
 
 
 def take_flat(x, index: np.ndarray):
@@ -448,6 +426,7 @@ def _index_of(name: str, index, kinds="iu") -> np.ndarray:
     return a
 
 
+@public(TAKE)
 def take(x, index, *, out=None):
     """``x.flatten()[index]`` (negative indices count from the end), PyTorch's ``take``.
     Derivative: ``g`` added into zeros of ``x``'s shape at ``index``. ``out``: write the result
@@ -487,11 +466,6 @@ def _index_put_back(ctx, g):
     return gx, gv
 
 
-INDEX_PUT = def_composite("index_put", "IndexPutBackward0", ("x", "values"), _index_put_fwd,
-                          _index_put_back, attrs=("index", "accumulate"),
-                          cuda_forward=_index_put_fwd)
-
-
 def _index_put_batch(args, batched, index, accumulate):
     """The batch goes last, past every indexed dim (see ``_batch_last``); the values get it
     last too, so they broadcast against ``x[index]`` per example."""
@@ -505,9 +479,10 @@ def _index_put_batch(args, batched, index, accumulate):
     return _to_front(out)
 
 
-INDEX_PUT.jvp, INDEX_PUT.batch_rule = LINEAR, _index_put_batch
+INDEX_PUT = def_composite("index_put", "IndexPutBackward0", ("x", "values"), _index_put_fwd,
+                          _index_put_back, attrs=("index", "accumulate"), jvp=LINEAR,
+                          batch_rule=_index_put_batch, cuda_forward=_index_put_fwd, method=True)
 WRITERS = {"index_put": _index_put_write, "put": _put_write}
-TAKE.jvp = PUT.jvp = INDEX_PUT.jvp = LINEAR  # forward mode: linear in all their tensor inputs
 
 
 def index_put_index(name: str, indices) -> tuple:
@@ -519,6 +494,7 @@ def index_put_index(name: str, indices) -> tuple:
     return idx
 
 
+@public(INDEX_PUT)
 def index_put(x, indices, values, accumulate=False):
     """``out = x.clone(); out[indices] = values`` (or ``+=`` with repeats accumulating when
     ``accumulate``); without ``accumulate`` the last write to a repeated index wins, as NumPy.

@@ -22,13 +22,15 @@ instead of differentiating with the new values.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.node import SavedTensor
 from . import binary, dispatch, indexing, scatter, views
-from .registry import LINEAR, OPS, def_composite
+from .registry import LINEAR, def_composite, surface
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in an in-place "
@@ -86,19 +88,23 @@ def _zero_grad(ctx, g):
                                                                  else None,)
 
 
-# PyTorch: fill_(Scalar) is FillBackward2, fill_(Tensor) FillBackward3, copy_ CopyBackwards
-FILL = def_composite("fill_", "FillBackward2", ("x",), _copy_of(_fill_write), _zero_grad,
-                     attrs=("value_scalar",))
-FILL_T = def_composite("fill_tensor_", "FillBackward3", ("x", "value"), _copy_of(_fill_write),
-                       _zero_grad)
-ZERO = def_composite("zero_", "ZeroBackward0", ("x",), _copy_of(_fill_write), _zero_grad,
-                     attrs=("value_scalar",))
-COPY = def_composite("copy_", "CopyBackwards", ("x", "src"), _copy_of(_copy_write), _zero_grad)
-for _row in (FILL, FILL_T, ZERO, COPY):  # the writers above serve both devices
-    _row.cuda_forward = _row.forward
-# forward mode (autograd/forward_ad.py): copy/fill-from-tensor/zero are linear in their inputs
-COPY.jvp = FILL_T.jvp = ZERO.jvp = LINEAR
-FILL.jvp = lambda tangents, primals, outs, **attrs: dispatch.zeros(outs[0].shape, outs[0].dtype, outs[0].device)
+def _zero_tangent(tangents, primals, outs, **attrs):
+    """``fill_(number)``'s tangent: 0 (the result is a constant)."""
+    return dispatch.zeros(outs[0].shape, outs[0].dtype, outs[0].device)
+
+
+# PyTorch: fill_(Scalar) is FillBackward2, fill_(Tensor) FillBackward3, copy_ CopyBackwards.
+# The writers above serve both devices (cuda_forward: the same function). Forward mode
+# (autograd/forward_ad.py): copy/fill-from-tensor/zero are linear in their inputs.
+_FILL_FORWARD, _COPY_FORWARD = _copy_of(_fill_write), _copy_of(_copy_write)
+FILL = def_composite("fill_", "FillBackward2", ("x",), _FILL_FORWARD, _zero_grad,
+                     attrs=("value_scalar",), jvp=_zero_tangent, cuda_forward=_FILL_FORWARD)
+FILL_T = def_composite("fill_tensor_", "FillBackward3", ("x", "value"), _FILL_FORWARD,
+                       _zero_grad, jvp=LINEAR, cuda_forward=_FILL_FORWARD)
+ZERO = def_composite("zero_", "ZeroBackward0", ("x",), _FILL_FORWARD, _zero_grad,
+                     attrs=("value_scalar",), jvp=LINEAR, cuda_forward=_FILL_FORWARD)
+COPY = def_composite("copy_", "CopyBackwards", ("x", "src"), _COPY_FORWARD, _zero_grad,
+                     jvp=LINEAR, cuda_forward=_COPY_FORWARD)
 WRITERS = {"fill_": _fill_write, "fill_tensor_": _fill_write, "zero_": _fill_write,
            "copy_": _copy_write, **indexing.WRITERS, **scatter.WRITERS}
 
@@ -476,28 +482,30 @@ def clamp_(self, min=None, max=None):  # noqa: A002 - PyTorch's argument names
                         {"min": lo if min is None else min, "max": hi if max is None else max})
 
 
-_UNARY = ("neg exp log sin cos tan tanh sinh cosh expm1 log1p erf sigmoid relu abs sqrt sign "
-          "reciprocal")
+def _elementwise_method(names, fn, op):
+    """The in-place method of an elementwise row flagged ``inplace=`` (Note [derived surface]
+    in ops/registry.py), named ``names[0]``: one operand, two, or two with ``alpha`` (as the
+    row's public function takes)."""
+    name = names[0]
+    if len(op.inputs) == 1:
+        return _unary_method(name, op)
+    if "alpha" in inspect.signature(fn).parameters:
+        return _add_like(name, op)
+    return _binary_method(name, op)
+
+
+# In-place methods with their own argument handling (several rows, or checks of their own)
+_OWN_METHODS = {"pow_": pow_, "clamp_": clamp_, "clip_": clamp_, "fill_": fill_, "zero_": zero_,
+                "copy_": copy_, "masked_fill_": masked_fill_, "index_add_": index_add_,
+                "index_put_": index_put_, "scatter_add_": scatter_add_}
 
 
 def install(Tensor) -> None:
-    """Attach the in-place methods to the Tensor class."""
-    Tensor.add_ = _add_like("add_", binary.ADD)
-    Tensor.sub_ = _add_like("sub_", binary.SUB)
-    for name, op in (("mul_", binary.MUL), ("div_", binary.DIV), ("maximum_", binary.MAXIMUM),
-                     ("minimum_", binary.MINIMUM)):
-        setattr(Tensor, name, _binary_method(name, op))
-    for name in _UNARY.split():
-        setattr(Tensor, name + "_", _unary_method(name + "_", OPS[name]))
-    Tensor.pow_ = pow_
-    Tensor.clamp_ = Tensor.clip_ = clamp_
-    Tensor.fill_ = fill_
-    Tensor.zero_ = zero_
-    Tensor.copy_ = copy_
-    Tensor.masked_fill_ = masked_fill_
-    Tensor.index_add_ = index_add_
-    Tensor.index_put_ = index_put_
-    Tensor.scatter_add_ = scatter_add_
-    for alias, target in (("negative_", "neg_"), ("absolute_", "abs_"), ("multiply_", "mul_"),
-                          ("divide_", "div_"), ("subtract_", "sub_")):
-        setattr(Tensor, alias, getattr(Tensor, target))
+    """Attach the in-place methods to the Tensor class: those the rows name (``inplace=``),
+    then ``_OWN_METHODS``."""
+    for names, fn, op in surface("inplace"):
+        method = _elementwise_method(names, fn, op)
+        for name in names:
+            setattr(Tensor, name, method)
+    for name, method in _OWN_METHODS.items():
+        setattr(Tensor, name, method)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..device import pool
-from . import dispatch
+from . import dispatch, linalg_cuda
 from .registry import def_composite
 from .shape import reshape, squeeze, transpose, unsqueeze
 
@@ -87,17 +87,11 @@ def _matmul_batch(args, batched):
     return out
 
 
-def _matmul_cuda(ctx, a, b):
-    """The CUDA forward: ``device.cuda_linalg.matmul`` (tiled; strided operands read in place)."""
-    return dispatch.cuda_kernels("cuda_linalg").matmul(a, b)
-
-
 _NODES = {"dot": "DotBackward0", "mv": "MvBackward0", "mm": "MmBackward0", "bmm": "BmmBackward0"}
 MATMUL = {kind: def_composite(f"matmul_{kind}", node, ("a", "b"), _matmul_fwd, _matmul_back,
-                              save=("a", "b"), jvp=_matmul_jvp, batch_rule=_matmul_batch)
+                              save=("a", "b"), jvp=_matmul_jvp, batch_rule=_matmul_batch,
+                              cuda_forward=linalg_cuda.matmul_forward)
           for kind, node in _NODES.items()}
-for _row in MATMUL.values():
-    _row.cuda_forward = _matmul_cuda
 
 
 def matmul(a, b):

@@ -12,11 +12,11 @@ import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
 from ..device import cpu_norm
-from . import binary, dispatch, unary
+from . import binary, dispatch, nn_cuda, unary
 from . import reduce as _reduce
 from . import shape as _shape
 from .nn import _none_tensor, _pad_batched, _sum_terms, _wrap
-from .registry import LINEAR, def_composite
+from .registry import LINEAR, OPS, def_composite
 
 
 # --- losses ----------------------------------------------------------------------------------
@@ -112,18 +112,6 @@ def _bcel_bwd(ctx, g, x, y, weight, pos_weight):
     return gx, gy, None, None
 
 
-MSE_LOSS = def_composite("mse_loss", "MseLossBackward0", ("x", "y"), _mse_fwd, _mse_bwd,
-                         attrs=("reduction",), save=("x", "y"))
-HUBER_LOSS = def_composite("huber_loss", "HuberLossBackward0", ("x", "y"), _huber_fwd,
-                           _huber_bwd, attrs=("reduction", "delta"), save=("x", "y"))
-BCE = def_composite("binary_cross_entropy", "BinaryCrossEntropyBackward0", ("x", "y", "weight"),
-                    _bce_fwd, _bce_bwd, attrs=("reduction",), save=("x", "y", "weight"))
-BCE_LOGITS = def_composite("binary_cross_entropy_with_logits",
-                           "BinaryCrossEntropyWithLogitsBackward0",
-                           ("x", "y", "weight", "pos_weight"), _bcel_fwd, _bcel_bwd,
-                           attrs=("reduction",), save=("x", "y", "weight", "pos_weight"))
-
-
 # jvp rules: the elementwise derivative times the tangents, reduced as the loss.
 def _reduce_t(t, reduction):
     if reduction == "none":
@@ -181,8 +169,10 @@ def _bcel_jvp(tangents, primals, outs, reduction):
 
 # Batch rules: the unreduced loss of the batch (operands padded to a common example rank,
 # absent weights left alone), then each example's reduction.
-def _loss_batch(op):
+def _loss_batch(name):
+    """The batch rule of the loss row ``name`` (looked up when the rule runs)."""
     def rule(args, batched, reduction, **attrs):
+        op = OPS[name]
         nd = max(a.ndim - b for a, b in zip(args, batched) if a.numel() or b)
         new = [_pad_batched(a, nd) if b else a for a, b in zip(args, batched)]
         out = dispatch.composite(op, *new, reduction="none", **attrs)
@@ -195,9 +185,24 @@ def _loss_batch(op):
     return rule
 
 
-MSE_LOSS.jvp, HUBER_LOSS.jvp, BCE.jvp, BCE_LOGITS.jvp = _mse_jvp, _huber_jvp, _bce_jvp, _bcel_jvp
-for _op in (MSE_LOSS, HUBER_LOSS, BCE, BCE_LOGITS):
-    _op.batch_rule = _loss_batch(_op)
+MSE_LOSS = def_composite("mse_loss", "MseLossBackward0", ("x", "y"), _mse_fwd, _mse_bwd,
+                         attrs=("reduction",), save=("x", "y"), jvp=_mse_jvp,
+                         batch_rule=_loss_batch("mse_loss"), cuda_forward=nn_cuda.mse_loss_forward)
+HUBER_LOSS = def_composite("huber_loss", "HuberLossBackward0", ("x", "y"), _huber_fwd,
+                           _huber_bwd, attrs=("reduction", "delta"), save=("x", "y"),
+                           jvp=_huber_jvp, batch_rule=_loss_batch("huber_loss"),
+                           cuda_forward=nn_cuda.huber_loss_forward)
+BCE = def_composite("binary_cross_entropy", "BinaryCrossEntropyBackward0", ("x", "y", "weight"),
+                    _bce_fwd, _bce_bwd, attrs=("reduction",), save=("x", "y", "weight"),
+                    jvp=_bce_jvp, batch_rule=_loss_batch("binary_cross_entropy"),
+                    cuda_forward=nn_cuda.binary_cross_entropy_forward)
+BCE_LOGITS = def_composite("binary_cross_entropy_with_logits",
+                           "BinaryCrossEntropyWithLogitsBackward0",
+                           ("x", "y", "weight", "pos_weight"), _bcel_fwd, _bcel_bwd,
+                           attrs=("reduction",), save=("x", "y", "weight", "pos_weight"),
+                           jvp=_bcel_jvp,
+                           batch_rule=_loss_batch("binary_cross_entropy_with_logits"),
+                           cuda_forward=nn_cuda.binary_cross_entropy_with_logits_forward)
 
 
 def mse_loss(x, y, reduction):
@@ -268,10 +273,6 @@ def _nll_bwd(ctx, g):
     return (gb * _wrap(coef),)
 
 
-NLL_LOSS = def_composite("nll_loss", "NllLossBackward0", ("x",), _nll_fwd, _nll_bwd,
-                         attrs=("target", "weight", "ignore_index", "reduction"))
-
-
 def _nll_batch(args, batched, target, weight, ignore_index, reduction):
     """Each example's losses in one call (the batch folded into N, the targets repeated),
     then each example's reduction; 'mean' divides by the (shared) total target weight."""
@@ -295,7 +296,10 @@ def _nll_batch(args, batched, target, weight, ignore_index, reduction):
     return total / float(w.sum()) if w.sum() else total * math.nan
 
 
-NLL_LOSS.jvp, NLL_LOSS.batch_rule = LINEAR, _nll_batch  # linear in x (weights are constants)
+# linear in x (weights are constants)
+NLL_LOSS = def_composite("nll_loss", "NllLossBackward0", ("x",), _nll_fwd, _nll_bwd,
+                         attrs=("target", "weight", "ignore_index", "reduction"), jvp=LINEAR,
+                         batch_rule=_nll_batch, cuda_forward=nn_cuda.nll_loss_forward)
 
 
 def nll_loss(x, target, weight, ignore_index, reduction):

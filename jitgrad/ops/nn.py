@@ -21,12 +21,12 @@ from numba.np.numpy_support import as_dtype
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..device import cpu_norm, cpu_reduce, pool
-from . import binary, dispatch, unary
+from . import binary, dispatch, nn_cuda, unary
 from . import linalg as _linalg
 from . import reduce as _reduce
 from . import shape as _shape
 from . import smath as sm
-from .registry import LINEAR, def_composite, def_elementwise
+from .registry import LINEAR, OPS, def_composite, def_elementwise, public
 
 
 def _softmax_fwd(ctx, x, dim, log):
@@ -66,9 +66,11 @@ def _softmax_jvp(tangents, primals, outs, dim, log):
     return y * (t - _reduce.sum(t * y, dim, keepdim=True))
 
 
-def _softmax_batch(op):
+def _softmax_batch(name):
+    """The batch rule of the row ``name`` (looked up when the rule runs): ``dim`` shifted by
+    the batch dim; 0-d examples become a column."""
     def rule(args, batched, dim, log):
-        x = args[0]
+        op, x = OPS[name], args[0]
         if x.ndim > 1:
             return dispatch.composite(op, x, dim=dim + 1, log=log)
         col = _reduce._shape.reshape(x, (x.shape[0], 1))  # 0-d examples
@@ -77,11 +79,13 @@ def _softmax_batch(op):
 
 
 SOFTMAX = def_composite("softmax", "SoftmaxBackward0", ("x",), _softmax_fwd, _softmax_bwd,
-                        attrs=("dim", "log"), save=("result",), jvp=_softmax_jvp)
+                        attrs=("dim", "log"), save=("result",), jvp=_softmax_jvp,
+                        batch_rule=_softmax_batch("softmax"), cuda_forward=nn_cuda.softmax_forward,
+                        method=True, export=True)
 LOG_SOFTMAX = def_composite("log_softmax", "LogSoftmaxBackward0", ("x",), _softmax_fwd,
                             _log_softmax_bwd, attrs=("dim", "log"), save=("result",),
-                            jvp=_softmax_jvp)
-SOFTMAX.batch_rule, LOG_SOFTMAX.batch_rule = _softmax_batch(SOFTMAX), _softmax_batch(LOG_SOFTMAX)
+                            jvp=_softmax_jvp, batch_rule=_softmax_batch("log_softmax"),
+                            cuda_forward=nn_cuda.softmax_forward, method=True, export=True)
 
 
 def _prepare(op, x, dim, dtype):
@@ -97,6 +101,7 @@ def _prepare(op, x, dim, dtype):
     return x, dims[0] if dims else 0
 
 
+@public(SOFTMAX)
 def softmax(x, dim, dtype=None):
     """``exp(x_i - m) / sum_j exp(x_j - m)`` along ``dim`` with ``m = max_j x_j`` (stable).
 
@@ -107,6 +112,7 @@ def softmax(x, dim, dtype=None):
     return dispatch.composite(SOFTMAX, x, dim=d, log=False)
 
 
+@public(LOG_SOFTMAX)
 def log_softmax(x, dim, dtype=None):
     """``x_i - m - log(sum_j exp(x_j - m))`` along ``dim`` with ``m = max_j x_j`` (stable).
 
@@ -270,10 +276,6 @@ def _addmm_bwd(ctx, g, mat1, mat2):
     return (g if need_b else None), g1, g2
 
 
-ADDMM = def_composite("addmm", "AddmmBackward0", ("bias", "mat1", "mat2"), _addmm_fwd,
-                      _addmm_bwd, save=("mat1", "mat2"))
-
-
 def _sum_terms(*terms):
     out = None
     for t in terms:
@@ -301,7 +303,9 @@ def _addmm_batch(args, batched):
     return prod + (_pad_batched(b, 2) if bb else b)
 
 
-ADDMM.jvp, ADDMM.batch_rule = _addmm_jvp, _addmm_batch
+ADDMM = def_composite("addmm", "AddmmBackward0", ("bias", "mat1", "mat2"), _addmm_fwd,
+                      _addmm_bwd, save=("mat1", "mat2"), jvp=_addmm_jvp, batch_rule=_addmm_batch,
+                      cuda_forward=nn_cuda.addmm_forward)
 
 
 def addmm(bias, mat1, mat2):
@@ -388,11 +392,6 @@ def _bn_bwd(ctx, g, x, weight):
     return (gx, _reduce.sum(g * xhat, dims) if nw else None, _reduce.sum(g, dims) if nb else None)
 
 
-BATCH_NORM = def_composite("batch_norm", "NativeBatchNormBackward0", ("x", "weight", "bias"),
-                           _bn_fwd, _bn_bwd, attrs=("running_mean", "running_var", "training",
-                                                    "momentum", "eps"), save=("x", "weight"))
-
-
 def _norm_jvp(tx, tw, tb, x, w, dims, stats, wshape, eps):
     """The tangent of ``xhat * w + b`` (``xhat = (x - mean) rstd`` over ``dims``):
     ``w rstd (t - mean(t) - xhat mean(t xhat))`` (the last two terms only when the statistics
@@ -424,8 +423,12 @@ def _bn_jvp(tangents, primals, outs, running_mean, running_var, training, moment
     return _norm_jvp(tx, tw, tb, x, w, (0,) + tuple(range(2, x.ndim)), stats, bshape, eps)
 
 
-BATCH_NORM.jvp = _bn_jvp  # no batch rule: statistics over the batch (and running stats) do not
-# batch; vmap raises naming batch_norm
+# no batch rule: statistics over the batch (and running stats) do not batch; vmap raises
+# naming batch_norm
+BATCH_NORM = def_composite("batch_norm", "NativeBatchNormBackward0", ("x", "weight", "bias"),
+                           _bn_fwd, _bn_bwd, attrs=("running_mean", "running_var", "training",
+                                                    "momentum", "eps"), save=("x", "weight"),
+                           jvp=_bn_jvp, cuda_forward=nn_cuda.batch_norm_forward)
 
 
 def batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps):
@@ -480,11 +483,6 @@ def _ln_bwd(ctx, g, x, weight):
     return gx, gw, gb
 
 
-LAYER_NORM = def_composite("layer_norm", "NativeLayerNormBackward0", ("x", "weight", "bias"),
-                           _ln_fwd, _ln_bwd, attrs=("normalized_shape", "eps"),
-                           save=("x", "weight"))
-
-
 def _ln_jvp(tangents, primals, outs, normalized_shape, eps):
     (tx, tw, tb), (x, w, _) = tangents, primals
     k = len(normalized_shape)
@@ -507,7 +505,10 @@ def _ln_batch(args, batched, normalized_shape, eps):
     return out
 
 
-LAYER_NORM.jvp, LAYER_NORM.batch_rule = _ln_jvp, _ln_batch
+LAYER_NORM = def_composite("layer_norm", "NativeLayerNormBackward0", ("x", "weight", "bias"),
+                           _ln_fwd, _ln_bwd, attrs=("normalized_shape", "eps"),
+                           save=("x", "weight"), jvp=_ln_jvp, batch_rule=_ln_batch,
+                           cuda_forward=nn_cuda.layer_norm_forward)
 
 
 def layer_norm(x, normalized_shape, weight, bias, eps):
@@ -561,19 +562,6 @@ def _emb_gather_fwd(ctx, gg, indices, num_weights, padding_idx, scale_grad_by_fr
     return out.reshape(indices.shape + gg.shape[1:])
 
 
-EMBEDDING = def_composite("embedding", "EmbeddingBackward0", ("weight",), _emb_fwd, _emb_bwd,
-                          attrs=("indices", "padding_idx", "scale_grad_by_freq"))
-EMBEDDING_BWD = def_composite("embedding_backward", "EmbeddingBackwardBackward0", ("g",),
-                              _emb_bwd_fwd, lambda ctx, gg: (dispatch.composite(
-                                  EMBEDDING_GATHER, gg, **_emb_attrs(ctx)),),
-                              attrs=("indices", "num_weights", "padding_idx",
-                                     "scale_grad_by_freq"))
-EMBEDDING_GATHER = def_composite("embedding_gather", "EmbeddingBackward0", ("gg",),
-                                 _emb_gather_fwd, _emb_bwd, attrs=("indices", "num_weights",
-                                                                   "padding_idx",
-                                                                   "scale_grad_by_freq"))
-
-
 # Batch rules: a batched table (B, V, D) is read as one (B*V, D) table with the indices
 # offset by b*V; the padding row is handled per example.
 def _offset(indices, size, num_weights):
@@ -623,9 +611,22 @@ def _emb_gather_batch(args, batched, indices, num_weights, padding_idx, scale_gr
     return out
 
 
-EMBEDDING.jvp = EMBEDDING_BWD.jvp = EMBEDDING_GATHER.jvp = LINEAR
-EMBEDDING.batch_rule, EMBEDDING_BWD.batch_rule = _emb_batch, _emb_bwd_batch
-EMBEDDING_GATHER.batch_rule = _emb_gather_batch
+EMBEDDING = def_composite("embedding", "EmbeddingBackward0", ("weight",), _emb_fwd, _emb_bwd,
+                          attrs=("indices", "padding_idx", "scale_grad_by_freq"), jvp=LINEAR,
+                          batch_rule=_emb_batch, cuda_forward=nn_cuda.embedding_forward)
+EMBEDDING_BWD = def_composite("embedding_backward", "EmbeddingBackwardBackward0", ("g",),
+                              _emb_bwd_fwd, lambda ctx, gg: (dispatch.composite(
+                                  EMBEDDING_GATHER, gg, **_emb_attrs(ctx)),),
+                              attrs=("indices", "num_weights", "padding_idx",
+                                     "scale_grad_by_freq"), jvp=LINEAR,
+                              batch_rule=_emb_bwd_batch,
+                              cuda_forward=nn_cuda.embedding_backward_forward)
+EMBEDDING_GATHER = def_composite("embedding_gather", "EmbeddingBackward0", ("gg",),
+                                 _emb_gather_fwd, _emb_bwd, attrs=("indices", "num_weights",
+                                                                   "padding_idx",
+                                                                   "scale_grad_by_freq"),
+                                 jvp=LINEAR, batch_rule=_emb_gather_batch,
+                                 cuda_forward=nn_cuda.embedding_gather_forward)
 
 
 def embedding(weight, indices, padding_idx, scale_grad_by_freq):
@@ -644,6 +645,3 @@ from .conv import (AVGPOOL, AVGPOOL_BWD, CONV, CONV_BW, CONV_BX, MAXPOOL,  # noq
 from .losses import (BCE, BCE_LOGITS, HUBER_LOSS, MSE_LOSS, NLL_LOSS,  # noqa: E402,F401
                      binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, mse_loss,
                      nll_loss)
-from . import nn_cuda as _nn_cuda  # noqa: E402  (the rows' CUDA forwards: after the rows)
-
-_nn_cuda.register()

@@ -1,4 +1,4 @@
-"""The CUDA forwards of the ``ops.nn`` rows (``OpDef.cuda_forward``): the same contract as the
+"""The CUDA forwards of the ``ops.nn`` rows (their ``cuda_forward=``): the same contract as the
 CPU forwards, over ``device.cuda.CudaArray`` operands, with the kernels of
 ``device.cuda_nn`` / ``device.cuda_nn_norm`` (reached lazily: Note [lazy cuda]).
 
@@ -15,7 +15,14 @@ import math
 import numpy as np
 
 from . import dispatch
-from . import nn as _nn
+
+
+def _conv():
+    """``ops.conv`` (its geometry helpers), found at call time: it imports this module at its
+    top for the rows' ``cuda_forward=``."""
+    from . import conv
+
+    return conv
 
 
 def _k():
@@ -27,33 +34,34 @@ def _kn():
 
 
 # --- softmax, addmm, convolution ----------------------------------------------------------------
-def _softmax(ctx, x, dim, log):
+def softmax_forward(ctx, x, dim, log):
     return _k().softmax(x, dim, log)
 
 
-def _addmm(ctx, bias, m1, m2):
+def addmm_forward(ctx, bias, m1, m2):
     return _k().addmm(bias, m1, m2)
 
 
-def _conv(ctx, x, w, b, **p):
-    geo = _nn._geo(x.shape, w.shape, p)
+def convolution_forward(ctx, x, w, b, **p):
+    conv = _conv()
+    geo = conv._geo(x.shape, w.shape, p)
     if geo.Ho <= 0 or geo.Wo <= 0:
         raise RuntimeError(f"convolution: input size {tuple(x.shape[2:])} (with padding) is "
                            f"smaller than the kernel size {tuple(w.shape[2:])}")
-    out = _k().conv_forward(x.reshape(_nn._as4(x.shape)), w.reshape(_nn._as4(w.shape)), b, geo)
-    return _nn._out_nd(out, x.ndim)
+    out = _k().conv_forward(x.reshape(conv._as4(x.shape)), w.reshape(conv._as4(w.shape)), b, geo)
+    return conv._out_nd(out, x.ndim)
 
 
-def _conv_bx(ctx, g, w, in_shape, **p):
-    geo = _nn._geo(in_shape, w.shape, p)
+def convolution_input_grad_forward(ctx, g, w, in_shape, **p):
+    geo = _conv()._geo(in_shape, w.shape, p)
     g4 = g.reshape(geo.N, geo.Co, geo.Ho, geo.Wo)
-    return _k().conv_input_grad(g4, w.reshape(_nn._as4(w.shape)), geo).reshape(in_shape)
+    return _k().conv_input_grad(g4, w.reshape(_conv()._as4(w.shape)), geo).reshape(in_shape)
 
 
-def _conv_bw(ctx, x, g, w_shape, **p):
-    geo = _nn._geo(x.shape, w_shape, p)
+def convolution_weight_grad_forward(ctx, x, g, w_shape, **p):
+    geo = _conv()._geo(x.shape, w_shape, p)
     g4 = g.reshape(geo.N, geo.Co, geo.Ho, geo.Wo)
-    return _k().conv_weight_grad(x.reshape(_nn._as4(x.shape)), g4, geo).reshape(w_shape)
+    return _k().conv_weight_grad(x.reshape(_conv()._as4(x.shape)), g4, geo).reshape(w_shape)
 
 
 # --- pooling --------------------------------------------------------------------------------------
@@ -61,63 +69,63 @@ def _planes(a):
     return a.reshape(-1, a.shape[-2], a.shape[-1])
 
 
-def _maxpool(ctx, x, kernel, stride, padding, dilation, ceil_mode):
+def max_pool2d_forward(ctx, x, kernel, stride, padding, dilation, ceil_mode):
     out, idx = _k().maxpool_forward(_planes(x), kernel, stride, padding, dilation, ceil_mode)
     shape = x.shape[:-2] + out.shape[1:]
     ctx.indices, ctx.in_shape = idx.reshape(shape), x.shape
     return out.reshape(shape), ctx.indices
 
 
-def _mp_scatter(ctx, g, indices, in_shape):
+def max_pool2d_backward_forward(ctx, g, indices, in_shape):
     return _k().maxpool_backward(_planes(g), _planes(indices),
-                                 _nn._planes_shape(in_shape)).reshape(in_shape)
+                                 _conv()._planes_shape(in_shape)).reshape(in_shape)
 
 
-def _mp_gather(ctx, gg, indices):
+def max_pool2d_gather_forward(ctx, gg, indices):
     ctx.in_shape = gg.shape
     return _k().maxpool_gather(_planes(gg), _planes(indices)).reshape(indices.shape)
 
 
-def _avgpool(ctx, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor):
+def avg_pool2d_forward(ctx, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor):
     ctx.in_shape = x.shape
     out = _k().avgpool(_planes(x), kernel, stride, padding, ceil_mode, count_include_pad, divisor)
     return out.reshape(x.shape[:-2] + out.shape[1:])
 
 
-def _avgpool_bwd(ctx, g, in_shape, kernel, stride, padding, ceil_mode, count_include_pad,
-                 divisor):
+def avg_pool2d_backward_forward(ctx, g, in_shape, kernel, stride, padding, ceil_mode,
+                                count_include_pad, divisor):
     gx = _k().avgpool(_planes(g), kernel, stride, padding, ceil_mode, count_include_pad, divisor,
                       in_hw=in_shape[-2:])
     return gx.reshape(in_shape)
 
 
 # --- normalisation, embedding -------------------------------------------------------------------
-def _bn(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):
+def batch_norm_forward(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):
     N, C = x.shape[0], x.shape[1]
     out, ctx.mean, ctx.invstd = _kn().batch_norm_forward(
         x.reshape(N, C, -1), weight, bias, running_mean, running_var, eps, training, momentum)
     return out.reshape(x.shape)
 
 
-def _ln(ctx, x, weight, bias, normalized_shape, eps):
+def layer_norm_forward(ctx, x, weight, bias, normalized_shape, eps):
     D = math.prod(normalized_shape)
     out, ctx.mean, ctx.rstd = _kn().layer_norm_forward(x.reshape(-1, D), weight, bias, eps)
     return out.reshape(x.shape)
 
 
-def _emb(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+def embedding_forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
     ctx.num_weights = weight.shape[0]
     out = _kn().embedding_gather(weight.reshape(weight.shape[0], -1), indices)
     return out.reshape(indices.shape + weight.shape[1:])
 
 
-def _emb_bwd(ctx, g, indices, num_weights, padding_idx, scale_grad_by_freq):
+def embedding_backward_forward(ctx, g, indices, num_weights, padding_idx, scale_grad_by_freq):
     D = g.shape[-1]
     return _kn().embedding_backward(g.reshape(-1, D), indices, num_weights, padding_idx,
                                     scale_grad_by_freq)
 
 
-def _emb_gather(ctx, gg, indices, num_weights, padding_idx, scale_grad_by_freq):
+def embedding_gather_forward(ctx, gg, indices, num_weights, padding_idx, scale_grad_by_freq):
     out = _kn().embedding_gather(gg.reshape(gg.shape[0], -1), indices, padding_idx,
                                  scale_grad_by_freq)
     return out.reshape(indices.shape + gg.shape[1:])
@@ -131,21 +139,21 @@ def _loss(ctx, body, arrays, scalars, reduction):
     return _kn().pointwise_loss(body, list(arrays) + list(scalars), shape, dt, reduction)
 
 
-def _mse(ctx, x, y, reduction):
+def mse_loss_forward(ctx, x, y, reduction):
     return _loss(ctx, _kn().mse_body, (x, y), (), reduction)
 
 
-def _huber(ctx, x, y, reduction, delta):
+def huber_loss_forward(ctx, x, y, reduction, delta):
     return _loss(ctx, _kn().huber_body, (x, y), (delta,), reduction)
 
 
-def _bce(ctx, x, y, w, reduction):
+def binary_cross_entropy_forward(ctx, x, y, w, reduction):
     if w.size:
         return _loss(ctx, _kn().bce_body, (x, y, w), (), reduction)
     return _loss(ctx, _kn().bce_body, (x, y), (1.0,), reduction)
 
 
-def _bcel(ctx, x, y, w, pw, reduction):
+def binary_cross_entropy_with_logits_forward(ctx, x, y, w, pw, reduction):
     arrays, scalars = ((x, y, w), ()) if w.size else ((x, y), (1.0,))
     if pw.size:
         if not w.size:  # the body takes (x, y, w, pw): keep the operand order
@@ -154,25 +162,6 @@ def _bcel(ctx, x, y, w, pw, reduction):
     return _loss(ctx, _kn().bcel_body, arrays, scalars, reduction)
 
 
-def _nll(ctx, x, target, weight, ignore_index, reduction):
+def nll_loss_forward(ctx, x, target, weight, ignore_index, reduction):
     out, ctx.wsum = _kn().nll_forward(x, target, weight, ignore_index, reduction)
     return out
-
-
-_ROWS = {
-    "softmax": _softmax, "log_softmax": _softmax, "addmm": _addmm, "convolution": _conv,
-    "convolution_input_grad": _conv_bx, "convolution_weight_grad": _conv_bw,
-    "max_pool2d": _maxpool, "max_pool2d_backward": _mp_scatter, "max_pool2d_gather": _mp_gather,
-    "avg_pool2d": _avgpool, "avg_pool2d_backward": _avgpool_bwd, "batch_norm": _bn,
-    "layer_norm": _ln, "embedding": _emb, "embedding_backward": _emb_bwd,
-    "embedding_gather": _emb_gather, "mse_loss": _mse, "huber_loss": _huber,
-    "binary_cross_entropy": _bce, "binary_cross_entropy_with_logits": _bcel, "nll_loss": _nll,
-}
-
-
-def register() -> None:
-    """Set ``cuda_forward`` on the ``ops.nn`` rows (called once by ``ops.nn``)."""
-    from .registry import OPS
-
-    for name, fn in _ROWS.items():
-        OPS[name].cuda_forward = fn

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dispatch
+from . import dispatch, nplinalg_cuda
 from .linalg import matmul
 from .registry import def_composite
 from .shape import squeeze, transpose, unsqueeze
@@ -69,7 +69,7 @@ def _fwd(fn):
 
 INV = def_composite("inv", "LinalgInvExBackward0", ("a",), _fwd(np.linalg.inv),
                     lambda ctx, g, result: (-matmul(_T(result), matmul(g, _T(result))),),
-                    save=("result",))
+                    save=("result",), cuda_forward=nplinalg_cuda.inv_forward)
 
 
 def inv(a):
@@ -85,7 +85,7 @@ def _det_back(ctx, g, a, result):
 
 
 DET = def_composite("det", "LinalgDetBackward0", ("a",), _fwd(np.linalg.det), _det_back,
-                    save=("a", "result"))
+                    save=("a", "result"), cuda_forward=nplinalg_cuda.det_forward)
 
 
 def det(a):
@@ -105,7 +105,7 @@ def _slogdet_back(ctx, g_sign, g_logabs, a):
 
 
 SLOGDET = def_composite("slogdet", "LinalgSlogdetBackward0", ("a",), _slogdet_fwd, _slogdet_back,
-                        save=("a",), n_outputs=2)
+                        save=("a",), n_outputs=2, cuda_forward=nplinalg_cuda.slogdet_forward)
 
 
 def slogdet(a):
@@ -139,7 +139,7 @@ def _solve_back(ctx, g, a, result):
 
 
 SOLVE = def_composite("solve", "LinalgSolveExBackward0", ("a", "b"), _solve_fwd,
-                      _solve_back, save=("a", "result"))
+                      _solve_back, save=("a", "result"), cuda_forward=nplinalg_cuda.solve_forward)
 
 
 def solve(a, b):
@@ -166,7 +166,8 @@ def _cholesky_back(ctx, g, result):
 
 
 CHOLESKY = def_composite("cholesky", "LinalgCholeskyExBackward0", ("a",),
-                         _fwd(np.linalg.cholesky), _cholesky_back, save=("result",))
+                         _fwd(np.linalg.cholesky), _cholesky_back, save=("result",),
+                         cuda_forward=nplinalg_cuda.cholesky_forward)
 
 
 def cholesky(a):
@@ -206,7 +207,7 @@ def _eigh_back(ctx, gw, gv, a):
 
 
 EIGH = def_composite("eigh", "LinalgEighBackward0", ("a",), _eigh_fwd, _eigh_back, save=("a",),
-                     attrs=("UPLO",), n_outputs=2)
+                     attrs=("UPLO",), n_outputs=2, cuda_forward=nplinalg_cuda.eigh_forward)
 
 
 def eigh(a, UPLO="L"):
@@ -236,7 +237,8 @@ def _pinv_fwd(ctx, a, rcond):
 
 
 PINV = def_composite("pinv", "LinalgPinvBackward0", ("a",), _pinv_fwd, _pinv_back,
-                     attrs=("rcond",), save=("a", "result"))
+                     attrs=("rcond",), save=("a", "result"),
+                     cuda_forward=nplinalg_cuda.pinv_forward)
 
 
 def pinv(a, rcond=None):
@@ -298,10 +300,11 @@ def _svd_back(ctx, gu, gs, gvh, a):
 
 
 SVD = def_composite("svd", "LinalgSvdBackward0", ("a",), _svd_fwd, _svd_back, save=("a",),
-                    n_outputs=3)
+                    n_outputs=3, cuda_forward=nplinalg_cuda.svd_forward)
 SVDVALS = def_composite("svdvals", "LinalgSvdBackward1", ("a",),
                         lambda ctx, a: np.linalg.svd(a, compute_uv=False),
-                        lambda ctx, gs, a: _svdvals_back(gs, a), save=("a",))
+                        lambda ctx, gs, a: _svdvals_back(gs, a), save=("a",),
+                        cuda_forward=nplinalg_cuda.svdvals_forward)
 
 
 def _svdvals_back(gs, a):
@@ -368,7 +371,7 @@ def _qr_back(ctx, gq, gr, a):
 
 
 QR = def_composite("qr", "LinalgQrBackward0", ("a",), _qr_fwd, _qr_back, save=("a",),
-                   n_outputs=2)
+                   n_outputs=2, cuda_forward=nplinalg_cuda.qr_forward)
 
 
 def qr(a):
@@ -380,8 +383,3 @@ def qr(a):
     if a.ndim < 2:
         raise np.linalg.LinAlgError(f"qr: expected a matrix, got shape {tuple(a.shape)}")
     return dispatch.composite(QR, a)
-
-
-from . import nplinalg_cuda as _nplinalg_cuda  # noqa: E402  (the rows' CUDA forwards: after the rows)
-
-_nplinalg_cuda.register()

@@ -1,4 +1,4 @@
-"""The CUDA forwards of the ``ops.nplinalg`` rows (``OpDef.cuda_forward``) over the batched
+"""The CUDA forwards of the ``ops.nplinalg`` rows (their ``cuda_forward=``) over the batched
 small-matrix kernels of ``device.cuda_solver`` and ``device.cuda_jacobi`` (reached lazily:
 Note [lazy cuda]).
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import dispatch
-from . import nplinalg as L
 
 
 def _k():
@@ -32,19 +31,19 @@ def _float(*arrays):
     return [a if a.dtype == dt else a.astype(dt) for a in arrays]
 
 
-def _inv(ctx, a):
+def inv_forward(ctx, a):
     return _k().inv(*_float(a))
 
 
-def _det(ctx, a):
+def det_forward(ctx, a):
     return _k().det(*_float(a))
 
 
-def _slogdet(ctx, a):
+def slogdet_forward(ctx, a):
     return _k().slogdet(*_float(a))
 
 
-def _solve(ctx, a, b):
+def solve_forward(ctx, a, b):
     ctx.b_shape = b.shape
     a, b = _float(a, b)
     n = a.shape[-1]
@@ -60,41 +59,27 @@ def _solve(ctx, a, b):
     return _k().solve(a, b)
 
 
-def _cholesky(ctx, a):
+def cholesky_forward(ctx, a):
     return _k().cholesky(*_float(a))
 
 
-def _eigh(ctx, a, UPLO):
+def eigh_forward(ctx, a, UPLO):
     if UPLO not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
     return _jacobi().eigh(*_float(a), lower=UPLO == "L")
 
 
-def _pinv(ctx, a, rcond):
+def pinv_forward(ctx, a, rcond):
     return _jacobi().pinv(*_float(a), rcond)
 
 
-def _svd(ctx, a):
+def svd_forward(ctx, a):
     return _jacobi().svd(*_float(a))
 
 
-def _svdvals(ctx, a):
+def svdvals_forward(ctx, a):
     return _jacobi().svd(*_float(a), compute_uv=False)
 
 
-def _qr(ctx, a):
+def qr_forward(ctx, a):
     return _k().qr(*_float(a))
-
-
-def register() -> None:
-    """Attach the forwards to the rows (called once by ``ops.nplinalg``)."""
-    L.INV.cuda_forward = _inv
-    L.DET.cuda_forward = _det
-    L.SLOGDET.cuda_forward = _slogdet
-    L.SOLVE.cuda_forward = _solve
-    L.CHOLESKY.cuda_forward = _cholesky
-    L.EIGH.cuda_forward = _eigh
-    L.PINV.cuda_forward = _pinv
-    L.SVD.cuda_forward = _svd
-    L.SVDVALS.cuda_forward = _svdvals
-    L.QR.cuda_forward = _qr

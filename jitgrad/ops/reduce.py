@@ -22,9 +22,10 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..device import cpu_reduce, pool
-from . import binary, dispatch, unary
+from . import binary, dispatch, reduce_cuda, unary
 from . import shape as _shape
-from .registry import LINEAR, def_composite
+from .registry import LINEAR, OPS, def_composite, public
+from .reduce_cuda import cuda_in as _cuda_in, cuda_kernels as _cuda_kernels
 
 _TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
                 "bool": "Bool", "float16": "Half", "float32": "Float", "float64": "Double"}
@@ -165,20 +166,25 @@ def _shift(dims):
     return tuple(d + 1 for d in dims)
 
 
-def _dims_batch(op):
-    """The batch rule of a reduction over ``dims``: the same op over the shifted dims."""
+def _dims_batch(name):
+    """The batch rule of a reduction over ``dims``: the row ``name`` (looked up when the rule
+    runs, so a row can name itself) over the shifted dims."""
     def rule(args, batched, dims, **attrs):
-        return dispatch.composite(op, args[0], dims=_shift(dims), **attrs)
+        return dispatch.composite(OPS[name], args[0], dims=_shift(dims), **attrs)
     return rule
 
 
 SUM_DIM = def_composite("sum_dim", "SumBackward1", ("x",), _sum_fwd, _sum_bwd,
-                        attrs=("dims", "keepdim", "dtype"), jvp=LINEAR)
-SUM_DIM.batch_rule = _dims_batch(SUM_DIM)
+                        attrs=("dims", "keepdim", "dtype"), jvp=LINEAR,
+                        batch_rule=_dims_batch("sum_dim"), cuda_forward=reduce_cuda.sum_forward,
+                        complex_ok=True)
 SUM = def_composite("sum", "SumBackward0", ("x",), _sum_fwd, _sum_bwd,
-                    attrs=("dims", "keepdim", "dtype"), jvp=LINEAR, batch_rule=SUM_DIM.batch_rule)
+                    attrs=("dims", "keepdim", "dtype"), jvp=LINEAR,
+                    batch_rule=_dims_batch("sum_dim"), cuda_forward=reduce_cuda.sum_forward,
+                    method=True, export=True, complex_ok=True)
 
 
+@public(SUM)
 def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - NumPy's and PyTorch's name
     """Sum over ``dim`` (None: all; int or tuple, negatives wrap).
 
@@ -207,12 +213,15 @@ def _mean_bwd(ctx, g):
 
 
 MEAN_DIM = def_composite("mean_dim", "MeanBackward1", ("x",), _mean_fwd, _mean_bwd,
-                         attrs=("dims", "keepdim"), jvp=LINEAR)
-MEAN_DIM.batch_rule = _dims_batch(MEAN_DIM)
+                         attrs=("dims", "keepdim"), jvp=LINEAR, batch_rule=_dims_batch("mean_dim"),
+                         cuda_forward=reduce_cuda.mean_forward, complex_ok=True)
 MEAN = def_composite("mean", "MeanBackward0", ("x",), _mean_fwd, _mean_bwd,
-                     attrs=("dims", "keepdim"), jvp=LINEAR, batch_rule=MEAN_DIM.batch_rule)
+                     attrs=("dims", "keepdim"), jvp=LINEAR, batch_rule=_dims_batch("mean_dim"),
+                     cuda_forward=reduce_cuda.mean_forward, method=True, export=True,
+                     complex_ok=True)
 
 
+@public(MEAN)
 def mean(x, dim=None, keepdim=False, dtype=None):
     """Arithmetic mean over ``dim``: ``out = sum_{i in dim} x_i / n`` (nan when ``n == 0``).
 
@@ -290,12 +299,14 @@ def _prod_batch(args, batched, dims, keepdim, dtype):
 
 PROD = def_composite("prod", "ProdBackward0", ("x",), _prod_fwd, _prod_bwd,
                      attrs=("dims", "keepdim", "dtype"), save=("x", "result"), jvp=_prod_jvp,
-                     batch_rule=_prod_batch)
+                     batch_rule=_prod_batch, cuda_forward=reduce_cuda.prod_forward,
+                     method=True, export=True)
 PROD_DIM = def_composite("prod_dim", "ProdBackward1", ("x",), _prod_fwd, _prod_bwd,
                          attrs=("dims", "keepdim", "dtype"), save=("x", "result"), jvp=_prod_jvp,
-                         batch_rule=_prod_batch)
+                         batch_rule=_prod_batch, cuda_forward=reduce_cuda.prod_forward)
 
 
+@public(PROD)
 def prod(x, dim=None, keepdim=False, dtype=None):
     """Product over all elements, or over one int ``dim``: ``out = prod_i x_i`` (1 if empty).
 
@@ -360,10 +371,10 @@ def _gather_batch(args, batched, dim):
 
 _SCATTER = def_composite("_index_scatter", "ScatterBackward0", ("g", "index"), _scatter_fwd,
                          _scatter_bwd, attrs=("dim", "shape"), save=("index",), jvp=_scatter_jvp,
-                         batch_rule=_scatter_batch)
+                         batch_rule=_scatter_batch, cuda_forward=reduce_cuda.scatter_forward)
 _GATHER = def_composite("_take_along_dim", "GatherBackward0", ("x", "index"), _gather_fwd,
                         _gather_bwd, attrs=("dim",), save=("index",), jvp=_gather_jvp,
-                        batch_rule=_gather_batch)
+                        batch_rule=_gather_batch, cuda_forward=reduce_cuda.gather_forward)
 
 
 def _index_scatter(g, index, dim, shape):
@@ -452,14 +463,16 @@ def _extreme_full_batch(args, batched, dims, keepdim, kind):
 def _extreme_rows(kind, upper):
     full = def_composite(kind, f"{upper}Backward1", ("x",), _extreme_values_fwd,
                          _extreme_full_bwd, attrs=("dims", "keepdim", "kind"), save=("x", "result"),
-                         jvp=_extreme_full_jvp, batch_rule=_extreme_full_batch)
+                         jvp=_extreme_full_jvp, batch_rule=_extreme_full_batch,
+                         cuda_forward=reduce_cuda.extreme_values_forward, method=True, export=True)
     dim = def_composite(f"{kind}_dim", f"{upper}Backward0", ("x",), _extreme_dim_fwd,
                         _extreme_dim_bwd, attrs=("dims", "keepdim", "kind"), n_outputs=2,
-                        jvp=_extreme_dim_jvp)
+                        jvp=_extreme_dim_jvp, batch_rule=_dims_batch(f"{kind}_dim"),
+                        cuda_forward=reduce_cuda.extreme_dim_forward)
     amax = def_composite(f"a{kind}", f"A{kind}Backward0", ("x",), _extreme_values_fwd,
                          _amax_bwd, attrs=("dims", "keepdim", "kind"), save=("x", "result"),
-                         jvp=_amax_jvp)
-    dim.batch_rule, amax.batch_rule = _dims_batch(dim), _dims_batch(amax)
+                         jvp=_amax_jvp, batch_rule=_dims_batch(f"a{kind}"),
+                         cuda_forward=reduce_cuda.extreme_values_forward, method=True, export=True)
     return full, dim, amax
 
 
@@ -496,6 +509,7 @@ def _extreme(kind, x, dim, keepdim):
     return (max_result if kind == "max" else min_result)(values, indices)
 
 
+@public(MAX)
 def max(x, dim=None, keepdim=False):  # noqa: A001 - NumPy's and PyTorch's name
     """Maximum. ``max(x)``: the largest element (0-d); the gradient is split evenly among
     ties (``MaxBackward1``). ``max(x, dim)``: a ``(values, indices)`` named tuple along one
@@ -507,6 +521,7 @@ def max(x, dim=None, keepdim=False):  # noqa: A001 - NumPy's and PyTorch's name
     return _extreme("max", x, dim, keepdim)
 
 
+@public(MIN)
 def min(x, dim=None, keepdim=False):  # noqa: A001
     """Minimum: as ``max`` with the smallest element (``MinBackward1`` / ``MinBackward0``)."""
     if isinstance(dim, dispatch.Tensor):
@@ -522,6 +537,7 @@ def _amax(kind, x, dim, keepdim):
                               keepdim=bool(keepdim), kind=kind)
 
 
+@public(AMAX)
 def amax(x, dim=(), keepdim=False):
     """Maximum over ``dim`` (int or tuple; ``()`` = all): ``out = max_{i in dim} x_i``.
 
@@ -531,6 +547,7 @@ def amax(x, dim=(), keepdim=False):
     return _amax("max", x, dim, keepdim)
 
 
+@public(AMIN)
 def amin(x, dim=(), keepdim=False):
     """Minimum over ``dim``; derivative split evenly among ties. Records ``AminBackward0``."""
     return _amax("min", x, dim, keepdim)
@@ -606,11 +623,13 @@ def _var_jvp(tangents, primals, outs, dims, keepdim, correction, sqrt):
 
 
 VAR = def_composite("var", "VarBackward0", ("x",), _var_fwd, _var_bwd,
-                    attrs=("dims", "keepdim", "correction", "sqrt"), save=("x",), jvp=_var_jvp)
+                    attrs=("dims", "keepdim", "correction", "sqrt"), save=("x",), jvp=_var_jvp,
+                    batch_rule=_dims_batch("var"), cuda_forward=reduce_cuda.var_forward,
+                    method=True, export=True)
 STD = def_composite("std", "StdBackward0", ("x",), _var_fwd, _std_bwd,
                     attrs=("dims", "keepdim", "correction", "sqrt"), save=("x", "result"),
-                    jvp=_var_jvp)
-VAR.batch_rule, STD.batch_rule = _dims_batch(VAR), _dims_batch(STD)
+                    jvp=_var_jvp, batch_rule=_dims_batch("std"),
+                    cuda_forward=reduce_cuda.var_forward, method=True, export=True)
 
 
 def _var_args(op, x, dim, correction, unbiased):
@@ -625,6 +644,7 @@ def _var_args(op, x, dim, correction, unbiased):
     return x, _dims(op, dim, x.ndim), 1 if correction is None else correction
 
 
+@public(VAR)
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim``: ``sum_i (x_i - mean)**2 / max(0, n - correction)`` (``correction``
     defaults to 1; ``unbiased=False`` means 0; PyTorch's positional ``(dim, unbiased, keepdim)``
@@ -636,6 +656,7 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
                               sqrt=False)
 
 
+@public(STD)
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation ``sqrt(var(x, dim, correction))``. Derivative:
     ``g (x - mean) / ((n - correction) std)``, 0 where std is 0. Records ``StdBackward0``.
@@ -661,10 +682,12 @@ def _lse_jvp(tangents, primals, outs, dims, keepdim):
 
 
 LOGSUMEXP = def_composite("logsumexp", "LogsumexpBackward0", ("x",), _lse_fwd, _lse_bwd,
-                          attrs=("dims", "keepdim"), save=("x", "result"), jvp=_lse_jvp)
-LOGSUMEXP.batch_rule = _dims_batch(LOGSUMEXP)
+                          attrs=("dims", "keepdim"), save=("x", "result"), jvp=_lse_jvp,
+                          batch_rule=_dims_batch("logsumexp"),
+                          cuda_forward=reduce_cuda.logsumexp_forward, method=True, export=True)
 
 
+@public(LOGSUMEXP)
 def logsumexp(x, dim, keepdim=False):
     """``log(sum_{i in dim} exp(x_i))``, computed stably as ``m + log(sum exp(x_i - m))`` with
     ``m = max x_i``. Int inputs use the default float dtype. Derivative:
@@ -675,17 +698,6 @@ def logsumexp(x, dim, keepdim=False):
         x = unary.cast(x, dtypes.get_default_dtype())
     return dispatch.composite(LOGSUMEXP, x, dims=_dims("logsumexp", dim, x.ndim),
                               keepdim=bool(keepdim))
-
-
-# --- CUDA ---------------------------------------------------------------------------------
-# The rows' CUDA forwards live in ``reduce_cuda`` (registered at the end of this file); these two
-# helpers serve them and the device branches of the rules above.
-def _cuda_kernels():
-    return dispatch.cuda_kernels("cuda_reduce")
-
-
-def _cuda_in(a):
-    return a.astype(np.float32) if a.dtype == np.float16 else a
 
 
 # --- gradient broadcasting -----------------------------------------------------------------
@@ -707,8 +719,3 @@ def sum_to_shape(x, shape):
     if dims and builtins.any(xs[d] != 1 for d in dims):
         x = sum(x, dims, keepdim=True)
     return x if tuple(x.shape) == shape else _shape.reshape(x, shape)
-
-
-from . import reduce_cuda as _reduce_cuda  # noqa: E402  (the rows' CUDA forwards: after the rows)
-
-_reduce_cuda.register()

@@ -15,6 +15,10 @@ A **composite** row (reductions, shape ops, matmul...) gives ``forward(ctx, *arr
 returning the output array(s), and ``backward(ctx, g, **saved)`` written with Tensor ops, which
 serves both plain and ``create_graph`` backward.
 
+Every property of a row is a keyword of its ``def_*`` call (``jvp=``, ``batch_rule=``,
+``cuda_forward=``...): nothing is attached to a row after it is built. The row also says where
+its public function appears (Note [derived surface]).
+
 Node classes are named like PyTorch's (``MulBackward0``...). Broadcast gradients are NOT reduced
 here: the engine sums them to the inputs' shapes (Note [broadcast reduction]).
 """
@@ -46,7 +50,7 @@ def negate(g):
 LINEAR = "linear"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class OpDef:
     """One op: its name, node class, inputs, kernels and derivative rules."""
 
@@ -80,6 +84,12 @@ class OpDef:
     # complex gradient ``g * conj(f'(z))`` is the same body run on conjugated saved operands
     complex_ok: bool = False
     holomorphic: bool = False
+    # Note [derived surface]: where the row's public function (bound by ``@public``) appears;
+    # each None, True (the function's name) or a name / tuple of names (aliases)
+    method: object = None  # a Tensor method
+    inplace: object = None  # an in-place Tensor method (True: each method name + "_")
+    export: object = None  # a top-level ``jitgrad`` name
+    numpy: object = None  # a ``jitgrad.numpy`` name (a unary row: ``f(x)`` on ``asarray(x)``)
 
     @property
     def differentiable(self) -> bool:
@@ -199,18 +209,22 @@ def _make_node_class(op: OpDef) -> type:
 
 
 def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), dtype_rule="promote",
-                    cpu_ufunc=None, jvp=None, complex_ok=False, holomorphic=False):
+                    cpu_ufunc=None, jvp=None, complex_ok=False, holomorphic=False, method=None,
+                    inplace=None, export=None, numpy=None):
     """Declare an elementwise op from scalar bodies (see the module docstring); ``complex_ok``
-    and ``holomorphic``: Note [complex support] (ops/dispatch.py)."""
+    and ``holomorphic``: Note [complex support] (ops/dispatch.py); ``method``, ``inplace``,
+    ``export``, ``numpy``: Note [derived surface]."""
     backward = backward or {}
     params = {inp: tuple(inspect.signature(body).parameters)[1:] for inp, body in backward.items()}
     for inp, names in params.items():
         unknown = set(names) - set(inputs) - set(attrs) - {"result"}
         if unknown:
             raise TypeError(f"{name}: backward body for {inp} takes unknown parameters {unknown}")
-    op = OpDef(name, node_name, tuple(inputs), forward, backward, tuple(attrs), True, dtype_rule,
+    op = OpDef(name=name, node_name=node_name, inputs=tuple(inputs), forward=forward,
+               backward=backward, attrs=tuple(attrs), elementwise=True, dtype_rule=dtype_rule,
                params=params, cpu_ufunc=cpu_ufunc, jvp=jvp, complex_ok=complex_ok or holomorphic,
-               holomorphic=holomorphic)
+               holomorphic=holomorphic, method=method, inplace=inplace, export=export,
+               numpy=numpy)
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op
@@ -218,16 +232,69 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
 
 def def_composite(name, node_name, inputs, forward, backward, attrs=(), save=(), view=False,
                   n_outputs=1, dtype_rule="promote", jvp=None, batch_rule=None, cuda_forward=None,
-                  complex_ok=False):
+                  complex_ok=False, method=None, inplace=None, export=None, numpy=None):
     """Declare a non-elementwise op: an array-level forward and a Tensor-level backward
-    (optionally a ``jvp`` rule for forward mode, a ``batch_rule`` for vmap and a
-    ``cuda_forward`` over CUDA arrays)."""
-    op = OpDef(name, node_name, tuple(inputs), forward, backward, tuple(attrs), False, dtype_rule,
-               tuple(save), view, n_outputs, jvp=jvp, batch_rule=batch_rule,
-               cuda_forward=cuda_forward, complex_ok=complex_ok)
+    (optionally a ``jvp`` rule for forward mode, a ``batch_rule`` for vmap, a
+    ``cuda_forward`` over CUDA arrays, and Note [derived surface]'s ``method``, ``inplace``,
+    ``export``, ``numpy``)."""
+    op = OpDef(name=name, node_name=node_name, inputs=tuple(inputs), forward=forward,
+               backward=backward, attrs=tuple(attrs), elementwise=False, dtype_rule=dtype_rule,
+               save=tuple(save), view=view, n_outputs=n_outputs, jvp=jvp, batch_rule=batch_rule,
+               cuda_forward=cuda_forward, complex_ok=complex_ok, method=method, inplace=inplace,
+               export=export, numpy=numpy)
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op
+
+
+# Note [derived surface]: the Tensor methods, the in-place methods, the top-level ``jitgrad``
+# names and the ``jitgrad.numpy`` names of the ops are derived from the rows, not listed by
+# hand. A row says where its public function appears (``method=``, ``inplace=``, ``export=``,
+# ``numpy=`` on ``def_*``); the family file binds that function to the row with ``@public(ROW)``
+# (one function per row); tensor.py, ops/inplace.py, jitgrad/__init__.py and
+# jitgrad/numpy/__init__.py build their tables with ``surface(kind)``. The public function is
+# installed as it is (a method is the function itself: no wrapper on the hot path). Functions
+# that no single row backs (convenience wrappers over several ops) are listed explicitly, once
+# per module.
+PUBLIC: dict = {}  # row name -> the public function implementing the row
+
+
+def public(op):
+    """Decorator: bind the public function ``fn`` to the row ``op`` (returns ``fn`` unchanged)."""
+    def bind(fn):
+        if op.name in PUBLIC:
+            raise TypeError(f"{op.name}: a public function is already bound "
+                            f"({PUBLIC[op.name].__name__})")
+        PUBLIC[op.name] = fn
+        return fn
+    return bind
+
+
+def _names(value, fn) -> tuple:
+    if value is True:
+        return (fn.__name__,)
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def surface(kind: str) -> list:
+    """``[(names, fn, op)]`` for the rows declared so far whose ``kind`` (``"method"``,
+    ``"inplace"``, ``"export"``, ``"numpy"``) is set, in declaration order; ``inplace=True``
+    names each method name + ``"_"``. A flagged row without a bound function raises."""
+    out = []
+    for op in OPS.values():
+        value = getattr(op, kind)
+        if value is None or value is False:
+            continue
+        fn = PUBLIC.get(op.name)
+        if fn is None:
+            raise TypeError(f"{op.name}: {kind}= is set but no public function is bound "
+                            "(decorate it with @public)")
+        if kind == "inplace" and value is True:
+            names = tuple(n + "_" for n in _names(op.method or True, fn))
+        else:
+            names = _names(value, fn)
+        out.append((names, fn, op))
+    return out
 
 
 from . import fusion  # noqa: E402  (it imports ``passthrough`` from here)

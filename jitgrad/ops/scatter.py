@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..device import pool
-from . import dispatch
+from . import dispatch, scatter_cuda
 from . import shape as _shape
 from .indexing import _batch_all, _ci, copy_array, host_index, positions, put_flat
-from .registry import LINEAR, def_composite
+from .registry import LINEAR, def_composite, public
 from .shape import wrap_dim
 
 
@@ -81,13 +81,68 @@ def _masked_fill_back(ctx, g):
     return gx, (where(mask, g, 0.0) if ctx.needs_input_grad[1] else None)
 
 
+# forward mode (autograd/forward_ad.py): the rows below are all linear in their tensor inputs
+# but masked_fill(scalar)
+def _masked_fill_jvp(tangents, primals, outs, mask, fill=None):
+    if tangents[0] is None:
+        return dispatch.zeros(outs[0].shape, outs[0].dtype, outs[0].device)
+    return dispatch.composite(MASKED_FILL, tangents[0], mask=mask, fill=0)  # filled: constant
+
+
+# Batch rules (vmap, func/_batching.py): the batch is dim 0 of every batched input; `dim`
+# moves up by one, and index arrays (the same for every example) are repeated per example.
+def _per_example(index: np.ndarray, size: int) -> np.ndarray:
+    return np.ascontiguousarray(np.broadcast_to(index[None], (size,) + index.shape))
+
+
+def _index_select_batch(args, batched, dim, index):
+    return dispatch.composite(INDEX_SELECT, args[0], dim=dim + 1, index=index)
+
+
+def _index_add_batch(args, batched, dim, index, alpha):
+    _, (x, source) = _batch_all(args, batched)
+    return dispatch.composite(INDEX_ADD, x, source, dim=dim + 1, index=index, alpha=alpha)
+
+
+def _gather_batch(args, batched, dim, index):
+    x = args[0]
+    return dispatch.composite(GATHER, x, dim=dim + 1, index=_per_example(index, x.shape[0]))
+
+
+def _scatter_add_batch(args, batched, dim, index):
+    size, (x, src) = _batch_all(args, batched)
+    return dispatch.composite(SCATTER_ADD, x, src, dim=dim + 1, index=_per_example(index, size))
+
+
+def _masked_batch(x, mask):
+    """x with its batch first and the mask lined up behind it (the mask may have more dims than
+    one example of x: the example then broadcasts up to the mask)."""
+    extra = mask.ndim - (x.ndim - 1)
+    if extra > 0:
+        x = _shape.reshape(x, (x.shape[0],) + (1,) * extra + tuple(x.shape[1:]))
+    return x, mask.reshape((1,) + mask.shape)
+
+
+def _masked_fill_batch(args, batched, mask, fill=None):
+    x, mask = _masked_batch(args[0], mask)
+    return dispatch.composite(MASKED_FILL, x, mask=mask, fill=fill)
+
+
+def _masked_fill_tensor_batch(args, batched, mask):
+    size, (x, value) = _batch_all(args, batched)
+    x, mask = _masked_batch(x, mask)
+    value = _shape.reshape(value, (size,) + (1,) * (x.ndim - 1))  # one fill value per example
+    return dispatch.composite(MASKED_FILL_T, x, value, mask=mask)
+
+
 # PyTorch: masked_fill.Scalar records MaskedFillBackward0, masked_fill.Tensor MaskedFillBackward1
 MASKED_FILL = def_composite("masked_fill", "MaskedFillBackward0", ("x",), _masked_fill_fwd,
-                            _masked_fill_back, attrs=("mask", "fill"),
-                            cuda_forward=_masked_fill_fwd)
+                            _masked_fill_back, attrs=("mask", "fill"), jvp=_masked_fill_jvp,
+                            batch_rule=_masked_fill_batch, cuda_forward=_masked_fill_fwd,
+                            method=True)
 MASKED_FILL_T = def_composite("masked_fill_tensor", "MaskedFillBackward1", ("x", "value"),
-                              _masked_fill_fwd, _masked_fill_back, attrs=("mask",),
-                              cuda_forward=_masked_fill_fwd)
+                              _masked_fill_fwd, _masked_fill_back, attrs=("mask",), jvp=LINEAR,
+                              batch_rule=_masked_fill_tensor_batch, cuda_forward=_masked_fill_fwd)
 
 
 def masked_fill_args(name: str, x, mask, value):
@@ -112,6 +167,7 @@ def masked_fill_args(name: str, x, mask, value):
     return MASKED_FILL, (), {"mask": m, "fill": value}
 
 
+@public(MASKED_FILL)
 def masked_fill(x, mask, value):
     """``x`` with ``value`` where the boolean ``mask`` (broadcast with ``x``) is True.
 
@@ -141,20 +197,17 @@ def _index_select_fwd(ctx, x, dim, index):
     return np.take(x, index, axis=dim)
 
 
-def _index_select_cuda(ctx, x, dim, index):
-    ctx.input_shape = x.shape
-    return _ci().dim_gather(x, dim, index, vector=True)
-
-
 def _index_select_back(ctx, g):
     return (index_add(dispatch.zeros(ctx.input_shape, g.dtype, g.device), ctx.dim, ctx.index, g),)
 
 
 INDEX_SELECT = def_composite("index_select", "IndexSelectBackward0", ("x",), _index_select_fwd,
-                             _index_select_back, attrs=("dim", "index"),
-                             cuda_forward=_index_select_cuda)
+                             _index_select_back, attrs=("dim", "index"), jvp=LINEAR,
+                             batch_rule=_index_select_batch,
+                             cuda_forward=scatter_cuda.index_select_forward, method=True)
 
 
+@public(INDEX_SELECT)
 def index_select(x, dim, index, *, out=None):
     """``x`` restricted to the entries ``index`` (a vector) along ``dim``:
     ``out[..., i, ...] = x[..., index[i], ...]``. Derivative: ``g`` added back along ``dim``
@@ -193,8 +246,8 @@ def _index_add_back(ctx, g):
 
 
 INDEX_ADD = def_composite("index_add", "IndexAddBackward0", ("x", "source"), _index_add_fwd,
-                          _index_add_back, attrs=("dim", "index", "alpha"),
-                          cuda_forward=_index_add_fwd)
+                          _index_add_back, attrs=("dim", "index", "alpha"), jvp=LINEAR,
+                          batch_rule=_index_add_batch, cuda_forward=_index_add_fwd, method=True)
 
 
 def index_add_args(name: str, x, dim, index, source, alpha) -> tuple:
@@ -223,6 +276,7 @@ def index_add_args(name: str, x, dim, index, source, alpha) -> tuple:
     return source, {"dim": d, "index": idx, "alpha": alpha}
 
 
+@public(INDEX_ADD)
 def index_add(x, dim, index, source, alpha=1):
     """``out = x.clone(); out[..., index[i], ...] += alpha * source[..., i, ...]`` along
     ``dim`` (repeated indices accumulate). Derivatives: ``g`` for ``x`` and
@@ -254,20 +308,17 @@ def _gather_fwd(ctx, x, dim, index):
                                       for k, n in enumerate(index.shape))], index, axis=dim)
 
 
-def _gather_cuda(ctx, x, dim, index):
-    ctx.input_shape = x.shape
-    return _ci().dim_gather(x, dim, index, vector=False)
-
-
 def _gather_back(ctx, g):
     return (scatter_add(dispatch.zeros(ctx.input_shape, g.dtype, g.device), ctx.dim, ctx.index,
                         g),)
 
 
 GATHER = def_composite("gather", "GatherBackward0", ("x",), _gather_fwd, _gather_back,
-                       attrs=("dim", "index"), cuda_forward=_gather_cuda)
+                       attrs=("dim", "index"), jvp=LINEAR, batch_rule=_gather_batch,
+                       cuda_forward=scatter_cuda.gather_forward, method=True)
 
 
+@public(GATHER)
 def gather(x, dim, index, *, out=None):
     """``out[i][j][k] = x[index[i][j][k]][j][k]`` for ``dim=0`` (likewise for other dims);
     ``index`` has ``x``'s number of dims and is no larger than ``x`` outside ``dim``.
@@ -317,8 +368,9 @@ def _scatter_add_back(ctx, g):
 
 
 SCATTER_ADD = def_composite("scatter_add", "ScatterAddBackward0", ("x", "src"), _scatter_add_fwd,
-                            _scatter_add_back, attrs=("dim", "index"),
-                            cuda_forward=_scatter_add_fwd)
+                            _scatter_add_back, attrs=("dim", "index"), jvp=LINEAR,
+                            batch_rule=_scatter_add_batch, cuda_forward=_scatter_add_fwd,
+                            method=True)
 
 
 def scatter_add_args(name: str, x, dim, index, src) -> tuple:
@@ -343,6 +395,7 @@ def scatter_add_args(name: str, x, dim, index, src) -> tuple:
     return src, {"dim": d, "index": idx}
 
 
+@public(SCATTER_ADD)
 def scatter_add(x, dim, index, src):
     """``out = x.clone(); out[index[i][j][k]][j][k] += src[i][j][k]`` for ``dim=0`` (likewise
     for other dims; repeated indices accumulate). Derivatives: ``g`` for ``x`` and
@@ -351,66 +404,6 @@ def scatter_add(x, dim, index, src):
     src, attrs = scatter_add_args("scatter_add", x, dim, index, src)
     return dispatch.composite(SCATTER_ADD, x, src, **attrs)
 
-
-def _masked_fill_jvp(tangents, primals, outs, mask, fill=None):
-    if tangents[0] is None:
-        return dispatch.zeros(outs[0].shape, outs[0].dtype, outs[0].device)
-    return dispatch.composite(MASKED_FILL, tangents[0], mask=mask, fill=0)  # filled: constant
-
-
-# forward mode (autograd/forward_ad.py): all linear in their tensor inputs but masked_fill(scalar)
-INDEX_SELECT.jvp = INDEX_ADD.jvp = GATHER.jvp = SCATTER_ADD.jvp = MASKED_FILL_T.jvp = LINEAR
-MASKED_FILL.jvp = _masked_fill_jvp
-
-# Batch rules (vmap, func/_batching.py): the batch is dim 0 of every batched input; `dim`
-# moves up by one, and index arrays (the same for every example) are repeated per example.
-def _per_example(index: np.ndarray, size: int) -> np.ndarray:
-    return np.ascontiguousarray(np.broadcast_to(index[None], (size,) + index.shape))
-
-
-def _index_select_batch(args, batched, dim, index):
-    return dispatch.composite(INDEX_SELECT, args[0], dim=dim + 1, index=index)
-
-
-def _index_add_batch(args, batched, dim, index, alpha):
-    _, (x, source) = _batch_all(args, batched)
-    return dispatch.composite(INDEX_ADD, x, source, dim=dim + 1, index=index, alpha=alpha)
-
-
-def _gather_batch(args, batched, dim, index):
-    x = args[0]
-    return dispatch.composite(GATHER, x, dim=dim + 1, index=_per_example(index, x.shape[0]))
-
-
-def _scatter_add_batch(args, batched, dim, index):
-    size, (x, src) = _batch_all(args, batched)
-    return dispatch.composite(SCATTER_ADD, x, src, dim=dim + 1, index=_per_example(index, size))
-
-
-def _masked_batch(x, mask):
-    """x with its batch first and the mask lined up behind it (the mask may have more dims than
-    one example of x: the example then broadcasts up to the mask)."""
-    extra = mask.ndim - (x.ndim - 1)
-    if extra > 0:
-        x = _shape.reshape(x, (x.shape[0],) + (1,) * extra + tuple(x.shape[1:]))
-    return x, mask.reshape((1,) + mask.shape)
-
-
-def _masked_fill_batch(args, batched, mask, fill=None):
-    x, mask = _masked_batch(args[0], mask)
-    return dispatch.composite(MASKED_FILL, x, mask=mask, fill=fill)
-
-
-def _masked_fill_tensor_batch(args, batched, mask):
-    size, (x, value) = _batch_all(args, batched)
-    x, mask = _masked_batch(x, mask)
-    value = _shape.reshape(value, (size,) + (1,) * (x.ndim - 1))  # one fill value per example
-    return dispatch.composite(MASKED_FILL_T, x, value, mask=mask)
-
-
-INDEX_SELECT.batch_rule, INDEX_ADD.batch_rule = _index_select_batch, _index_add_batch
-GATHER.batch_rule, SCATTER_ADD.batch_rule = _gather_batch, _scatter_add_batch
-MASKED_FILL.batch_rule, MASKED_FILL_T.batch_rule = _masked_fill_batch, _masked_fill_tensor_batch
 
 WRITERS = {"masked_fill": _masked_fill_write, "masked_fill_tensor": _masked_fill_write,
            "index_add": _index_add_write, "scatter_add": _scatter_add_write}

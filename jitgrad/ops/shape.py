@@ -16,8 +16,8 @@ import operator
 
 import numpy as np
 
-from . import dispatch
-from .registry import LINEAR, def_composite
+from . import dispatch, shape_cuda
+from .registry import LINEAR, def_composite, public
 
 
 # --- argument helpers ----------------------------------------------------------------------
@@ -104,11 +104,15 @@ def _alias_batch(x):
 
 
 VIEW = def_composite("view", "ViewBackward0", ("x",), _view_fwd, _reshape_back, attrs=("shape",),
-                     view=True, jvp=LINEAR, batch_rule=_reshape_batch)
+                     view=True, jvp=LINEAR, batch_rule=_reshape_batch,
+                     cuda_forward=shape_cuda.view_forward, method=True, export=True,
+                     complex_ok=True)
 UNSAFE_VIEW = def_composite("reshape_copy", "UnsafeViewBackward0", ("x",), _copy_reshape_fwd,
-                            _reshape_back, attrs=("shape",), jvp=LINEAR, batch_rule=_reshape_batch)
+                            _reshape_back, attrs=("shape",), jvp=LINEAR, batch_rule=_reshape_batch,
+                            cuda_forward=shape_cuda.reshape_copy_forward, complex_ok=True)
 
 
+@public(VIEW)
 def view(x, *shape):
     """A view of ``x`` with a new shape (same elements in row-major order, shared storage).
 
@@ -162,15 +166,20 @@ def _squeeze_batch(args, batched, dims):
 
 
 SQUEEZE_ALL = def_composite("squeeze", "SqueezeBackward0", ("x",), _squeeze_fwd, _reshape_back,
-                            attrs=("dims",), view=True, jvp=LINEAR, batch_rule=_squeeze_batch)
+                            attrs=("dims",), view=True, jvp=LINEAR, batch_rule=_squeeze_batch,
+                            cuda_forward=shape_cuda.squeeze_forward, method=True, export=True,
+                            complex_ok=True)
 SQUEEZE_DIM = def_composite("squeeze_dim", "SqueezeBackward1", ("x",), _squeeze_fwd,
                             _reshape_back, attrs=("dims",), view=True, jvp=LINEAR,
-                            batch_rule=_squeeze_batch)
+                            batch_rule=_squeeze_batch, cuda_forward=shape_cuda.squeeze_forward,
+                            complex_ok=True)
 SQUEEZE_DIMS = def_composite("squeeze_dims", "SqueezeBackward2", ("x",), _squeeze_fwd,
                              _reshape_back, attrs=("dims",), view=True, jvp=LINEAR,
-                             batch_rule=_squeeze_batch)
+                             batch_rule=_squeeze_batch, cuda_forward=shape_cuda.squeeze_forward,
+                             complex_ok=True)
 
 
+@public(SQUEEZE_ALL)
 def squeeze(x, dim=None):
     """Remove size-1 dims: all of them (``dim=None``) or those listed in ``dim`` (int or tuple;
     a listed dim whose size is not 1 is left alone, as in PyTorch). Derivative:
@@ -198,9 +207,12 @@ def _unsqueeze_fwd(ctx, a, dim):
 UNSQUEEZE = def_composite("unsqueeze", "UnsqueezeBackward0", ("x",), _unsqueeze_fwd,
                           _reshape_back, attrs=("dim",), view=True, jvp=LINEAR,
                           batch_rule=lambda args, batched, dim: dispatch.composite(
-                              UNSQUEEZE, args[0], dim=dim + 1))
+                              UNSQUEEZE, args[0], dim=dim + 1),
+                          cuda_forward=shape_cuda.unsqueeze_forward, method=True, export=True,
+                          complex_ok=True)
 
 
+@public(UNSQUEEZE)
 def unsqueeze(x, dim):
     """Insert a size-1 dim at ``dim`` (in ``[-ndim-1, ndim]``). Derivative: ``g.squeeze(dim)``
     (written as a reshape back to ``x.shape``)."""
@@ -234,9 +246,12 @@ def _expand_batch(args, batched, shape):
 
 
 EXPAND = def_composite("expand", "ExpandBackward0", ("x",), _expand_fwd, _expand_back,
-                       attrs=("shape",), view=True, jvp=LINEAR, batch_rule=_expand_batch)
+                       attrs=("shape",), view=True, jvp=LINEAR, batch_rule=_expand_batch,
+                       cuda_forward=shape_cuda.expand_forward, method=True, export=True,
+                       complex_ok=True)
 
 
+@public(EXPAND)
 def expand(x, *sizes):
     """Broadcast ``x`` to ``sizes`` without copying (a read-only view; ``-1`` keeps a dim, new
     dims are prepended). ``y[..., i, ...] = x[..., 0, ...]`` along expanded dims; derivative:
@@ -287,9 +302,11 @@ def _transpose_batch(args, batched, dim0, dim1):
 
 TRANSPOSE = def_composite("transpose", "TransposeBackward0", ("x",), _transpose_fwd,
                           _transpose_back, attrs=("dim0", "dim1"), view=True, jvp=LINEAR,
-                          batch_rule=_transpose_batch)
+                          batch_rule=_transpose_batch, cuda_forward=shape_cuda.transpose_forward,
+                          method=("transpose", "swapaxes"), export="transpose", complex_ok=True)
 
 
+@public(TRANSPOSE)
 def transpose(x, dim0, dim1):
     """Swap dims ``dim0`` and ``dim1`` (a view). Derivative: ``g.transpose(dim0, dim1)``."""
     x = dispatch.tensor_operand(x, "transpose")
@@ -308,9 +325,12 @@ def _permute_back(ctx, g):
 PERMUTE = def_composite("permute", "PermuteBackward0", ("x",), _permute_fwd, _permute_back,
                         attrs=("dims",), view=True, jvp=LINEAR,
                         batch_rule=lambda args, batched, dims: dispatch.composite(
-                            PERMUTE, args[0], dims=(0,) + tuple(d + 1 for d in dims)))
+                            PERMUTE, args[0], dims=(0,) + tuple(d + 1 for d in dims)),
+                        cuda_forward=shape_cuda.permute_forward, method=True, export=True,
+                        complex_ok=True)
 
 
+@public(PERMUTE)
 def permute(x, *dims):
     """Reorder dims: ``y.shape[i] = x.shape[dims[i]]`` (a view). Derivative: ``g`` permuted by
     the inverse permutation ``argsort(dims)``."""
@@ -342,9 +362,11 @@ def _t_batch(args, batched):
 
 
 T = def_composite("t", "TBackward0", ("x",), _t_fwd, _t_back, view=True, jvp=LINEAR,
-                  batch_rule=_t_batch)
+                  batch_rule=_t_batch, cuda_forward=shape_cuda.t_forward, method=True, export=True,
+                  complex_ok=True)
 
 
+@public(T)
 def t(x):
     """Transpose of a matrix; 0-d and 1-d tensors are returned as views unchanged.
     Derivative: ``g.t()``."""
@@ -401,9 +423,11 @@ def _cat_batch(args, batched, dim, ndim):
 
 
 CAT = def_composite("cat", "CatBackward0", ("tensors",), _cat_fwd, _cat_back, attrs=("dim", "ndim"),
-                    jvp=LINEAR, batch_rule=_cat_batch)
+                    jvp=LINEAR, batch_rule=_cat_batch, cuda_forward=shape_cuda.cat_forward,
+                    export=True, complex_ok=True)
 
 
+@public(CAT)
 def cat(tensors, dim=0, *, out=None):
     """Concatenate along ``dim`` (dtypes promote as NumPy's; 1-d empty tensors are skipped as
     in PyTorch). Derivative: input ``i`` gets the slice of ``g`` it occupied along ``dim``.
@@ -442,9 +466,11 @@ def _stack_back(ctx, g):
 STACK = def_composite("stack", "StackBackward0", ("tensors",), _stack_fwd, _stack_back,
                       attrs=("dim",), jvp=LINEAR,
                       batch_rule=lambda args, batched, dim: dispatch.composite(
-                          STACK, *_with_batch(args, batched), dim=dim + 1))
+                          STACK, *_with_batch(args, batched), dim=dim + 1),
+                      cuda_forward=shape_cuda.stack_forward, export=True, complex_ok=True)
 
 
+@public(STACK)
 def stack(tensors, dim=0, *, out=None):
     """Join equal-shaped tensors along a new dim ``dim`` (in ``[-ndim-1, ndim]``). Derivative:
     input ``i`` gets ``g.select(dim, i)``. ``out``: as for ``cat``."""
@@ -498,20 +524,24 @@ def _diagonal_backward_back(ctx, gg):
     return (diagonal(gg, ctx.offset, ctx.dim1, ctx.dim2),)
 
 
-DIAGONAL = def_composite("diagonal", "DiagonalBackward0", ("x",), _diagonal_fwd, _diagonal_back,
-                         attrs=("offset", "dim1", "dim2"), view=True)
-DIAGONAL_BACKWARD = def_composite("diagonal_backward", "DiagonalBackwardBackward0", ("g",),
-                                  _diagonal_backward_fwd, _diagonal_backward_back,
-                                  attrs=("shape", "offset", "dim1", "dim2"))
-DIAGONAL.jvp = DIAGONAL_BACKWARD.jvp = LINEAR
-# the diagonal goes last and the other dims keep their order: a leading batch stays first
-DIAGONAL.batch_rule = lambda args, batched, offset, dim1, dim2: dispatch.composite(
-    DIAGONAL, args[0], offset=offset, dim1=dim1 + 1, dim2=dim2 + 1)
-DIAGONAL_BACKWARD.batch_rule = lambda args, batched, shape, offset, dim1, dim2: dispatch.composite(
-    DIAGONAL_BACKWARD, args[0], shape=(args[0].shape[0],) + tuple(shape), offset=offset,
-    dim1=dim1 + 1, dim2=dim2 + 1)
+# batch rules: the diagonal goes last and the other dims keep their order, so a leading batch
+# stays first
+DIAGONAL = def_composite(
+    "diagonal", "DiagonalBackward0", ("x",), _diagonal_fwd, _diagonal_back,
+    attrs=("offset", "dim1", "dim2"), view=True, jvp=LINEAR,
+    batch_rule=lambda args, batched, offset, dim1, dim2: dispatch.composite(
+        DIAGONAL, args[0], offset=offset, dim1=dim1 + 1, dim2=dim2 + 1),
+    cuda_forward=shape_cuda.diagonal_forward, method=True, complex_ok=True)
+DIAGONAL_BACKWARD = def_composite(
+    "diagonal_backward", "DiagonalBackwardBackward0", ("g",), _diagonal_backward_fwd,
+    _diagonal_backward_back, attrs=("shape", "offset", "dim1", "dim2"), jvp=LINEAR,
+    batch_rule=lambda args, batched, shape, offset, dim1, dim2: dispatch.composite(
+        DIAGONAL_BACKWARD, args[0], shape=(args[0].shape[0],) + tuple(shape), offset=offset,
+        dim1=dim1 + 1, dim2=dim2 + 1),
+    cuda_forward=shape_cuda.diagonal_backward_forward, complex_ok=True)
 
 
+@public(DIAGONAL)
 def diagonal(x, offset=0, dim1=0, dim2=1):
     """The diagonal ``y[..., i] = x[..., i, i + offset]`` over dims ``dim1``/``dim2`` (a
     writable view; those dims are removed and the diagonal becomes the last dim; ``offset > 0``
@@ -557,97 +587,3 @@ def select(x, dim, index):
         raise IndexError(f"select(): index {i} out of range for tensor of size {list(x.shape)} at "
                          f"dimension {d}")
     return getitem(x, (slice(None),) * d + (i,))
-
-
-# --- CUDA forwards: the same views over CUDA arrays (Note [cuda storage] in device/cuda.py) ----
-def _ci():
-    return dispatch.cuda_kernels("cuda_index")
-
-
-def _view_cuda(ctx, a, shape):
-    ctx.input_shape = a.shape
-    out = _ci().reshape_view(a, shape)
-    return out if out is not None else a.copy().reshape(shape)
-
-
-def _copy_reshape_cuda(ctx, a, shape):
-    ctx.input_shape = a.shape
-    return a.copy().reshape(shape)
-
-
-def _squeeze_cuda(ctx, a, dims):
-    ctx.input_shape = a.shape
-    return _ci().squeeze(a, dims)
-
-
-def _unsqueeze_cuda(ctx, a, dim):
-    ctx.input_shape = a.shape
-    return _ci().expand_dims(a, dim)
-
-
-def _expand_cuda(ctx, a, shape):
-    ctx.input_shape = a.shape
-    return a.broadcast_to(shape)
-
-
-def _transpose_cuda(ctx, a, dim0, dim1):
-    if not a.ndim:
-        return _ci().alias(a)
-    axes = list(range(a.ndim))
-    axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
-    return a.transpose(axes)
-
-
-def _join_into(out, arrays, dim, sizes) -> None:
-    """Copy each array into its slice of ``out`` along ``dim`` (strided device copies)."""
-    be = dispatch.cuda_backend()
-    lead, start = (slice(None),) * dim, 0
-    for a, n in zip(arrays, sizes):
-        be.copy_into(out[lead + (slice(start, start + n),)], a)
-        start += n
-
-
-def _cat_cuda(ctx, *arrays, dim, ndim):
-    ctx.sizes = tuple(None if a.shape == (0,) and ndim != 1 else a.shape[dim] for a in arrays)
-    kept = [a for a, s in zip(arrays, ctx.sizes) if s is not None]
-    sizes = [a.shape[dim] for a in kept]
-    shape = kept[0].shape[:dim] + (sum(sizes),) + kept[0].shape[dim + 1:]
-    out = dispatch.cuda_backend().empty(shape, np.result_type(*(a.dtype for a in kept)),
-                                        kept[0].index)
-    _join_into(out, kept, dim, sizes)
-    return out
-
-
-def _stack_cuda(ctx, *arrays, dim):
-    shape = arrays[0].shape[:dim] + (len(arrays),) + arrays[0].shape[dim:]
-    out = dispatch.cuda_backend().empty(shape, np.result_type(*(a.dtype for a in arrays)),
-                                        arrays[0].index)
-    # entry i goes to the size-1 slice i:i+1 of a view with the new dim in place
-    _join_into(out, [_ci().expand_dims(a, dim) for a in arrays], dim, [1] * len(arrays))
-    return out
-
-
-def _diagonal_cuda(ctx, a, offset, dim1, dim2):
-    ctx.input_shape = a.shape
-    return _ci().diagonal(a, offset, dim1, dim2)
-
-
-def _diagonal_backward_cuda(ctx, g, shape, offset, dim1, dim2):
-    be = dispatch.cuda_backend()
-    out = be.zeros(shape, g.dtype, g.index)
-    be.copy_into(_ci().diagonal(out, offset, dim1, dim2), g)
-    return out
-
-
-VIEW.cuda_forward = _view_cuda
-UNSAFE_VIEW.cuda_forward = _copy_reshape_cuda
-SQUEEZE_ALL.cuda_forward = SQUEEZE_DIM.cuda_forward = SQUEEZE_DIMS.cuda_forward = _squeeze_cuda
-UNSQUEEZE.cuda_forward = _unsqueeze_cuda
-EXPAND.cuda_forward = _expand_cuda
-TRANSPOSE.cuda_forward = _transpose_cuda
-PERMUTE.cuda_forward = lambda ctx, a, dims: a.transpose(dims)
-T.cuda_forward = lambda ctx, a: a.T
-CAT.cuda_forward = _cat_cuda
-STACK.cuda_forward = _stack_cuda
-DIAGONAL.cuda_forward = _diagonal_cuda
-DIAGONAL_BACKWARD.cuda_forward = _diagonal_backward_cuda

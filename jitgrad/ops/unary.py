@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from ..device import pool
-from . import dispatch
-from .registry import LINEAR, def_composite, def_elementwise, negate
+from . import dispatch, unary_cuda
+from .registry import LINEAR, def_composite, def_elementwise, negate, public
 from . import smath as sm
 
 
@@ -168,105 +168,134 @@ def _zero_dx(g):
 
 # --- rows ----------------------------------------------------------------------------------
 # holomorphic=True: complex tensors too (Note [complex support] in ops/dispatch.py)
-NEG = def_elementwise("neg", "NegBackward0", ("x",), _neg, {"x": negate}, holomorphic=True)
+NEG = def_elementwise("neg", "NegBackward0", ("x",), _neg, {"x": negate}, holomorphic=True,
+                      method=("neg", "negative"), inplace=True, export=True, numpy="negative")
 EXP = def_elementwise("exp", "ExpBackward0", ("x",), _exp, {"x": _exp_dx}, dtype_rule="float",
-                      cpu_ufunc=np.exp, holomorphic=True)
+                      cpu_ufunc=np.exp, holomorphic=True,
+                      method=True, inplace=True, export=True, numpy=True)
 LOG = def_elementwise("log", "LogBackward0", ("x",), _log, {"x": _log_dx}, dtype_rule="float",
-                      cpu_ufunc=np.log)
-SIN = def_elementwise("sin", "SinBackward0", ("x",), _sin, {"x": _sin_dx}, dtype_rule="float")
-COS = def_elementwise("cos", "CosBackward0", ("x",), _cos, {"x": _cos_dx}, dtype_rule="float")
-TAN = def_elementwise("tan", "TanBackward0", ("x",), _tan, {"x": _tan_dx}, dtype_rule="float")
+                      cpu_ufunc=np.log, method=True, inplace=True, export=True, numpy=True)
+SIN = def_elementwise("sin", "SinBackward0", ("x",), _sin, {"x": _sin_dx}, dtype_rule="float",
+                      method=True, inplace=True, export=True, numpy=True)
+COS = def_elementwise("cos", "CosBackward0", ("x",), _cos, {"x": _cos_dx}, dtype_rule="float",
+                      method=True, inplace=True, export=True, numpy=True)
+TAN = def_elementwise("tan", "TanBackward0", ("x",), _tan, {"x": _tan_dx}, dtype_rule="float",
+                      method=True, inplace=True, export=True, numpy=True)
 TANH = def_elementwise("tanh", "TanhBackward0", ("x",), _tanh, {"x": _tanh_dx}, dtype_rule="float",
-                       cpu_ufunc=np.tanh)
-SINH = def_elementwise("sinh", "SinhBackward0", ("x",), _sinh, {"x": _sinh_dx}, dtype_rule="float")
-COSH = def_elementwise("cosh", "CoshBackward0", ("x",), _cosh, {"x": _cosh_dx}, dtype_rule="float")
+                       cpu_ufunc=np.tanh, method=True, inplace=True, export=True, numpy=True)
+SINH = def_elementwise("sinh", "SinhBackward0", ("x",), _sinh, {"x": _sinh_dx}, dtype_rule="float",
+                       method=True, inplace=True, export=True, numpy=True)
+COSH = def_elementwise("cosh", "CoshBackward0", ("x",), _cosh, {"x": _cosh_dx}, dtype_rule="float",
+                       method=True, inplace=True, export=True, numpy=True)
 EXPM1 = def_elementwise("expm1", "Expm1Backward0", ("x",), _expm1, {"x": _expm1_dx},
-                        dtype_rule="float")
+                        dtype_rule="float", method=True, inplace=True, export=True, numpy=True)
 LOG1P = def_elementwise("log1p", "Log1PBackward0", ("x",), _log1p, {"x": _log1p_dx},
-                        dtype_rule="float")
-ERF = def_elementwise("erf", "ErfBackward0", ("x",), _erf, {"x": _erf_dx}, dtype_rule="float")
+                        dtype_rule="float", method=True, inplace=True, export=True, numpy=True)
+ERF = def_elementwise("erf", "ErfBackward0", ("x",), _erf, {"x": _erf_dx}, dtype_rule="float",
+                      method=True, inplace=True, export=True)
 SIGMOID = def_elementwise("sigmoid", "SigmoidBackward0", ("x",), _sigmoid, {"x": _sigmoid_dx},
-                          dtype_rule="float")
-RELU = def_elementwise("relu", "ReluBackward0", ("x",), _relu, {"x": _relu_dx})
-ABS = def_elementwise("abs", "AbsBackward0", ("x",), _abs, {"x": _abs_dx})
-SQRT = def_elementwise("sqrt", "SqrtBackward0", ("x",), _sqrt, {"x": _sqrt_dx}, dtype_rule="float")
-SIGN = def_elementwise("sign", "SignBackward0", ("x",), _sign, {"x": _zero_dx})
+                          dtype_rule="float", method=True, inplace=True, export=True)
+RELU = def_elementwise("relu", "ReluBackward0", ("x",), _relu, {"x": _relu_dx},
+                       method=True, inplace=True, export=True)
+ABS = def_elementwise("abs", "AbsBackward0", ("x",), _abs, {"x": _abs_dx},
+                      method=("abs", "absolute"), inplace=True, export=True,
+                      numpy=("absolute", "abs", "fabs"))
+SQRT = def_elementwise("sqrt", "SqrtBackward0", ("x",), _sqrt, {"x": _sqrt_dx}, dtype_rule="float",
+                       method=True, inplace=True, export=True, numpy=True)
+SIGN = def_elementwise("sign", "SignBackward0", ("x",), _sign, {"x": _zero_dx},
+                       method=True, inplace=True, export=True, numpy=True)
 RECIPROCAL = def_elementwise("reciprocal", "ReciprocalBackward0", ("x",), _reciprocal,
-                             {"x": _reciprocal_dx}, dtype_rule="float")
+                             {"x": _reciprocal_dx}, dtype_rule="float",
+                             method=True, inplace=True, export=True, numpy=True)
 
 
 # --- public functions ----------------------------------------------------------------------
+@public(NEG)
 def neg(x):
     """Negation, ``-x``. Derivative: ``-g``."""
     return dispatch.elementwise(NEG, x)
 
 
+@public(EXP)
 def exp(x):
     """``e**x``. Derivative: ``g * exp(x)`` (the saved result)."""
     return dispatch.elementwise(EXP, x)
 
 
+@public(LOG)
 def log(x):
     """Natural logarithm (``-inf`` at 0, ``nan`` below). Derivative: ``g / x``."""
     return dispatch.elementwise(LOG, x)
 
 
+@public(SIN)
 def sin(x):
     """Sine. Derivative: ``g * cos(x)``."""
     return dispatch.elementwise(SIN, x)
 
 
+@public(COS)
 def cos(x):
     """Cosine. Derivative: ``-g * sin(x)``."""
     return dispatch.elementwise(COS, x)
 
 
+@public(TAN)
 def tan(x):
     """Tangent. Derivative: ``g * (1 + tan(x)**2)``."""
     return dispatch.elementwise(TAN, x)
 
 
+@public(TANH)
 def tanh(x):
     """Hyperbolic tangent. Derivative: ``g * (1 - tanh(x)**2)``."""
     return dispatch.elementwise(TANH, x)
 
 
+@public(SINH)
 def sinh(x):
     """Hyperbolic sine. Derivative: ``g * cosh(x)``."""
     return dispatch.elementwise(SINH, x)
 
 
+@public(COSH)
 def cosh(x):
     """Hyperbolic cosine. Derivative: ``g * sinh(x)``."""
     return dispatch.elementwise(COSH, x)
 
 
+@public(EXPM1)
 def expm1(x):
     """``e**x - 1``, accurate near 0. Derivative: ``g * (result + 1)``."""
     return dispatch.elementwise(EXPM1, x)
 
 
+@public(LOG1P)
 def log1p(x):
     """``log(1 + x)``, accurate near 0 (``-inf`` at -1, ``nan`` below). Derivative: ``g / (1 + x)``."""
     return dispatch.elementwise(LOG1P, x)
 
 
+@public(ERF)
 def erf(x):
     """Error function ``2/sqrt(pi) * integral_0^x e**-t**2 dt``.
     Derivative: ``g * 2/sqrt(pi) * e**(-x**2)``."""
     return dispatch.elementwise(ERF, x)
 
 
+@public(SIGMOID)
 def sigmoid(x):
     """Logistic ``1 / (1 + e**-x)``, computed stably. Derivative: ``g * s * (1 - s)``."""
     return dispatch.elementwise(SIGMOID, x)
 
 
+@public(RELU)
 def relu(x):
     """``max(x, 0)`` (nan stays nan). Derivative: ``g`` where the output is positive, else 0."""
     return dispatch.elementwise(RELU, x)
 
 
+@public(ABS)
 def abs(x):  # noqa: A001 - NumPy's name
     """Absolute value. Derivative: ``g * sign(x)`` (0 at 0, like PyTorch). Complex ``x``: the
     modulus, ``ops.complex.abs`` (derivative ``g z / |z|``)."""
@@ -277,16 +306,19 @@ def abs(x):  # noqa: A001 - NumPy's name
     return dispatch.elementwise(ABS, x)
 
 
+@public(SQRT)
 def sqrt(x):
     """Square root (nan below 0). Derivative: ``g / (2 sqrt(x))``."""
     return dispatch.elementwise(SQRT, x)
 
 
+@public(SIGN)
 def sign(x):
     """-1, 0 or 1 by the sign of ``x`` (nan stays nan). Derivative: 0."""
     return dispatch.elementwise(SIGN, x)
 
 
+@public(RECIPROCAL)
 def reciprocal(x):
     """``1 / x``. Derivative: ``-g / x**2`` (``-g * result**2``)."""
     return dispatch.elementwise(RECIPROCAL, x)
@@ -315,11 +347,11 @@ def _cast_backward(ctx, g):
 
 CLONE = def_composite("clone", "CloneBackward0", ("x",), _clone_forward, _clone_backward,
                       jvp=LINEAR, batch_rule=lambda args, batched: clone(args[0]),
-                      cuda_forward=lambda ctx, x: x.copy())
+                      cuda_forward=unary_cuda.clone_forward, export=True, complex_ok=True)
 CAST = def_composite("cast", "ToCopyBackward0", ("x",), _cast_forward, _cast_backward,
                      attrs=("dtype",), jvp=LINEAR,
                      batch_rule=lambda args, batched, dtype: cast(args[0], dtype),
-                     cuda_forward=_cast_forward)
+                     cuda_forward=_cast_forward, complex_ok=True)
 
 
 def _to_device_forward(ctx, x, device):
@@ -333,7 +365,7 @@ def _to_device_backward(ctx, g):
 
 TO_DEVICE = def_composite("to_device", "ToCopyBackward0", ("x",), _to_device_forward,
                           _to_device_backward, attrs=("device",), jvp=LINEAR,
-                          cuda_forward=_to_device_forward)
+                          cuda_forward=_to_device_forward, complex_ok=True)
 
 
 def to_device(x, device):
@@ -341,6 +373,7 @@ def to_device(x, device):
     return dispatch.composite(TO_DEVICE, x, device=str(device))
 
 
+@public(CLONE)
 def clone(x):
     """A copy with its own storage. Derivative: ``g``."""
     return dispatch.composite(CLONE, x)

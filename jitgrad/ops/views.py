@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.node import SECOND_BACKWARD_MSG, Node
-from . import dispatch, indexing
+from . import dispatch, indexing, views_cuda
 from .registry import LINEAR, def_composite
 
 NO_GRAD_VIEW_REBASED_MSG = (
@@ -86,14 +86,9 @@ def _as_strided_back(ctx, g):
                               accumulate=True),)
 
 
-def _as_strided_cuda(ctx, x, geom):
-    ctx.input_shape = x.shape
-    return dispatch.cuda_kernels("cuda_index").take(x, flat_index(geom))
-
-
 AS_STRIDED = def_composite("as_strided_view", "AsStridedBackward0", ("x",), _as_strided_fwd,
                            _as_strided_back, attrs=("geom",), jvp=LINEAR,
-                           cuda_forward=_as_strided_cuda)
+                           cuda_forward=views_cuda.as_strided_view_forward, complex_ok=True)
 
 
 def refresh_view(view) -> None:

@@ -1,0 +1,21 @@
+"""The CUDA forwards of the ``ops.scatter`` read rows (their ``cuda_forward=``), with the
+kernels of ``device.cuda_index`` (reached lazily: Note [lazy cuda]). The writing rows' writers
+serve both devices (``ops.scatter``).
+"""
+from __future__ import annotations
+
+from . import dispatch
+
+
+def _ci():
+    return dispatch.cuda_kernels("cuda_index")
+
+
+def index_select_forward(ctx, x, dim, index):
+    ctx.input_shape = x.shape
+    return _ci().dim_gather(x, dim, index, vector=True)
+
+
+def gather_forward(ctx, x, dim, index):
+    ctx.input_shape = x.shape
+    return _ci().dim_gather(x, dim, index, vector=False)
