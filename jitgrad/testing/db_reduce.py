@@ -9,8 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import nn as nn_ops
-from ..ops import reduce as R
+from ..ops import reduce as reduce_ops
 from .opinfo import OpInfo, Sample
+
+#: this family's entries (collected by ``testing.op_db.all_entries``)
+ENTRIES: list = []
 
 
 def _axis(dim):
@@ -63,11 +66,11 @@ def _single_dim_samples(make, with_full=True):
 
 
 # --- sum / mean / prod -----------------------------------------------------------------------
-OpInfo("sum", R.sum, lambda x, dim=None, keepdim=False: np.sum(x, _axis(dim), keepdims=keepdim),
-       _multi_dim_samples(_normal), rtol=1e-12)
-OpInfo("mean", R.mean,
+ENTRIES.append(OpInfo("sum", reduce_ops.sum, lambda x, dim=None, keepdim=False: np.sum(x, _axis(dim), keepdims=keepdim),
+       _multi_dim_samples(_normal), rtol=1e-12, rows=('sum', 'sum_dim')))
+ENTRIES.append(OpInfo("mean", reduce_ops.mean,
        lambda x, dim=None, keepdim=False: np.mean(x, _axis(dim), keepdims=keepdim),
-       _multi_dim_samples(_normal), rtol=1e-12)
+       _multi_dim_samples(_normal), rtol=1e-12, rows=('mean', 'mean_dim')))
 
 
 def _prod_values(rng, dt, *shape):
@@ -92,27 +95,28 @@ def _prod_samples(rng, dt):
     ]
 
 
-OpInfo("prod", R.prod, lambda x, dim=None, keepdim=False: np.prod(x, dim, keepdims=keepdim),
-       _prod_samples, rtol=1e-12)
+ENTRIES.append(OpInfo("prod", reduce_ops.prod, lambda x, dim=None, keepdim=False: np.prod(x, dim, keepdims=keepdim),
+       _prod_samples, rtol=1e-12, rows=('prod', 'prod_dim')))
 
 # --- max / min / amax / amin / argmax / argmin -----------------------------------------------
-for _name, _fn, _np, _arg in (("max", R.max, np.max, np.argmax), ("min", R.min, np.min, np.argmin)):
-    OpInfo(_name, _fn, lambda x, _np=_np: _np(x),
+for _name, _fn, _np, _arg in (("max", reduce_ops.max, np.max, np.argmax), ("min", reduce_ops.min, np.min, np.argmin)):
+    ENTRIES.append(OpInfo(_name, _fn, lambda x, _np=_np: _np(x),
            lambda rng, dt: [Sample((_distinct(rng, dt, 3, 4),)), Sample((_distinct(rng, dt, 5),)),
-                            Sample((np.asarray(2.0, dt),))])
-    OpInfo(f"{_name}_dim", _fn,
+                            Sample((np.asarray(2.0, dt),))], rows=(_name,)))
+    ENTRIES.append(OpInfo(f"{_name}_dim", _fn,
            lambda x, dim, keepdim=False, _np=_np: _np(x, dim, keepdims=keepdim),
-           _single_dim_samples(_distinct, with_full=False), output=0)
-    OpInfo(f"a{_name}", getattr(R, f"a{_name}"),
+           _single_dim_samples(_distinct, with_full=False), output=0,
+           rows=(f"{_name}_dim",)))
+    ENTRIES.append(OpInfo(f"a{_name}", getattr(reduce_ops, f"a{_name}"),
            lambda x, dim=(), keepdim=False, _np=_np: _np(x, _axis(dim), keepdims=keepdim),
-           _multi_dim_samples(_distinct))
-    OpInfo(f"arg{_name}", getattr(R, f"arg{_name}"),
+           _multi_dim_samples(_distinct), rows=(f"a{_name}",)))
+    ENTRIES.append(OpInfo(f"arg{_name}", getattr(reduce_ops, f"arg{_name}"),
            lambda x, dim=None, keepdim=False, _arg=_arg: _arg(x, dim, keepdims=keepdim).astype(
                np.int64),
            lambda rng, dt: [Sample((_distinct(rng, dt, 3, 4),)),
                             Sample((_distinct(rng, dt, 3, 4),), {"dim": 1}),
                             Sample((_distinct(rng, dt, 2, 3, 4),), {"dim": -3, "keepdim": True})],
-           differentiable=False)
+           differentiable=False))
 
 # --- var / std / logsumexp -------------------------------------------------------------------
 
@@ -137,8 +141,8 @@ def _var_samples(rng, dt):
     ]
 
 
-OpInfo("var", R.var, _var_ref(np.var), _var_samples, rtol=1e-12)
-OpInfo("std", R.std, _var_ref(np.std), _var_samples, rtol=1e-12)
+ENTRIES.append(OpInfo("var", reduce_ops.var, _var_ref(np.var), _var_samples, rtol=1e-12, rows=('var',)))
+ENTRIES.append(OpInfo("std", reduce_ops.std, _var_ref(np.std), _var_samples, rtol=1e-12, rows=('std',)))
 
 
 def _lse_ref(x, dim, keepdim=False):
@@ -157,7 +161,7 @@ def _lse_samples(rng, dt):
     ]
 
 
-OpInfo("logsumexp", R.logsumexp, _lse_ref, _lse_samples, rtol=1e-12)
+ENTRIES.append(OpInfo("logsumexp", reduce_ops.logsumexp, _lse_ref, _lse_samples, rtol=1e-12, rows=('logsumexp',)))
 
 
 # --- softmax / log_softmax -------------------------------------------------------------------
@@ -176,6 +180,6 @@ def _softmax_samples(rng, dt):
     ]
 
 
-OpInfo("softmax", nn_ops.softmax, lambda x, dim: np.exp(_log_softmax_ref(x, dim)),
-       _softmax_samples, rtol=1e-12)
-OpInfo("log_softmax", nn_ops.log_softmax, _log_softmax_ref, _softmax_samples, rtol=1e-12)
+ENTRIES.append(OpInfo("softmax", nn_ops.softmax, lambda x, dim: np.exp(_log_softmax_ref(x, dim)),
+       _softmax_samples, rtol=1e-12, rows=('softmax',)))
+ENTRIES.append(OpInfo("log_softmax", nn_ops.log_softmax, _log_softmax_ref, _softmax_samples, rtol=1e-12, rows=('log_softmax',)))

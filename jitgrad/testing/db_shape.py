@@ -6,6 +6,9 @@ import numpy as np
 from ..ops import indexing, linalg, scatter, shape
 from .opinfo import OpInfo, Sample
 
+#: this family's entries (collected by ``testing.op_db.all_entries``)
+ENTRIES: list = []
+
 
 def _arr(rng, dt):
     return lambda *s: rng.standard_normal(s).astype(dt)
@@ -146,41 +149,41 @@ def _matmul_nc_samples(rng, dt):
 
 
 # --- entries -------------------------------------------------------------------------------
-OpInfo("view", lambda x, s: x.view(*s), lambda a, s: a.reshape(s), _view_samples)
-OpInfo("view_tuple", shape.view, lambda a, s: a.reshape(s), _view_samples)
-OpInfo("reshape", shape.reshape, lambda a, s: a.reshape(s), _view_samples)
-OpInfo("reshape_noncontiguous", lambda x, s: shape.reshape(shape.transpose(x, 0, 1), s),
-       lambda a, s: a.swapaxes(0, 1).reshape(s), _reshape_nc_samples)
-OpInfo("flatten", shape.flatten, _ref_flatten, _flatten_samples)
-OpInfo("squeeze", shape.squeeze, _ref_squeeze, _squeeze_samples)
-OpInfo("unsqueeze", shape.unsqueeze, np.expand_dims, _unsqueeze_samples)
-OpInfo("expand", shape.expand, _ref_expand, _expand_samples)
-OpInfo("transpose", shape.transpose, lambda a, d0, d1: np.swapaxes(a, d0, d1) if a.ndim else a,
-       _transpose_samples)
-OpInfo("transpose_noncontiguous",
+ENTRIES.append(OpInfo("view", lambda x, s: x.view(*s), lambda a, s: a.reshape(s), _view_samples, rows=('view',)))
+ENTRIES.append(OpInfo("view_tuple", shape.view, lambda a, s: a.reshape(s), _view_samples, rows=('view',)))
+ENTRIES.append(OpInfo("reshape", shape.reshape, lambda a, s: a.reshape(s), _view_samples, rows=('view',)))
+ENTRIES.append(OpInfo("reshape_noncontiguous", lambda x, s: shape.reshape(shape.transpose(x, 0, 1), s),
+       lambda a, s: a.swapaxes(0, 1).reshape(s), _reshape_nc_samples, rows=('reshape_copy', 'transpose', 'view')))
+ENTRIES.append(OpInfo("flatten", shape.flatten, _ref_flatten, _flatten_samples, rows=('view',)))
+ENTRIES.append(OpInfo("squeeze", shape.squeeze, _ref_squeeze, _squeeze_samples, rows=('squeeze', 'squeeze_dim', 'squeeze_dims')))
+ENTRIES.append(OpInfo("unsqueeze", shape.unsqueeze, np.expand_dims, _unsqueeze_samples, rows=('unsqueeze',)))
+ENTRIES.append(OpInfo("expand", shape.expand, _ref_expand, _expand_samples, rows=('expand',)))
+ENTRIES.append(OpInfo("transpose", shape.transpose, lambda a, d0, d1: np.swapaxes(a, d0, d1) if a.ndim else a,
+       _transpose_samples, rows=('transpose',)))
+ENTRIES.append(OpInfo("transpose_noncontiguous",
        lambda x, d0, d1: shape.transpose(shape.permute(x, -1, 0, 1), d0, d1),
        lambda a, d0, d1: np.swapaxes(np.transpose(a, (2, 0, 1)), d0, d1),
-       lambda rng, dt: _transpose_samples(rng, dt)[:2])
-OpInfo("permute", shape.permute, lambda a, d: np.transpose(a, d), _permute_samples)
-OpInfo("t", shape.t, _ref_t, _t_samples)
-OpInfo("cat", lambda *xs, dim=0: shape.cat(list(xs), dim=dim),
-       lambda *xs, dim=0: np.concatenate(xs, axis=dim), _cat_samples)
-OpInfo("stack", lambda *xs, dim=0: shape.stack(xs, dim=dim),
-       lambda *xs, dim=0: np.stack(xs, axis=dim), _stack_samples)
-OpInfo("getitem_basic", indexing.getitem, _getitem_ref, _getitem_basic_samples)
-OpInfo("getitem_advanced", lambda x, i: x[i], _getitem_ref, _getitem_adv_samples)
-OpInfo("getitem_noncontiguous", lambda x, i: shape.t(x)[i], lambda a, i: np.asarray(a.T[i]),
+       lambda rng, dt: _transpose_samples(rng, dt)[:2], rows=('permute', 'transpose')))
+ENTRIES.append(OpInfo("permute", shape.permute, lambda a, d: np.transpose(a, d), _permute_samples, rows=('permute',)))
+ENTRIES.append(OpInfo("t", shape.t, _ref_t, _t_samples, rows=('t',)))
+ENTRIES.append(OpInfo("cat", lambda *xs, dim=0: shape.cat(list(xs), dim=dim),
+       lambda *xs, dim=0: np.concatenate(xs, axis=dim), _cat_samples, rows=('cat',)))
+ENTRIES.append(OpInfo("stack", lambda *xs, dim=0: shape.stack(xs, dim=dim),
+       lambda *xs, dim=0: np.stack(xs, axis=dim), _stack_samples, rows=('stack',)))
+ENTRIES.append(OpInfo("getitem_basic", indexing.getitem, _getitem_ref, _getitem_basic_samples, rows=('getitem_alias', 'getitem_select', 'getitem_slice', 'getitem_unsqueeze')))
+ENTRIES.append(OpInfo("getitem_advanced", lambda x, i: x[i], _getitem_ref, _getitem_adv_samples, rows=('getitem_advanced',)))
+ENTRIES.append(OpInfo("getitem_noncontiguous", lambda x, i: shape.t(x)[i], lambda a, i: np.asarray(a.T[i]),
        lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), (slice(None, None, 2), [0, 0, 2]))),
-                        Sample((_arr(rng, dt)(3, 4), (1, slice(1, None))))])
-OpInfo("matmul", linalg.matmul, np.matmul, _matmul_samples, rtol=1e-6, atol=1e-7)
-OpInfo("matmul_operator", lambda a, b: a @ b, np.matmul, _matmul_samples, rtol=1e-6, atol=1e-7)
-OpInfo("matmul_noncontiguous", lambda a, b: linalg.matmul(shape.transpose(a, -1, -2), b),
+                        Sample((_arr(rng, dt)(3, 4), (1, slice(1, None))))], rows=('getitem_advanced', 'getitem_slice', 't')))
+ENTRIES.append(OpInfo("matmul", linalg.matmul, np.matmul, _matmul_samples, rtol=1e-6, atol=1e-7, rows=('matmul_bmm', 'matmul_dot', 'matmul_mm', 'matmul_mv')))
+ENTRIES.append(OpInfo("matmul_operator", lambda a, b: a @ b, np.matmul, _matmul_samples, rtol=1e-6, atol=1e-7, rows=('matmul_bmm', 'matmul_dot', 'matmul_mm', 'matmul_mv')))
+ENTRIES.append(OpInfo("matmul_noncontiguous", lambda a, b: linalg.matmul(shape.transpose(a, -1, -2), b),
        lambda a, b: np.matmul(np.swapaxes(a, -1, -2), b), _matmul_nc_samples, rtol=1e-6,
-       atol=1e-7)
-OpInfo("dot", linalg.dot, np.dot, lambda rng, dt: [Sample((_arr(rng, dt)(4), _arr(rng, dt)(4)))])
-OpInfo("mm", linalg.mm, np.matmul,
+       atol=1e-7, rows=('matmul_bmm', 'matmul_mm', 'transpose')))
+ENTRIES.append(OpInfo("dot", linalg.dot, np.dot, lambda rng, dt: [Sample((_arr(rng, dt)(4), _arr(rng, dt)(4)))], rows=('matmul_dot',)))
+ENTRIES.append(OpInfo("mm", linalg.mm, np.matmul,
        lambda rng, dt: [Sample((_arr(rng, dt)(2, 3), _arr(rng, dt)(3, 4))),
-                        Sample((_arr(rng, dt)(1, 1), _arr(rng, dt)(1, 3)))])
+                        Sample((_arr(rng, dt)(1, 1), _arr(rng, dt)(1, 3)))], rows=('matmul_mm',)))
 
 
 # --- diagonal / narrow / select and the index family ---------------------------------------
@@ -247,24 +250,24 @@ def _samples_of(name):
     return lambda rng, dt: _index_samples(rng, dt)[name]
 
 
-OpInfo("diagonal", shape.diagonal, lambda a, o=0, d1=0, d2=1: np.diagonal(a, o, d1, d2),
-       _diagonal_samples)
-OpInfo("narrow", shape.narrow, _narrow_ref,
+ENTRIES.append(OpInfo("diagonal", shape.diagonal, lambda a, o=0, d1=0, d2=1: np.diagonal(a, o, d1, d2),
+       _diagonal_samples, rows=('diagonal',)))
+ENTRIES.append(OpInfo("narrow", shape.narrow, _narrow_ref,
        lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), 1, 1, 2)),
                         Sample((_arr(rng, dt)(3, 4), 0, -2, 2)),
-                        Sample((_arr(rng, dt)(3, 4), -1, 4, 0))])
-OpInfo("select", shape.select, lambda a, d, i: a[(slice(None),) * (d % a.ndim) + (i,)],
-       lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), 1, -1)), Sample((_arr(rng, dt)(3, 4), 0, 2))])
-OpInfo("take", indexing.take, lambda a, i: a.reshape(-1)[i], _samples_of("take"))
-OpInfo("index_select", scatter.index_select, lambda a, d, i: np.take(a, i, axis=d),
-       _samples_of("index_select"))
-OpInfo("gather", scatter.gather, _gather_ref, _samples_of("gather"))
-OpInfo("masked_fill", scatter.masked_fill, lambda a, m, v: np.where(m, v, a).astype(a.dtype),
-       _samples_of("masked_fill"))
-OpInfo("index_add", scatter.index_add, _index_add_ref, _samples_of("index_add"))
-OpInfo("scatter_add", scatter.scatter_add, _scatter_add_ref, _samples_of("scatter_add"))
-OpInfo("index_put", lambda x, i, v, accumulate=False: indexing.index_put(x, (i,), v, accumulate),
-       _index_put_ref, _samples_of("index_put"))
+                        Sample((_arr(rng, dt)(3, 4), -1, 4, 0))], rows=('getitem_slice',)))
+ENTRIES.append(OpInfo("select", shape.select, lambda a, d, i: a[(slice(None),) * (d % a.ndim) + (i,)],
+       lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), 1, -1)), Sample((_arr(rng, dt)(3, 4), 0, 2))], rows=('getitem_select',)))
+ENTRIES.append(OpInfo("take", indexing.take, lambda a, i: a.reshape(-1)[i], _samples_of("take"), rows=('take',)))
+ENTRIES.append(OpInfo("index_select", scatter.index_select, lambda a, d, i: np.take(a, i, axis=d),
+       _samples_of("index_select"), rows=('index_select',)))
+ENTRIES.append(OpInfo("gather", scatter.gather, _gather_ref, _samples_of("gather"), rows=('gather',)))
+ENTRIES.append(OpInfo("masked_fill", scatter.masked_fill, lambda a, m, v: np.where(m, v, a).astype(a.dtype),
+       _samples_of("masked_fill"), rows=('masked_fill',)))
+ENTRIES.append(OpInfo("index_add", scatter.index_add, _index_add_ref, _samples_of("index_add"), rows=('index_add',)))
+ENTRIES.append(OpInfo("scatter_add", scatter.scatter_add, _scatter_add_ref, _samples_of("scatter_add"), rows=('scatter_add',)))
+ENTRIES.append(OpInfo("index_put", lambda x, i, v, accumulate=False: indexing.index_put(x, (i,), v, accumulate),
+       _index_put_ref, _samples_of("index_put"), rows=('index_put',)))
 
 
 # --- views and in-place ops: the same code on np.ndarray and on Tensor ---------------------
@@ -421,4 +424,4 @@ _INPLACE_CASES = [
 ]
 for _name, _body, _samples in _INPLACE_CASES:
     _fn, _ref = _inplace_case(_body)
-    OpInfo(_name, _fn, _ref, (lambda s: lambda rng, dt: s(_arr(rng, dt)))(_samples))
+    ENTRIES.append(OpInfo(_name, _fn, _ref, (lambda s: lambda rng, dt: s(_arr(rng, dt)))(_samples)))
