@@ -40,13 +40,15 @@ def _case_samples(case_id, make_args, kwargs):
     return samples
 
 
-def _case(case_id, name, make_args, kwargs=None, grad=True, rtol=1e-7):
-    """One jitgrad.numpy case: forward in float64 against NumPy (atol 1e-12), gradcheck."""
+def _case(case_id, name, make_args, kwargs=None, grad=True, rtol=1e-7, rows=None):
+    """One jitgrad.numpy case: forward in float64 against NumPy (atol 1e-12), gradcheck.
+    ``rows``: the registry rows it runs, when not those of every case of ``name`` (``ROWS``)."""
     def ref(*args, **kw):
         return _resolve(np, name)(*args, **kw)
 
     return OpInfo(f"np.{case_id}", _namespace_call(name), ref,
-                  _case_samples(case_id, make_args, kwargs or {}), rows=ROWS.get(name, ()),
+                  _case_samples(case_id, make_args, kwargs or {}),
+                  rows=ROWS.get(name, ()) if rows is None else rows,
                   differentiable=grad, gradgrad=False, fused_check=False, dtypes=("float64",),
                   rtol=rtol, atol=1e-12, numpy_name=name)
 
@@ -185,8 +187,10 @@ def shape_cases():
         c("roll", "roll", lambda r: (r.standard_normal((2, 3)), 1), dict(axis=1)),
         c("roll-flat", "roll", lambda r: (r.standard_normal((2, 3)), -2)),
         c("roll-multi", "roll", lambda r: (r.standard_normal((2, 3)), (1, 2)), dict(axis=(0, 1))),
-        c("pad-constant", "pad", lambda r: (r.standard_normal((2, 3)), ((1, 0), (2, 1)))),
-        c("pad-value", "pad", lambda r: (r.standard_normal((3,)), 2), dict(constant_values=1.5)),
+        c("pad-constant", "pad", lambda r: (r.standard_normal((2, 3)), ((1, 0), (2, 1))),
+          rows=("pad_constant",)),
+        c("pad-value", "pad", lambda r: (r.standard_normal((3,)), 2), dict(constant_values=1.5),
+          rows=("pad_constant",)),
         c("pad-edge", "pad", lambda r: (r.standard_normal((2, 3)), 1), dict(mode="edge")),
         c("pad-reflect", "pad", lambda r: (r.standard_normal((2, 3)), ((1, 1), (2, 2))), dict(mode="reflect")),
         c("pad-symmetric", "pad", lambda r: (r.standard_normal((3,)), 2), dict(mode="symmetric")),
@@ -197,8 +201,8 @@ def shape_cases():
         c("triu-k", "triu", lambda r: (r.standard_normal((3, 4)), 1)),
         c("tril", "tril", _x((3, 3))),
         c("tril-k", "tril", lambda r: (r.standard_normal((4, 3)), -1)),
-        c("diag-1d", "diag", _x((3,))),
-        c("diag-1d-k", "diag", lambda r: (r.standard_normal((3,)), -1)),
+        c("diag-1d", "diag", _x((3,)), rows=("diag_embed",)),
+        c("diag-1d-k", "diag", lambda r: (r.standard_normal((3,)), -1), rows=("diag_embed",)),
         c("diag-2d", "diag", _x((3, 4))),
         c("diag-2d-k", "diag", lambda r: (r.standard_normal((3, 4)), 1)),
         c("diagonal", "diagonal", lambda r: (r.standard_normal((2, 3, 3)),), dict(axis1=1, axis2=2)),
