@@ -18,7 +18,7 @@ ENTRIES: list = []
 
 def _each_shape(gen):
     def samples(rng, dtype):
-        return [Sample((gen(rng, shape).astype(dtype),)) for shape in [(), (5,), (2, 3)]]
+        return [Sample((np.asarray(gen(rng, shape), dtype),)) for shape in [(), (5,), (2, 3)]]
     return samples
 
 
@@ -53,9 +53,9 @@ def _scipy():
 ENTRIES += [
     OpInfo("rsub", lambda x: 2.5 - x, lambda x: (2.5 - x).astype(x.dtype),
            _each_shape(lambda rng, s: rng.standard_normal(s)), rows=("rsub",)),
-    OpInfo("logical_and", lambda a, b: jitgrad.tensor(a) & b, np.logical_and, _bool_pairs,
+    OpInfo("logical_and", lambda a, b: a & b, np.logical_and, _bool_pairs,
            rows=("logical_and",), differentiable=False, dtypes=("float64",)),
-    OpInfo("logical_or", lambda a, b: jitgrad.tensor(a) | b, np.logical_or, _bool_pairs,
+    OpInfo("logical_or", lambda a, b: a | b, np.logical_or, _bool_pairs,
            rows=("logical_or",), differentiable=False, dtypes=("float64",)),
     OpInfo("masked_fill_tensor", lambda x, m, v: x.masked_fill(m, v),
            lambda x, m, v: np.where(m, v, x).astype(x.dtype), _masked_fill_samples),
@@ -101,6 +101,10 @@ def _svd(xp):
         u, s, vh = xp.linalg.svd(m, full_matrices=False)
         return s, u * u, vh * vh
     return fn
+
+
+#: the decompositions' entries (their CUDA checks: tests/cuda/test_cuda_nplinalg.py)
+DECOMPOSITIONS = ("cholesky", "eigh", "svd")
 
 
 def _linalg_entry(name, make, shapes):

@@ -9,11 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import nn as nn_ops
-from ..ops import reduce as reduce_ops
-from .opinfo import OpInfo, Sample
+from ..ops import reduce as reductions
+from .opinfo import Sample, registrar
 
 #: this family's entries (collected by ``testing.op_db.all_entries``)
 ENTRIES: list = []
+_entry = registrar(ENTRIES)
 
 
 def _axis(dim):
@@ -66,11 +67,12 @@ def _single_dim_samples(make, with_full=True):
 
 
 # --- sum / mean / prod -----------------------------------------------------------------------
-ENTRIES.append(OpInfo("sum", reduce_ops.sum, lambda x, dim=None, keepdim=False: np.sum(x, _axis(dim), keepdims=keepdim),
-       _multi_dim_samples(_normal), rtol=1e-12, rows=('sum', 'sum_dim')))
-ENTRIES.append(OpInfo("mean", reduce_ops.mean,
+_entry("sum", reductions.sum,
+       lambda x, dim=None, keepdim=False: np.sum(x, _axis(dim), keepdims=keepdim),
+       _multi_dim_samples(_normal), rtol=1e-12, rows=("sum", "sum_dim"))
+_entry("mean", reductions.mean,
        lambda x, dim=None, keepdim=False: np.mean(x, _axis(dim), keepdims=keepdim),
-       _multi_dim_samples(_normal), rtol=1e-12, rows=('mean', 'mean_dim')))
+       _multi_dim_samples(_normal), rtol=1e-12, rows=("mean", "mean_dim"))
 
 
 def _prod_values(rng, dt, *shape):
@@ -95,28 +97,30 @@ def _prod_samples(rng, dt):
     ]
 
 
-ENTRIES.append(OpInfo("prod", reduce_ops.prod, lambda x, dim=None, keepdim=False: np.prod(x, dim, keepdims=keepdim),
-       _prod_samples, rtol=1e-12, rows=('prod', 'prod_dim')))
+_entry("prod", reductions.prod,
+       lambda x, dim=None, keepdim=False: np.prod(x, dim, keepdims=keepdim),
+       _prod_samples, rtol=1e-12, rows=("prod", "prod_dim"))
 
 # --- max / min / amax / amin / argmax / argmin -----------------------------------------------
-for _name, _fn, _np, _arg in (("max", reduce_ops.max, np.max, np.argmax), ("min", reduce_ops.min, np.min, np.argmin)):
-    ENTRIES.append(OpInfo(_name, _fn, lambda x, _np=_np: _np(x),
+for _name, _fn, _np, _arg in (("max", reductions.max, np.max, np.argmax),
+                             ("min", reductions.min, np.min, np.argmin)):
+    _entry(_name, _fn, lambda x, _np=_np: _np(x),
            lambda rng, dt: [Sample((_distinct(rng, dt, 3, 4),)), Sample((_distinct(rng, dt, 5),)),
-                            Sample((np.asarray(2.0, dt),))], rows=(_name,)))
-    ENTRIES.append(OpInfo(f"{_name}_dim", _fn,
+                            Sample((np.asarray(2.0, dt),))], rows=(_name,))
+    _entry(f"{_name}_dim", _fn,
            lambda x, dim, keepdim=False, _np=_np: _np(x, dim, keepdims=keepdim),
            _single_dim_samples(_distinct, with_full=False), output=0,
-           rows=(f"{_name}_dim",)))
-    ENTRIES.append(OpInfo(f"a{_name}", getattr(reduce_ops, f"a{_name}"),
+           rows=(f"{_name}_dim",))
+    _entry(f"a{_name}", getattr(reductions, f"a{_name}"),
            lambda x, dim=(), keepdim=False, _np=_np: _np(x, _axis(dim), keepdims=keepdim),
-           _multi_dim_samples(_distinct), rows=(f"a{_name}",)))
-    ENTRIES.append(OpInfo(f"arg{_name}", getattr(reduce_ops, f"arg{_name}"),
+           _multi_dim_samples(_distinct), rows=(f"a{_name}",))
+    _entry(f"arg{_name}", getattr(reductions, f"arg{_name}"),
            lambda x, dim=None, keepdim=False, _arg=_arg: _arg(x, dim, keepdims=keepdim).astype(
                np.int64),
            lambda rng, dt: [Sample((_distinct(rng, dt, 3, 4),)),
                             Sample((_distinct(rng, dt, 3, 4),), {"dim": 1}),
                             Sample((_distinct(rng, dt, 2, 3, 4),), {"dim": -3, "keepdim": True})],
-           differentiable=False))
+           differentiable=False)
 
 # --- var / std / logsumexp -------------------------------------------------------------------
 
@@ -141,8 +145,8 @@ def _var_samples(rng, dt):
     ]
 
 
-ENTRIES.append(OpInfo("var", reduce_ops.var, _var_ref(np.var), _var_samples, rtol=1e-12, rows=('var',)))
-ENTRIES.append(OpInfo("std", reduce_ops.std, _var_ref(np.std), _var_samples, rtol=1e-12, rows=('std',)))
+_entry("var", reductions.var, _var_ref(np.var), _var_samples, rtol=1e-12, rows=("var",))
+_entry("std", reductions.std, _var_ref(np.std), _var_samples, rtol=1e-12, rows=("std",))
 
 
 def _lse_ref(x, dim, keepdim=False):
@@ -161,7 +165,7 @@ def _lse_samples(rng, dt):
     ]
 
 
-ENTRIES.append(OpInfo("logsumexp", reduce_ops.logsumexp, _lse_ref, _lse_samples, rtol=1e-12, rows=('logsumexp',)))
+_entry("logsumexp", reductions.logsumexp, _lse_ref, _lse_samples, rtol=1e-12, rows=("logsumexp",))
 
 
 # --- softmax / log_softmax -------------------------------------------------------------------
@@ -180,6 +184,7 @@ def _softmax_samples(rng, dt):
     ]
 
 
-ENTRIES.append(OpInfo("softmax", nn_ops.softmax, lambda x, dim: np.exp(_log_softmax_ref(x, dim)),
-       _softmax_samples, rtol=1e-12, rows=('softmax',)))
-ENTRIES.append(OpInfo("log_softmax", nn_ops.log_softmax, _log_softmax_ref, _softmax_samples, rtol=1e-12, rows=('log_softmax',)))
+_entry("softmax", nn_ops.softmax, lambda x, dim: np.exp(_log_softmax_ref(x, dim)),
+       _softmax_samples, rtol=1e-12, rows=("softmax",))
+_entry("log_softmax", nn_ops.log_softmax, _log_softmax_ref, _softmax_samples, rtol=1e-12,
+       rows=("log_softmax",))

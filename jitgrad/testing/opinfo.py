@@ -50,6 +50,14 @@ class OpInfo:
     numpy_name: str | None = None
 
 
+def registrar(entries: list, make=OpInfo):
+    """A function adding ``make(*args, **kwargs)`` to ``entries``: how a family module lists its
+    entries (constructing an ``OpInfo`` registers nothing)."""
+    def register(*args, **kwargs):
+        entries.append(make(*args, **kwargs))
+    return register
+
+
 def _lift(x, requires_grad: bool, numpy_call: bool):
     import jitgrad
 

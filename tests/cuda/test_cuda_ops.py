@@ -3,11 +3,13 @@ values and gradients, float64 and float32."""
 import pytest
 
 import jitgrad
+from jitgrad.testing.db_misc import DECOMPOSITIONS
 from jitgrad.testing.op_db import tensor_entries
 from jitgrad.testing.opinfo import check_device_matches_cpu
 
-# the tensor-op and nn entries (the jitgrad.numpy ones: tests/cuda/test_cuda_numpy_ops.py)
-ALL_OPS = tensor_entries()
+# the tensor-op and nn entries (the jitgrad.numpy ones: tests/cuda/test_cuda_numpy_ops.py; the
+# decompositions, tuple results of CPU-built matrices: tests/cuda/test_cuda_nplinalg.py)
+ALL_OPS = [op for op in tensor_entries() if not set(op.rows) & set(DECOMPOSITIONS)]
 
 
 @pytest.fixture(scope="module", autouse=True)
