@@ -58,9 +58,10 @@ ENTRIES += [
     OpInfo("logical_or", lambda a, b: a | b, np.logical_or, _bool_pairs,
            rows=("logical_or",), differentiable=False, dtypes=("float64",)),
     OpInfo("masked_fill_tensor", lambda x, m, v: x.masked_fill(m, v),
-           lambda x, m, v: np.where(m, v, x).astype(x.dtype), _masked_fill_samples),
-    # (no rows: the masked_fill_tensor row runs only when the value requires grad, as in the
-    # gradient checks; the forward check's inputs do not: test_coverage.py's allow-list)
+           lambda x, m, v: np.where(m, v, x).astype(x.dtype), _masked_fill_samples,
+           # the row runs only when the value requires grad: in the gradient checks, not the
+           # forward check (masked_fill without)
+           rows=("masked_fill",), gradient_rows=("masked_fill_tensor",)),
     OpInfo("round", lambda x: jitgrad.numpy.round(x, 1), lambda x: np.round(x, 1),
            _each_shape(_off_rounding_points), rows=("round",)),
     _special("gammaln", lambda x: _scipy()[0].gammaln(x), sp.gammaln, 0.3, 5.0),

@@ -323,13 +323,16 @@ def _wt(a):
 
 
 _nn_case("conv2d", lambda *a, **k: _F().conv2d(*a, **k), ref_conv2d, _conv_samples, rtol=1e-6,
-         rows=("convolution",))
+         rows=("convolution",),
+         gradient_rows=("convolution_input_grad", "convolution_weight_grad"))
 _nn_case("conv2d_im2col", lambda *a, **k: _F().conv2d(*a, **k), ref_conv2d, _conv_im2col_samples,
          rtol=1e-6, rows=("convolution",))
 _nn_case("conv1d", lambda *a, **k: _F().conv1d(*a, **k), ref_conv1d, _conv1d_samples, rtol=1e-6,
          rows=("convolution",))
-_nn_case("max_pool2d", _maxpool, ref_max_pool2d, _maxpool_samples, rows=("max_pool2d",))
-_nn_case("avg_pool2d", _avgpool, ref_avg_pool2d, _avgpool_samples, rows=("avg_pool2d",))
+_nn_case("max_pool2d", _maxpool, ref_max_pool2d, _maxpool_samples, rows=("max_pool2d",),
+         gradient_rows=("max_pool2d_backward", "max_pool2d_gather"))
+_nn_case("avg_pool2d", _avgpool, ref_avg_pool2d, _avgpool_samples, rows=("avg_pool2d",),
+         gradient_rows=("avg_pool2d_backward",))
 _nn_case("batch_norm", lambda x, w, b: _F().batch_norm(x, None, None, w, b, training=True),
          ref_batch_norm, _bn_samples, rtol=1e-6, atol=1e-8, rows=("batch_norm",))
 _nn_case("batch_norm_eval", _bn_eval,
@@ -338,7 +341,8 @@ _nn_case("batch_norm_eval", _bn_eval,
 _nn_case("layer_norm", lambda x, s, w, b: _F().layer_norm(x, s, w, b), ref_layer_norm,
          _ln_samples, rtol=1e-6, atol=1e-8, rows=("layer_norm",))
 _nn_case("embedding", lambda i, w, **k: _F().embedding(i, w, **k),
-         lambda i, w, padding_idx=None: w[i], _emb_samples, rows=("embedding",))
+         lambda i, w, padding_idx=None: w[i], _emb_samples, rows=("embedding",),
+         gradient_rows=("embedding_backward", "embedding_gather"))
 _nn_case("linear", lambda x, w, b: _F().linear(x, w, b),
          lambda x, w, b: x @ w.T + (0 if b is None else b), _linear_samples, rtol=1e-6,
          rows=("addmm", "matmul_mm", "t", "view"))

@@ -110,7 +110,7 @@ for _name, _fn, _np, _arg in (("max", reductions.max, np.max, np.argmax),
     _entry(f"{_name}_dim", _fn,
            lambda x, dim, keepdim=False, _np=_np: _np(x, dim, keepdims=keepdim),
            _single_dim_samples(_distinct, with_full=False), output=0,
-           rows=(f"{_name}_dim",))
+           rows=(f"{_name}_dim",), gradient_rows=("_index_scatter", "_take_along_dim"))
     _entry(f"a{_name}", getattr(reductions, f"a{_name}"),
            lambda x, dim=(), keepdim=False, _np=_np: _np(x, _axis(dim), keepdims=keepdim),
            _multi_dim_samples(_distinct), rows=(f"a{_name}",))

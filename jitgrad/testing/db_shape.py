@@ -177,7 +177,7 @@ _entry("stack", lambda *xs, dim=0: shape.stack(xs, dim=dim),
 _entry("getitem_basic", indexing.getitem, _getitem_ref, _getitem_basic_samples,
        rows=("getitem_alias", "getitem_select", "getitem_slice", "getitem_unsqueeze"))
 _entry("getitem_advanced", lambda x, i: x[i], _getitem_ref, _getitem_adv_samples,
-       rows=("getitem_advanced",))
+       rows=("getitem_advanced",), gradient_rows=("index_backward",))
 _entry("getitem_noncontiguous", lambda x, i: shape.t(x)[i], lambda a, i: np.asarray(a.T[i]),
        lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), (slice(None, None, 2), [0, 0, 2]))),
                         Sample((_arr(rng, dt)(3, 4), (1, slice(1, None))))],
@@ -261,7 +261,7 @@ def _samples_of(name):
 
 
 _entry("diagonal", shape.diagonal, lambda a, o=0, d1=0, d2=1: np.diagonal(a, o, d1, d2),
-       _diagonal_samples, rows=("diagonal",))
+       _diagonal_samples, rows=("diagonal",), gradient_rows=("diagonal_backward",))
 _entry("narrow", shape.narrow, _narrow_ref,
        lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), 1, 1, 2)),
                         Sample((_arr(rng, dt)(3, 4), 0, -2, 2)),
@@ -269,7 +269,8 @@ _entry("narrow", shape.narrow, _narrow_ref,
 _entry("select", shape.select, lambda a, d, i: a[(slice(None),) * (d % a.ndim) + (i,)],
        lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), 1, -1)), Sample((_arr(rng, dt)(3, 4), 0, 2))],
        rows=("getitem_select",))
-_entry("take", indexing.take, lambda a, i: a.reshape(-1)[i], _samples_of("take"), rows=("take",))
+_entry("take", indexing.take, lambda a, i: a.reshape(-1)[i], _samples_of("take"), rows=("take",),
+       gradient_rows=("put",))
 _entry("index_select", scatter.index_select, lambda a, d, i: np.take(a, i, axis=d),
        _samples_of("index_select"), rows=("index_select",))
 _entry("gather", scatter.gather, _gather_ref, _samples_of("gather"), rows=("gather",))

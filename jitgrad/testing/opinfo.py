@@ -32,6 +32,9 @@ class OpInfo:
     ref: Callable  # NumPy reference on arrays: ref(*arrays_and_values, **kwargs)
     samples: Callable  # samples(rng, np_dtype) -> list[Sample]
     rows: tuple = ()  # the registry rows (OPS keys) the forward runs: tests/ops/test_coverage.py
+    # rows only the gradient checks run (backward-only rows, rows chosen when an input requires
+    # grad): checked against what the gradgradcheck (first and second backward) runs
+    gradient_rows: tuple = ()
     differentiable: bool = True
     gradgrad: bool = True
     fused_check: bool = True  # plain backward == create_graph backward
@@ -190,14 +193,17 @@ def check_forward(op: OpInfo, dtype: str) -> set:
     return rows
 
 
-def check_gradients(op: OpInfo, order: int) -> None:
-    """Finite-difference check of first (``order=1``) or second derivatives, float64."""
+def check_gradients(op: OpInfo, order: int) -> set:
+    """Finite-difference check of first (``order=1``) or second derivatives, float64. Returns
+    the registry rows the checks ran."""
     from .checks import gradcheck, gradgradcheck
 
     check = gradcheck if order == 1 else gradgradcheck
-    for sample, fn, inputs in diff_samples(op, np.random.default_rng(order)):
-        if inputs:
-            assert check(fn, inputs, atol=op.grad_atol), (op.name, sample)
+    with recording_rows() as rows:
+        for sample, fn, inputs in diff_samples(op, np.random.default_rng(order)):
+            if inputs:
+                assert check(fn, inputs, atol=op.grad_atol), (op.name, sample)
+    return rows
 
 
 def check_fused_equals_graph(op: OpInfo) -> None:

@@ -1,6 +1,7 @@
 """Every registry row (``jitgrad.ops.registry.OPS``) has an op-database entry, and every row an
-entry names exists. The rows an entry names are the rows its forward runs: tests/ops/test_ops.py
-checks that with a recorder. A row covered otherwise is in ``COVERED_ELSEWHERE``, with where."""
+entry names exists. The rows an entry names are rows its calls run: tests/ops/test_ops.py checks
+``rows`` in the forward test and ``gradient_rows`` in the gradgradcheck with a recorder
+(``opinfo.recording_rows``). A row covered otherwise is in ``COVERED_ELSEWHERE``, with where."""
 import re
 
 import jitgrad  # noqa: F401  (registers the core rows)
@@ -15,31 +16,17 @@ from jitgrad.testing.op_db import all_entries
 #: once called, so a name of this form counts as a row
 GENERATED = re.compile(r"einsum\d+")
 
-#: rows without an entry, each with the test that exercises it (keep this short)
+#: rows no entry names, each with the test that exercises it (keep this short)
 COVERED_ELSEWHERE = {
-    # backward-only rows: the double-backward checks of their forward op's entries run them
-    "avg_pool2d_backward": "gradgradcheck of the avg_pool2d entry",
-    "max_pool2d_backward": "gradgradcheck of the max_pool2d entry",
-    "max_pool2d_gather": "gradgradcheck of the max_pool2d entry (max_pool2d_backward's backward)",
-    "convolution_input_grad": "gradgradcheck of the conv1d/conv2d entries",
-    "convolution_weight_grad": "gradgradcheck of the conv1d/conv2d entries",
-    "embedding_backward": "gradgradcheck of the embedding entry",
-    "embedding_gather": "gradgradcheck of the embedding entry (embedding_backward's backward)",
-    "diagonal_backward": "gradgradcheck of the diagonal entry",
-    "index_backward": "gradgradcheck of the getitem_advanced entries",
-    "_take_along_dim": "gradgradcheck of the max_dim/min_dim entries",
-    "_index_scatter": "gradgradcheck of the max_dim/min_dim entries",
-    "masked_fill_tensor": "gradchecks of the masked_fill_tensor entry (a value requiring grad)",
     # writes and views made by in-place ops (ops/inplace.py dispatches them without the
     # recorder's entry points): the inplace_* and setitem_* entries, tests/ops/test_views_inplace.py
     "copy_": "tests/ops/test_views_inplace.py",
     "fill_": "tests/ops/test_views_inplace.py",
     "fill_tensor_": "tests/ops/test_views_inplace.py",
     "zero_": "tests/ops/test_views_inplace.py",
-    "put": "backward of writes through views: the inplace_* entries' gradchecks",
     "as_strided_view": "tests/ops/test_views_inplace.py (views of views written through)",
     # dtype and device moves: a float32 round trip is too coarse for finite differences
-    "cast": "tests/test_tensor.py (to/float/double), tests/test_complex.py",
+    "cast": "tests/test_tensor.py (to/float/double); ToCopyBackward0: tests/test_complex.py",
     "to_device": "tests/cuda (every entry's CPU == CUDA check moves its inputs)",
     # complex-valued rows: the database's runners are real (float64 finite differences)
     "abs_complex": "tests/test_complex.py",
@@ -47,15 +34,23 @@ COVERED_ELSEWHERE = {
     "real": "tests/test_complex.py",
     "imag": "tests/test_complex.py",
     "angle": "tests/test_complex.py",
-    "fft_c2c": "tests/numpy (jitgrad.numpy.fft tests)",
-    "fft_r2c": "tests/numpy (jitgrad.numpy.fft tests)",
-    "fft_c2r": "tests/numpy (jitgrad.numpy.fft tests)",
-    "fft_resize": "tests/numpy (jitgrad.numpy.fft tests)",
+    "fft_c2c": "tests/numpy/test_fft.py",
+    "fft_r2c": "tests/numpy/test_fft.py",
+    "fft_c2r": "tests/numpy/test_fft.py",
+    "fft_resize": "tests/numpy/test_fft.py",
 }
 
 
 def _named_rows():
-    return {row for entry in all_entries() for row in entry.rows}
+    return {row for entry in all_entries() for row in entry.rows + entry.gradient_rows}
+
+
+def test_gradient_rows_are_checked():
+    """``gradient_rows`` are verified by the gradgradcheck (tests/ops/test_ops.py): an entry
+    naming them must run it."""
+    unchecked = [e.name for e in all_entries() if e.gradient_rows and not (e.differentiable
+                                                                           and e.gradgrad)]
+    assert not unchecked, unchecked
 
 
 def test_every_registry_row_has_an_entry():
@@ -65,7 +60,8 @@ def test_every_registry_row_has_an_entry():
 
 
 def test_every_named_row_exists():
-    unknown = sorted(row for row in _named_rows() if row not in OPS and not GENERATED.fullmatch(row))
+    unknown = sorted(row for row in _named_rows()
+                     if row not in OPS and not GENERATED.fullmatch(row))
     assert not unknown, f"op-database entries name rows the registry does not have: {unknown}"
 
 
