@@ -9,7 +9,7 @@ import jitgrad
 import jitgrad.numpy as jnp
 from jitgrad.testing import checks
 from jitgrad.testing.op_db import numpy_entries
-from jitgrad.testing.opinfo import to_tensors
+from jitgrad.testing.opinfo import flat, to_tensors
 
 CASES = numpy_entries()
 
@@ -20,14 +20,9 @@ def _resolve(mod, name):
     return mod
 
 
-def _flat(out):
-    if isinstance(out, (tuple, list)):
-        return [o for v in out for o in _flat(v)]
-    return [out]
-
-
 PROTO = [c for c in CASES
-         if (_resolve(np, c.numpy_name) in jnp.UFUNCS or _resolve(np, c.numpy_name) in jnp.FUNCTIONS)
+         if (_resolve(np, c.numpy_name) in jnp.UFUNCS
+             or _resolve(np, c.numpy_name) in jnp.FUNCTIONS)
          and not c.name.endswith("()") and c.numpy_name != "fft.fftfreq"]  # fftfreq: no array
 
 
@@ -52,7 +47,7 @@ def test_protocol_matches_namespace(case):
         targs = to_tensors(sample, True, case)
         leaves = [a for v in targs for a in (v if isinstance(v, list) else [v])
                   if isinstance(a, jitgrad.Tensor)]
-        outs = _flat(fn(*targs, **sample.kwargs))
+        outs = flat(fn(*targs, **sample.kwargs))
         assert all(isinstance(o, jitgrad.Tensor) for o in outs)
         diff = [o for o in outs if o.requires_grad]
         if diff:
