@@ -7,7 +7,11 @@ import numpy as np
 
 import jitgrad
 
-from .opinfo import OpInfo, Sample
+from .opinfo import Sample, registrar
+
+#: this family's entries (collected by ``testing.op_db.all_entries``)
+ENTRIES: list = []
+_entry = registrar(ENTRIES)
 
 
 def _away_from_zero(rng, shape, dtype, low=0.2, high=2.0):
@@ -53,9 +57,10 @@ UNARY = [
     ("reciprocal", jitgrad.reciprocal, np.reciprocal, _away_from_zero),
 ]
 for name, fn, ref, gen in UNARY:
-    OpInfo(name, fn, ref, _unary_samples(gen))
+    _entry(name, fn, ref, _unary_samples(gen), rows=(name,))
 
-OpInfo("sign", jitgrad.sign, np.sign, _unary_samples(_away_from_zero), gradgrad=False)
+_entry("sign", jitgrad.sign, np.sign, _unary_samples(_away_from_zero), gradgrad=False,
+       rows=("sign",))
 
 
 def _binary_samples(gen_x, gen_y, scalars=(2.5,)):
@@ -83,14 +88,19 @@ def _true_divide(x, y):
     return out.astype(np.result_type(*arrays)) if arrays else out
 
 
-OpInfo("add", jitgrad.add, np.add, _binary_samples(_away_from_zero, _away_from_zero))
-OpInfo("sub", jitgrad.sub, np.subtract, _binary_samples(_away_from_zero, _away_from_zero))
-OpInfo("mul", jitgrad.mul, np.multiply, _binary_samples(_away_from_zero, _away_from_zero))
-OpInfo("div", jitgrad.div, _true_divide, _binary_samples(_away_from_zero, _away_from_zero))
-OpInfo("pow", jitgrad.pow, _pow_ref, _binary_samples(_positive, _away_from_zero, (2, 0.5, 3.0)),
-       rtol=1e-6)
-OpInfo("maximum", jitgrad.maximum, np.maximum, _binary_samples(_away_from_zero, _away_from_zero, ()))
-OpInfo("minimum", jitgrad.minimum, np.minimum, _binary_samples(_away_from_zero, _away_from_zero, ()))
+_entry("add", jitgrad.add, np.add, _binary_samples(_away_from_zero, _away_from_zero), rows=("add",))
+_entry("sub", jitgrad.sub, np.subtract, _binary_samples(_away_from_zero, _away_from_zero),
+       rows=("sub",))
+_entry("mul", jitgrad.mul, np.multiply, _binary_samples(_away_from_zero, _away_from_zero),
+       rows=("mul",))
+_entry("div", jitgrad.div, _true_divide, _binary_samples(_away_from_zero, _away_from_zero),
+       rows=("div",))
+_entry("pow", jitgrad.pow, _pow_ref, _binary_samples(_positive, _away_from_zero, (2, 0.5, 3.0)),
+       rtol=1e-6, rows=("pow", "pow_cube", "pow_scalar", "pow_square", "rpow"))
+_entry("maximum", jitgrad.maximum, np.maximum, _binary_samples(_away_from_zero, _away_from_zero, ()),
+       rows=("maximum",))
+_entry("minimum", jitgrad.minimum, np.minimum, _binary_samples(_away_from_zero, _away_from_zero, ()),
+       rows=("minimum",))
 
 
 def _clamp_samples(rng, dtype):
@@ -100,8 +110,8 @@ def _clamp_samples(rng, dtype):
             Sample((x,), {"max": -0.5})]
 
 
-OpInfo("clamp", jitgrad.clamp, lambda x, min=None, max=None: np.clip(x, min, max),
-       _clamp_samples)
+_entry("clamp", jitgrad.clamp, lambda x, min=None, max=None: np.clip(x, min, max),
+       _clamp_samples, rows=("clamp",))
 
 
 def _where_samples(rng, dtype):
@@ -110,12 +120,13 @@ def _where_samples(rng, dtype):
             Sample((cond, _away_from_zero(rng, (2, 3), dtype), 0.0))]
 
 
-OpInfo("where", jitgrad.where, lambda c, x, y: np.where(c, x, y).astype(x.dtype), _where_samples)
+_entry("where", jitgrad.where, lambda c, x, y: np.where(c, x, y).astype(x.dtype), _where_samples,
+       rows=("where",))
 
 for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
-    OpInfo(_name, getattr(jitgrad, _name), getattr(np, {"lt": "less", "le": "less_equal",
+    _entry(_name, getattr(jitgrad, _name), getattr(np, {"lt": "less", "le": "less_equal",
                                                        "gt": "greater", "ge": "greater_equal",
                                                        "eq": "equal", "ne": "not_equal"}[_name]),
            _binary_samples(lambda r, s, d: np.asarray(r.integers(0, 3, s), dtype=d),
                            lambda r, s, d: np.asarray(r.integers(0, 3, s), dtype=d), (1.0,)),
-           differentiable=False)
+           differentiable=False, rows=(_name,))

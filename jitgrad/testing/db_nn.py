@@ -2,26 +2,29 @@
 
 Each entry calls the public ``jitgrad.nn.functional`` function and gives an independent NumPy
 reference written from the math (direct loops for convolution and pooling). The entries are
-kept in ``NN_OPS`` and NOT added to the global ``OP_DB``: ``tests/nn/test_nn_ops.py`` runs the
-database checks on them (forward vs NumPy in float64/float32, gradcheck, gradgradcheck, fused
-backward == create_graph backward), so they run once however the test files are collected.
+listed in ``ENTRIES`` (collected by ``testing.op_db.all_entries``; ``tests/ops/test_ops.py`` runs
+the checks). Layers accumulate in float32 over many terms: their float32 forward tolerance is
+looser than single ops', the result keeps the input's dtype, and the fused backward equals the
+create_graph one to 1e-10 (``_nn``).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
-from .opinfo import OpInfo, Sample
+from .opinfo import OpInfo, Sample, registrar
 
-NN_OPS: list = []
+#: this family's entries (collected by ``testing.op_db.all_entries``)
+ENTRIES: list = []
 
 
-@dataclass
-class NNOpInfo(OpInfo):
-    def __post_init__(self):  # collected in NN_OPS only (see the module docstring)
-        NN_OPS.append(self)
+def _nn(*args, **kwargs):
+    """An nn entry: the layers' float32 tolerance, the input's dtype kept, fused rtol 1e-10."""
+    return OpInfo(*args, float32_tol=(2e-5, 2e-5), result_dtype="input", fused_rtol=1e-10, **kwargs)
+
+
+_nn_case = registrar(ENTRIES, _nn)
 
 
 def _F():
@@ -319,63 +322,75 @@ def _wt(a):
     return None if a is None else _t(a)
 
 
-NNOpInfo("conv2d", lambda *a, **k: _F().conv2d(*a, **k), ref_conv2d, _conv_samples, rtol=1e-6)
-NNOpInfo("conv2d_im2col", lambda *a, **k: _F().conv2d(*a, **k), ref_conv2d, _conv_im2col_samples,
-         rtol=1e-6)
-NNOpInfo("conv1d", lambda *a, **k: _F().conv1d(*a, **k), ref_conv1d, _conv1d_samples, rtol=1e-6)
-NNOpInfo("max_pool2d", _maxpool, ref_max_pool2d, _maxpool_samples)
-NNOpInfo("avg_pool2d", _avgpool, ref_avg_pool2d, _avgpool_samples)
-NNOpInfo("batch_norm", lambda x, w, b: _F().batch_norm(x, None, None, w, b, training=True),
-         ref_batch_norm, _bn_samples, rtol=1e-6, atol=1e-8)
-NNOpInfo("batch_norm_eval", _bn_eval,
+_nn_case("conv2d", lambda *a, **k: _F().conv2d(*a, **k), ref_conv2d, _conv_samples, rtol=1e-6,
+         rows=("convolution",),
+         gradient_rows=("convolution_input_grad", "convolution_weight_grad"))
+_nn_case("conv2d_im2col", lambda *a, **k: _F().conv2d(*a, **k), ref_conv2d, _conv_im2col_samples,
+         rtol=1e-6, rows=("convolution",))
+_nn_case("conv1d", lambda *a, **k: _F().conv1d(*a, **k), ref_conv1d, _conv1d_samples, rtol=1e-6,
+         rows=("convolution",))
+_nn_case("max_pool2d", _maxpool, ref_max_pool2d, _maxpool_samples, rows=("max_pool2d",),
+         gradient_rows=("max_pool2d_backward", "max_pool2d_gather"))
+_nn_case("avg_pool2d", _avgpool, ref_avg_pool2d, _avgpool_samples, rows=("avg_pool2d",),
+         gradient_rows=("avg_pool2d_backward",))
+_nn_case("batch_norm", lambda x, w, b: _F().batch_norm(x, None, None, w, b, training=True),
+         ref_batch_norm, _bn_samples, rtol=1e-6, atol=1e-8, rows=("batch_norm",))
+_nn_case("batch_norm_eval", _bn_eval,
          lambda x, w, b, rm, rv: ref_batch_norm(x, w, b, False, rm, rv), _bn_eval_samples,
-         rtol=1e-6)
-NNOpInfo("layer_norm", lambda x, s, w, b: _F().layer_norm(x, s, w, b), ref_layer_norm,
-         _ln_samples, rtol=1e-6, atol=1e-8)
-NNOpInfo("embedding", lambda i, w, **k: _F().embedding(i, w, **k),
-         lambda i, w, padding_idx=None: w[i], _emb_samples)
-NNOpInfo("linear", lambda x, w, b: _F().linear(x, w, b),
-         lambda x, w, b: x @ w.T + (0 if b is None else b), _linear_samples, rtol=1e-6)
-NNOpInfo("gelu", lambda x: _F().gelu(x), lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
-         _act_samples, rtol=1e-6)
-NNOpInfo("gelu_tanh", lambda x: _F().gelu(x, approximate="tanh"),
+         rtol=1e-6, rows=("batch_norm",))
+_nn_case("layer_norm", lambda x, s, w, b: _F().layer_norm(x, s, w, b), ref_layer_norm,
+         _ln_samples, rtol=1e-6, atol=1e-8, rows=("layer_norm",))
+_nn_case("embedding", lambda i, w, **k: _F().embedding(i, w, **k),
+         lambda i, w, padding_idx=None: w[i], _emb_samples, rows=("embedding",),
+         gradient_rows=("embedding_backward", "embedding_gather"))
+_nn_case("linear", lambda x, w, b: _F().linear(x, w, b),
+         lambda x, w, b: x @ w.T + (0 if b is None else b), _linear_samples, rtol=1e-6,
+         rows=("addmm", "matmul_mm", "t", "view"))
+_nn_case("gelu", lambda x: _F().gelu(x), lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
+         _act_samples, rtol=1e-6, rows=("gelu",))
+_nn_case("gelu_tanh", lambda x: _F().gelu(x, approximate="tanh"),
          lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))),
-         _act_samples, rtol=1e-6)
-NNOpInfo("silu", lambda x: _F().silu(x), lambda x: x / (1 + np.exp(-x)), _act_samples, rtol=1e-6)
-NNOpInfo("softplus", lambda x: _F().softplus(x, beta=2.0, threshold=3.0),
-         lambda x: np.where(2 * x > 3, x, np.log1p(np.exp(2 * x)) / 2), _act_samples, rtol=1e-6)
-NNOpInfo("leaky_relu", lambda x: _F().leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
-         _act_samples)
-NNOpInfo("mse_loss", lambda x, y, **k: _F().mse_loss(x, y, **k),
+         _act_samples, rtol=1e-6, rows=("gelu_tanh",))
+_nn_case("silu", lambda x: _F().silu(x), lambda x: x / (1 + np.exp(-x)), _act_samples, rtol=1e-6,
+         rows=("silu",))
+_nn_case("softplus", lambda x: _F().softplus(x, beta=2.0, threshold=3.0),
+         lambda x: np.where(2 * x > 3, x, np.log1p(np.exp(2 * x)) / 2), _act_samples, rtol=1e-6,
+         rows=("softplus",))
+_nn_case("leaky_relu", lambda x: _F().leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
+         _act_samples, rows=("leaky_relu",))
+_nn_case("mse_loss", lambda x, y, **k: _F().mse_loss(x, y, **k),
          lambda x, y, reduction="mean": _reduce((x - y) ** 2, reduction), _pair_samples,
-         rtol=1e-6)
-NNOpInfo("l1_loss", lambda x, y, **k: _F().l1_loss(x, y, **k),
+         rtol=1e-6, rows=("mse_loss",))
+_nn_case("l1_loss", lambda x, y, **k: _F().l1_loss(x, y, **k),
          lambda x, y, reduction="mean": _reduce(np.abs(x - y), reduction), _pair_samples,
-         rtol=1e-6)
-NNOpInfo("huber_loss", lambda x, y, **k: _F().huber_loss(x, y, delta=0.8, **k),
+         rtol=1e-6, rows=("abs", "mean", "sub", "sum"))
+_nn_case("huber_loss", lambda x, y, **k: _F().huber_loss(x, y, delta=0.8, **k),
          lambda x, y, reduction="mean": _reduce(np.where(
              np.abs(x - y) < 0.8, 0.5 * (x - y) ** 2, 0.8 * (np.abs(x - y) - 0.4)), reduction),
-         _pair_samples, rtol=1e-6)
-NNOpInfo("binary_cross_entropy",
+         _pair_samples, rtol=1e-6, rows=("huber_loss",))
+_nn_case("binary_cross_entropy",
          lambda x, y, weight=None, **k: _F().binary_cross_entropy(x, y, _wt(weight), **k),
          lambda x, y, weight=None, reduction="mean": _reduce(
              -(1 if weight is None else weight) * (y * np.log(x) + (1 - y) * np.log(1 - x)),
-             reduction), _bce_samples, rtol=1e-6)
-NNOpInfo("binary_cross_entropy_with_logits",
+             reduction), _bce_samples, rtol=1e-6, rows=("binary_cross_entropy",))
+_nn_case("binary_cross_entropy_with_logits",
          lambda x, y, weight=None, pos_weight=None, **k: _F().binary_cross_entropy_with_logits(
              x, y, _wt(weight), pos_weight=_wt(pos_weight), **k),
          lambda x, y, weight=None, pos_weight=None, reduction="mean": _reduce(
              -(1 if weight is None else weight) * ((1 if pos_weight is None else pos_weight) * y
                                                    * np.log(1 / (1 + np.exp(-x)))
                                                    + (1 - y) * np.log(1 - 1 / (1 + np.exp(-x)))),
-             reduction), _bcel_samples, rtol=1e-6)
-NNOpInfo("nll_loss", lambda x, t, weight=None, **k: _F().nll_loss(x, t, _wt(weight), **k),
+             reduction), _bcel_samples, rtol=1e-6, rows=("binary_cross_entropy_with_logits",))
+_nn_case("nll_loss", lambda x, t, weight=None, **k: _F().nll_loss(x, t, _wt(weight), **k),
          lambda x, t, weight=None, reduction="mean": ref_nll(x, t, weight, -100, reduction),
-         _nll_samples, rtol=1e-6)
-NNOpInfo("cross_entropy", lambda x, t, weight=None, **k: _F().cross_entropy(x, t, _wt(weight), **k),
-         _ce_ref, _ce_samples, rtol=1e-6)
-NNOpInfo("cross_entropy_probs", lambda x, t, **k: _F().cross_entropy(x, t, **k), _ce_ref,
-         _ce_prob_samples, rtol=1e-6)
-NNOpInfo("cross_entropy_smoothing",
+         _nll_samples, rtol=1e-6, rows=("nll_loss",))
+_nn_case("cross_entropy", lambda x, t, weight=None, **k: _F().cross_entropy(x, t, _wt(weight), **k),
+         _ce_ref, _ce_samples, rtol=1e-6,
+         rows=("log_softmax", "nll_loss", "permute", "reshape_copy", "view"))
+_nn_case("cross_entropy_probs", lambda x, t, **k: _F().cross_entropy(x, t, **k), _ce_ref,
+         _ce_prob_samples, rtol=1e-6,
+         rows=("add", "div", "log_softmax", "mul", "neg", "sum", "sum_dim"))
+_nn_case("cross_entropy_smoothing",
          lambda x, t, weight=None, **k: _F().cross_entropy(x, t, _wt(weight), **k), _ce_ref,
-         _ls_samples, rtol=1e-6)
+         _ls_samples, rtol=1e-6,
+         rows=("add", "div", "log_softmax", "mul", "neg", "nll_loss", "sum", "sum_dim"))

@@ -1,27 +1,56 @@
-"""Test database for ``jitgrad.numpy``: cases generated over scalars, vectors, matrices,
+"""Op-database entries for ``jitgrad.numpy``: cases generated over scalars, vectors, matrices,
 broadcasting pairs and every ``axis``/``keepdims`` combination (in the spirit of HIPS
 autograd's ``unary_ufunc_check``/``binary_ufunc_check``).
 
-A case is ``NpCase(id, fn_name, make_args, kwargs)``: ``make_args(rng)`` returns the positional
-arguments (float64 ndarrays become tensors that require grad; other values pass unchanged), and
-the test compares ``jitgrad.numpy.<fn_name>`` with ``numpy.<fn_name>`` and gradchecks it.
+A case is ``_case(id, fn_name, make_args, kwargs)``: an ``OpInfo`` in the NumPy call form
+(``numpy_name``) comparing ``jitgrad.numpy.<fn_name>`` with ``numpy.<fn_name>`` in float64 on the
+arguments ``make_args(rng)`` (seeded by the case's id; float64 arrays become tensors that
+require grad, other values pass unchanged) and gradchecking it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import zlib
 
 import numpy as np
 
+from .opinfo import OpInfo, Sample
 
-@dataclass
-class NpCase:
-    id: str
-    name: str
-    make_args: object
-    kwargs: dict = field(default_factory=dict)
-    grad: bool = True  # gradcheck (False: forward only)
-    rtol: float = 1e-7
-    np_name: str = None  # numpy reference (default: name; dotted for submodules)
+
+def _resolve(module, name):
+    for part in name.split("."):
+        module = getattr(module, part)
+    return module
+
+
+def _namespace_call(name):
+    def call(*args, **kwargs):
+        import jitgrad.numpy as jnp
+
+        return _resolve(jnp, name)(*args, **kwargs)
+    return call
+
+
+def _case_samples(case_id, make_args, kwargs):
+    """The case's one sample, the same values for every call (seeded by its id); float arrays
+    in the requested dtype (the CUDA tests run float32 too)."""
+    def samples(rng, dtype):
+        args = make_args(np.random.default_rng(zlib.crc32(case_id.encode())))
+        return [Sample(tuple(a.astype(dtype) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+                             else a for a in args), dict(kwargs))]
+    return samples
+
+
+def _case(case_id, name, make_args, kwargs=None, grad=True, rtol=1e-7, rows=None):
+    """One jitgrad.numpy case: forward in float64 against NumPy (atol 1e-12), gradcheck.
+    ``rows``: the registry rows it runs, when not those of every case of ``name`` (``ROWS``)."""
+    def ref(*args, **kw):
+        return _resolve(np, name)(*args, **kw)
+
+    return OpInfo(f"np.{case_id}", _namespace_call(name), ref,
+                  _case_samples(case_id, make_args, kwargs or {}),
+                  rows=ROWS.get(name, ()) if rows is None else rows,
+                  differentiable=grad, gradgrad=False, fused_check=False, dtypes=("float64",),
+                  rtol=rtol, atol=1e-12, numpy_name=name)
 
 
 def _normal(shape, scale=1.0, shift=0.0):
@@ -68,7 +97,7 @@ def unary_cases():
     out = []
     for name, dom in UNARY_DOMAINS.items():
         for shape in SHAPES:
-            out.append(NpCase(f"{name}-{shape}", name,
+            out.append(_case(f"{name}-{shape}", name,
                               lambda rng, s=shape, d=dom: (np.asarray(_apply(d, rng.standard_normal(s))),)))
     return out
 
@@ -77,7 +106,7 @@ def binary_cases():
     out = []
     for name, (dx, dy) in BINARY_DOMAINS.items():
         for sx, sy in BROADCAST_PAIRS:
-            out.append(NpCase(f"{name}-{sx}-{sy}", name, lambda rng, sx=sx, sy=sy, dx=dx, dy=dy: (
+            out.append(_case(f"{name}-{sx}-{sy}", name, lambda rng, sx=sx, sy=sy, dx=dx, dy=dy: (
                 np.asarray(_apply(dx, rng.standard_normal(sx))),
                 np.asarray(_apply(dy, rng.standard_normal(sy))))))
     return out
@@ -91,23 +120,23 @@ def reduction_cases():
     for name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "ptp"):
         for axis in AXES_2D:
             for keepdims in (False, True):
-                out.append(NpCase(f"{name}-axis{axis}-keep{keepdims}", name, _normal((2, 3)),
+                out.append(_case(f"{name}-axis{axis}-keep{keepdims}", name, _normal((2, 3)),
                                   dict(axis=axis, keepdims=keepdims)))
-        out.append(NpCase(f"{name}-3d-axis(0,2)", name, _normal((2, 3, 2)), dict(axis=(0, 2))))
+        out.append(_case(f"{name}-3d-axis(0,2)", name, _normal((2, 3, 2)), dict(axis=(0, 2))))
     for name in ("var", "std"):
         for axis in AXES_2D:
             for keepdims in (False, True):
                 for ddof in (0, 1):
-                    out.append(NpCase(f"{name}-axis{axis}-keep{keepdims}-ddof{ddof}", name,
+                    out.append(_case(f"{name}-axis{axis}-keep{keepdims}-ddof{ddof}", name,
                                       _normal((2, 3)), dict(axis=axis, keepdims=keepdims, ddof=ddof)))
     for name in ("cumsum", "cumprod"):
         for axis in (None, 0, 1, -1):
-            out.append(NpCase(f"{name}-axis{axis}", name, _normal((2, 3)), dict(axis=axis)))
-    out.append(NpCase("cumprod-zeros", "cumprod",
+            out.append(_case(f"{name}-axis{axis}", name, _normal((2, 3)), dict(axis=axis)))
+    out.append(_case("cumprod-zeros", "cumprod",
                       lambda rng: (np.array([[1.5, 0.0, 2.0], [0.0, 0.0, -1.0]]),), dict(axis=1)))
-    out.append(NpCase("prod-zeros", "prod",
+    out.append(_case("prod-zeros", "prod",
                       lambda rng: (np.array([[1.5, 0.0, 2.0], [0.5, 3.0, -1.0]]),), dict(axis=1)))
-    out.append(NpCase("average-weights", "average",
+    out.append(_case("average-weights", "average",
                       lambda rng: (rng.standard_normal((2, 3)),), dict(axis=1, weights=np.array([1.0, 2.0, 3.0]))))
     return out
 
@@ -117,7 +146,7 @@ def _x(shape):
 
 
 def shape_cases():
-    c = NpCase
+    c = _case
     return [
         c("reshape", "reshape", lambda r: (r.standard_normal((2, 3)), (3, 2))),
         c("ravel", "ravel", _x((2, 3))),
@@ -158,8 +187,10 @@ def shape_cases():
         c("roll", "roll", lambda r: (r.standard_normal((2, 3)), 1), dict(axis=1)),
         c("roll-flat", "roll", lambda r: (r.standard_normal((2, 3)), -2)),
         c("roll-multi", "roll", lambda r: (r.standard_normal((2, 3)), (1, 2)), dict(axis=(0, 1))),
-        c("pad-constant", "pad", lambda r: (r.standard_normal((2, 3)), ((1, 0), (2, 1)))),
-        c("pad-value", "pad", lambda r: (r.standard_normal((3,)), 2), dict(constant_values=1.5)),
+        c("pad-constant", "pad", lambda r: (r.standard_normal((2, 3)), ((1, 0), (2, 1))),
+          rows=("pad_constant",)),
+        c("pad-value", "pad", lambda r: (r.standard_normal((3,)), 2), dict(constant_values=1.5),
+          rows=("pad_constant",)),
         c("pad-edge", "pad", lambda r: (r.standard_normal((2, 3)), 1), dict(mode="edge")),
         c("pad-reflect", "pad", lambda r: (r.standard_normal((2, 3)), ((1, 1), (2, 2))), dict(mode="reflect")),
         c("pad-symmetric", "pad", lambda r: (r.standard_normal((3,)), 2), dict(mode="symmetric")),
@@ -170,8 +201,8 @@ def shape_cases():
         c("triu-k", "triu", lambda r: (r.standard_normal((3, 4)), 1)),
         c("tril", "tril", _x((3, 3))),
         c("tril-k", "tril", lambda r: (r.standard_normal((4, 3)), -1)),
-        c("diag-1d", "diag", _x((3,))),
-        c("diag-1d-k", "diag", lambda r: (r.standard_normal((3,)), -1)),
+        c("diag-1d", "diag", _x((3,)), rows=("diag_embed",)),
+        c("diag-1d-k", "diag", lambda r: (r.standard_normal((3,)), -1), rows=("diag_embed",)),
         c("diag-2d", "diag", _x((3, 4))),
         c("diag-2d-k", "diag", lambda r: (r.standard_normal((3, 4)), 1)),
         c("diagonal", "diagonal", lambda r: (r.standard_normal((2, 3, 3)),), dict(axis1=1, axis2=2)),
@@ -196,7 +227,7 @@ def shape_cases():
 
 
 def product_cases():
-    c = NpCase
+    c = _case
     return [
         c("dot-vv", "dot", lambda r: (r.standard_normal(3), r.standard_normal(3))),
         c("dot-mv", "dot", lambda r: (r.standard_normal((2, 3)), r.standard_normal(3))),
@@ -230,7 +261,7 @@ def _spd(rng, n=3, batch=()):
 
 
 def linalg_cases():
-    c = NpCase
+    c = _case
     return [
         c("inv", "linalg.inv", lambda r: (_spd(r) + r.standard_normal((3, 3)) * 0.3,)),
         c("inv-batch", "linalg.inv", lambda r: (_spd(r, 2, (2,)),)),
@@ -279,13 +310,55 @@ def linalg_cases():
     ]
 
 
-def all_cases():
-    return unary_cases() + binary_cases() + reduction_cases() + shape_cases() + product_cases() + \
-        linalg_cases() + extra_cases()
+#: the registry rows each jitgrad.numpy function's forward runs on every case (filled below)
+ROWS: dict = {
+    'sin': ('sin',), 'cos': ('cos',), 'tan': ('tan',), 'tanh': ('tanh',), 'sinh': ('sinh',),
+    'cosh': ('cosh',), 'exp': ('exp',), 'log': ('log',), 'sqrt': ('sqrt',), 'expm1': ('expm1',),
+    'log1p': ('log1p',), 'negative': ('neg',), 'absolute': ('abs',), 'reciprocal': ('reciprocal',),
+    'arcsin': ('arcsin',), 'arccos': ('arccos',), 'arctan': ('arctan',), 'arcsinh': ('arcsinh',),
+    'arccosh': ('arccosh',), 'arctanh': ('arctanh',), 'exp2': ('exp2',), 'log2': ('log2',),
+    'log10': ('log10',), 'cbrt': ('cbrt',), 'sinc': ('sinc',), 'square': ('pow_square',),
+    'deg2rad': ('mul',), 'rad2deg': ('mul',), 'positive': ('clone',), 'floor': ('floor',),
+    'ceil': ('ceil',), 'trunc': ('trunc',), 'rint': ('rint',), 'sign': ('sign',), 'add': ('add',),
+    'subtract': ('sub',), 'multiply': ('mul',), 'divide': ('div',), 'power': ('pow',),
+    'maximum': ('maximum',), 'minimum': ('minimum',), 'arctan2': ('arctan2',), 'hypot': ('hypot',),
+    'logaddexp': ('logaddexp',), 'logaddexp2': ('logaddexp2',), 'remainder': ('remainder',),
+    'fmod': ('fmod',), 'fmax': ('maximum', 'where'), 'fmin': ('minimum', 'where'),
+    'copysign': ('copysign',), 'ptp': ('sub',), 'var': ('var',), 'std': ('std',),
+    'cumsum': ('cumsum',), 'average': ('add', 'div', 'mul', 'sum_dim', 'view'),
+    'reshape': ('view',), 'ravel': ('view',), 'transpose': ('permute',), 'moveaxis': ('permute',),
+    'swapaxes': ('transpose',), 'expand_dims': ('unsqueeze',), 'broadcast_to': ('expand',),
+    'concatenate': ('cat',), 'stack': ('stack',), 'hstack': ('cat',), 'vstack': ('cat', 'view'),
+    'dstack': ('cat', 'view'), 'column_stack': ('cat', 'view'), 'atleast_2d': ('view',),
+    'atleast_3d': ('view',), 'split': ('getitem_slice',), 'array_split': ('getitem_slice',),
+    'tile': ('getitem_advanced', 'view'), 'repeat': ('getitem_advanced',), 'flip': ('flip',),
+    'fliplr': ('flip',), 'flipud': ('flip',), 'roll': ('getitem_advanced',),
+    'diff': ('getitem_slice', 'sub'), 'triu': ('mul',), 'tril': ('mul',),
+    'diagonal': ('diagonal',), 'trace': ('diagonal', 'sum_dim'), 'kron': ('mul', 'view'),
+    'where': ('where',), 'sort': ('gather',), 'partition': ('gather',),
+    'take': ('getitem_advanced',), 'take_along_axis': ('gather',),
+    'cross': ('getitem_select', 'mul', 'permute', 'stack', 'sub'), 'matmul': ('matmul_bmm',),
+    'vdot': ('matmul_dot', 'view'), 'inner': ('einsum2',), 'outer': ('mul', 'unsqueeze', 'view'),
+    'tensordot': ('einsum2',), 'linalg.inv': ('inv',), 'linalg.det': ('det',),
+    'linalg.slogdet': ('slogdet',), 'linalg.solve': ('solve',),
+    'linalg.matrix_power': ('matmul_mm',), 'linalg.svd': ('svdvals',), 'linalg.pinv': ('pinv',),
+    'fft.fftshift': ('getitem_advanced',), 'fft.ifftshift': ('getitem_advanced',),
+    'linalg.qr': ('qr',), 'linalg.trace': ('diagonal', 'sum_dim'),
+    'linalg.diagonal': ('diagonal',),
+    'linalg.cross': ('getitem_select', 'mul', 'permute', 'stack', 'sub'),
+    'linalg.vecdot': ('mul', 'sum_dim'), 'linalg.outer': ('mul', 'unsqueeze', 'view'),
+    'linalg.matmul': ('matmul_bmm',), 'linalg.tensordot': ('einsum2',),
+    'linalg.multi_dot': ('matmul_mm',), 'rollaxis': ('permute',), 'rot90': ('flip',),
+    'dsplit': ('getitem_slice',), 'nan_to_num': ('where',),
+    'gradient': ('cat', 'div', 'getitem_slice', 'sub'), 'cumulative_sum': ('cumsum',),
+    'cumulative_prod': ('cumprod',), 'unstack': ('getitem_select',),
+    'broadcast_arrays': ('expand',), 'meshgrid': ('expand', 'view'), 'nextafter': ('add',),
+    'linalg.vector_norm': ('permute', 'view'), 'linalg.matrix_norm': ('sum_dim',),
+}
 
 
 def extra_cases():
-    c = NpCase
+    c = _case
     return [
         c("rollaxis", "rollaxis", lambda r: (r.standard_normal((2, 3, 4)), 2)),
         c("rollaxis-start", "rollaxis", lambda r: (r.standard_normal((2, 3, 4)), 0, 2)),
@@ -306,7 +379,7 @@ def extra_cases():
 
 def array_api_cases():
     """The Array API spellings and keywords (NumPy 2 has the same names as the reference)."""
-    c = NpCase
+    c = _case
     return [
         c("cumulative_sum", "cumulative_sum", _x((2, 3)), dict(axis=1)),
         c("cumulative_sum-initial", "cumulative_sum", _x((2, 3)), dict(axis=0, include_initial=True)),
@@ -328,3 +401,8 @@ def array_api_cases():
         c("matrix_norm-nuc", "linalg.matrix_norm", _x((2, 3, 2)), dict(ord="nuc")),
         c("matrix_norm-inf", "linalg.matrix_norm", _x((3, 2)), dict(ord=np.inf, keepdims=True)),
     ]
+
+
+#: this family's entries (collected by ``testing.op_db.all_entries``)
+ENTRIES: list = (unary_cases() + binary_cases() + reduction_cases() + shape_cases()
+                 + product_cases() + linalg_cases() + extra_cases())

@@ -9,8 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import nn as nn_ops
-from ..ops import reduce as R
-from .opinfo import OpInfo, Sample
+from ..ops import reduce as reductions
+from .opinfo import Sample, registrar
+
+#: this family's entries (collected by ``testing.op_db.all_entries``)
+ENTRIES: list = []
+_entry = registrar(ENTRIES)
 
 
 def _axis(dim):
@@ -63,11 +67,12 @@ def _single_dim_samples(make, with_full=True):
 
 
 # --- sum / mean / prod -----------------------------------------------------------------------
-OpInfo("sum", R.sum, lambda x, dim=None, keepdim=False: np.sum(x, _axis(dim), keepdims=keepdim),
-       _multi_dim_samples(_normal), rtol=1e-12)
-OpInfo("mean", R.mean,
+_entry("sum", reductions.sum,
+       lambda x, dim=None, keepdim=False: np.sum(x, _axis(dim), keepdims=keepdim),
+       _multi_dim_samples(_normal), rtol=1e-12, rows=("sum", "sum_dim"))
+_entry("mean", reductions.mean,
        lambda x, dim=None, keepdim=False: np.mean(x, _axis(dim), keepdims=keepdim),
-       _multi_dim_samples(_normal), rtol=1e-12)
+       _multi_dim_samples(_normal), rtol=1e-12, rows=("mean", "mean_dim"))
 
 
 def _prod_values(rng, dt, *shape):
@@ -92,21 +97,24 @@ def _prod_samples(rng, dt):
     ]
 
 
-OpInfo("prod", R.prod, lambda x, dim=None, keepdim=False: np.prod(x, dim, keepdims=keepdim),
-       _prod_samples, rtol=1e-12)
+_entry("prod", reductions.prod,
+       lambda x, dim=None, keepdim=False: np.prod(x, dim, keepdims=keepdim),
+       _prod_samples, rtol=1e-12, rows=("prod", "prod_dim"))
 
 # --- max / min / amax / amin / argmax / argmin -----------------------------------------------
-for _name, _fn, _np, _arg in (("max", R.max, np.max, np.argmax), ("min", R.min, np.min, np.argmin)):
-    OpInfo(_name, _fn, lambda x, _np=_np: _np(x),
+for _name, _fn, _np, _arg in (("max", reductions.max, np.max, np.argmax),
+                             ("min", reductions.min, np.min, np.argmin)):
+    _entry(_name, _fn, lambda x, _np=_np: _np(x),
            lambda rng, dt: [Sample((_distinct(rng, dt, 3, 4),)), Sample((_distinct(rng, dt, 5),)),
-                            Sample((np.asarray(2.0, dt),))])
-    OpInfo(f"{_name}_dim", _fn,
+                            Sample((np.asarray(2.0, dt),))], rows=(_name,))
+    _entry(f"{_name}_dim", _fn,
            lambda x, dim, keepdim=False, _np=_np: _np(x, dim, keepdims=keepdim),
-           _single_dim_samples(_distinct, with_full=False), output=0)
-    OpInfo(f"a{_name}", getattr(R, f"a{_name}"),
+           _single_dim_samples(_distinct, with_full=False), output=0,
+           rows=(f"{_name}_dim",), gradient_rows=("_index_scatter", "_take_along_dim"))
+    _entry(f"a{_name}", getattr(reductions, f"a{_name}"),
            lambda x, dim=(), keepdim=False, _np=_np: _np(x, _axis(dim), keepdims=keepdim),
-           _multi_dim_samples(_distinct))
-    OpInfo(f"arg{_name}", getattr(R, f"arg{_name}"),
+           _multi_dim_samples(_distinct), rows=(f"a{_name}",))
+    _entry(f"arg{_name}", getattr(reductions, f"arg{_name}"),
            lambda x, dim=None, keepdim=False, _arg=_arg: _arg(x, dim, keepdims=keepdim).astype(
                np.int64),
            lambda rng, dt: [Sample((_distinct(rng, dt, 3, 4),)),
@@ -137,8 +145,8 @@ def _var_samples(rng, dt):
     ]
 
 
-OpInfo("var", R.var, _var_ref(np.var), _var_samples, rtol=1e-12)
-OpInfo("std", R.std, _var_ref(np.std), _var_samples, rtol=1e-12)
+_entry("var", reductions.var, _var_ref(np.var), _var_samples, rtol=1e-12, rows=("var",))
+_entry("std", reductions.std, _var_ref(np.std), _var_samples, rtol=1e-12, rows=("std",))
 
 
 def _lse_ref(x, dim, keepdim=False):
@@ -157,7 +165,7 @@ def _lse_samples(rng, dt):
     ]
 
 
-OpInfo("logsumexp", R.logsumexp, _lse_ref, _lse_samples, rtol=1e-12)
+_entry("logsumexp", reductions.logsumexp, _lse_ref, _lse_samples, rtol=1e-12, rows=("logsumexp",))
 
 
 # --- softmax / log_softmax -------------------------------------------------------------------
@@ -176,6 +184,7 @@ def _softmax_samples(rng, dt):
     ]
 
 
-OpInfo("softmax", nn_ops.softmax, lambda x, dim: np.exp(_log_softmax_ref(x, dim)),
-       _softmax_samples, rtol=1e-12)
-OpInfo("log_softmax", nn_ops.log_softmax, _log_softmax_ref, _softmax_samples, rtol=1e-12)
+_entry("softmax", nn_ops.softmax, lambda x, dim: np.exp(_log_softmax_ref(x, dim)),
+       _softmax_samples, rtol=1e-12, rows=("softmax",))
+_entry("log_softmax", nn_ops.log_softmax, _log_softmax_ref, _softmax_samples, rtol=1e-12,
+       rows=("log_softmax",))

@@ -4,7 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import indexing, linalg, scatter, shape
-from .opinfo import OpInfo, Sample
+from .opinfo import Sample, registrar
+
+#: this family's entries (collected by ``testing.op_db.all_entries``)
+ENTRIES: list = []
+_entry = registrar(ENTRIES)
 
 
 def _arr(rng, dt):
@@ -146,41 +150,50 @@ def _matmul_nc_samples(rng, dt):
 
 
 # --- entries -------------------------------------------------------------------------------
-OpInfo("view", lambda x, s: x.view(*s), lambda a, s: a.reshape(s), _view_samples)
-OpInfo("view_tuple", shape.view, lambda a, s: a.reshape(s), _view_samples)
-OpInfo("reshape", shape.reshape, lambda a, s: a.reshape(s), _view_samples)
-OpInfo("reshape_noncontiguous", lambda x, s: shape.reshape(shape.transpose(x, 0, 1), s),
-       lambda a, s: a.swapaxes(0, 1).reshape(s), _reshape_nc_samples)
-OpInfo("flatten", shape.flatten, _ref_flatten, _flatten_samples)
-OpInfo("squeeze", shape.squeeze, _ref_squeeze, _squeeze_samples)
-OpInfo("unsqueeze", shape.unsqueeze, np.expand_dims, _unsqueeze_samples)
-OpInfo("expand", shape.expand, _ref_expand, _expand_samples)
-OpInfo("transpose", shape.transpose, lambda a, d0, d1: np.swapaxes(a, d0, d1) if a.ndim else a,
-       _transpose_samples)
-OpInfo("transpose_noncontiguous",
+_entry("view", lambda x, s: x.view(*s), lambda a, s: a.reshape(s), _view_samples, rows=("view",))
+_entry("view_tuple", shape.view, lambda a, s: a.reshape(s), _view_samples, rows=("view",))
+_entry("reshape", shape.reshape, lambda a, s: a.reshape(s), _view_samples, rows=("view",))
+_entry("reshape_noncontiguous", lambda x, s: shape.reshape(shape.transpose(x, 0, 1), s),
+       lambda a, s: a.swapaxes(0, 1).reshape(s), _reshape_nc_samples,
+       rows=("reshape_copy", "transpose", "view"))
+_entry("flatten", shape.flatten, _ref_flatten, _flatten_samples, rows=("view",))
+_entry("squeeze", shape.squeeze, _ref_squeeze, _squeeze_samples,
+       rows=("squeeze", "squeeze_dim", "squeeze_dims"))
+_entry("unsqueeze", shape.unsqueeze, np.expand_dims, _unsqueeze_samples, rows=("unsqueeze",))
+_entry("expand", shape.expand, _ref_expand, _expand_samples, rows=("expand",))
+_entry("transpose", shape.transpose, lambda a, d0, d1: np.swapaxes(a, d0, d1) if a.ndim else a,
+       _transpose_samples, rows=("transpose",))
+_entry("transpose_noncontiguous",
        lambda x, d0, d1: shape.transpose(shape.permute(x, -1, 0, 1), d0, d1),
        lambda a, d0, d1: np.swapaxes(np.transpose(a, (2, 0, 1)), d0, d1),
-       lambda rng, dt: _transpose_samples(rng, dt)[:2])
-OpInfo("permute", shape.permute, lambda a, d: np.transpose(a, d), _permute_samples)
-OpInfo("t", shape.t, _ref_t, _t_samples)
-OpInfo("cat", lambda *xs, dim=0: shape.cat(list(xs), dim=dim),
-       lambda *xs, dim=0: np.concatenate(xs, axis=dim), _cat_samples)
-OpInfo("stack", lambda *xs, dim=0: shape.stack(xs, dim=dim),
-       lambda *xs, dim=0: np.stack(xs, axis=dim), _stack_samples)
-OpInfo("getitem_basic", indexing.getitem, _getitem_ref, _getitem_basic_samples)
-OpInfo("getitem_advanced", lambda x, i: x[i], _getitem_ref, _getitem_adv_samples)
-OpInfo("getitem_noncontiguous", lambda x, i: shape.t(x)[i], lambda a, i: np.asarray(a.T[i]),
+       lambda rng, dt: _transpose_samples(rng, dt)[:2], rows=("permute", "transpose"))
+_entry("permute", shape.permute, lambda a, d: np.transpose(a, d), _permute_samples,
+       rows=("permute",))
+_entry("t", shape.t, _ref_t, _t_samples, rows=("t",))
+_entry("cat", lambda *xs, dim=0: shape.cat(list(xs), dim=dim),
+       lambda *xs, dim=0: np.concatenate(xs, axis=dim), _cat_samples, rows=("cat",))
+_entry("stack", lambda *xs, dim=0: shape.stack(xs, dim=dim),
+       lambda *xs, dim=0: np.stack(xs, axis=dim), _stack_samples, rows=("stack",))
+_entry("getitem_basic", indexing.getitem, _getitem_ref, _getitem_basic_samples,
+       rows=("getitem_alias", "getitem_select", "getitem_slice", "getitem_unsqueeze"))
+_entry("getitem_advanced", lambda x, i: x[i], _getitem_ref, _getitem_adv_samples,
+       rows=("getitem_advanced",), gradient_rows=("index_backward",))
+_entry("getitem_noncontiguous", lambda x, i: shape.t(x)[i], lambda a, i: np.asarray(a.T[i]),
        lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), (slice(None, None, 2), [0, 0, 2]))),
-                        Sample((_arr(rng, dt)(3, 4), (1, slice(1, None))))])
-OpInfo("matmul", linalg.matmul, np.matmul, _matmul_samples, rtol=1e-6, atol=1e-7)
-OpInfo("matmul_operator", lambda a, b: a @ b, np.matmul, _matmul_samples, rtol=1e-6, atol=1e-7)
-OpInfo("matmul_noncontiguous", lambda a, b: linalg.matmul(shape.transpose(a, -1, -2), b),
+                        Sample((_arr(rng, dt)(3, 4), (1, slice(1, None))))],
+       rows=("getitem_advanced", "getitem_slice", "t"))
+_entry("matmul", linalg.matmul, np.matmul, _matmul_samples, rtol=1e-6, atol=1e-7,
+       rows=("matmul_bmm", "matmul_dot", "matmul_mm", "matmul_mv"))
+_entry("matmul_operator", lambda a, b: a @ b, np.matmul, _matmul_samples, rtol=1e-6, atol=1e-7,
+       rows=("matmul_bmm", "matmul_dot", "matmul_mm", "matmul_mv"))
+_entry("matmul_noncontiguous", lambda a, b: linalg.matmul(shape.transpose(a, -1, -2), b),
        lambda a, b: np.matmul(np.swapaxes(a, -1, -2), b), _matmul_nc_samples, rtol=1e-6,
-       atol=1e-7)
-OpInfo("dot", linalg.dot, np.dot, lambda rng, dt: [Sample((_arr(rng, dt)(4), _arr(rng, dt)(4)))])
-OpInfo("mm", linalg.mm, np.matmul,
+       atol=1e-7, rows=("matmul_bmm", "matmul_mm", "transpose"))
+_entry("dot", linalg.dot, np.dot, lambda rng, dt: [Sample((_arr(rng, dt)(4), _arr(rng, dt)(4)))],
+       rows=("matmul_dot",))
+_entry("mm", linalg.mm, np.matmul,
        lambda rng, dt: [Sample((_arr(rng, dt)(2, 3), _arr(rng, dt)(3, 4))),
-                        Sample((_arr(rng, dt)(1, 1), _arr(rng, dt)(1, 3)))])
+                        Sample((_arr(rng, dt)(1, 1), _arr(rng, dt)(1, 3)))], rows=("matmul_mm",))
 
 
 # --- diagonal / narrow / select and the index family ---------------------------------------
@@ -247,24 +260,28 @@ def _samples_of(name):
     return lambda rng, dt: _index_samples(rng, dt)[name]
 
 
-OpInfo("diagonal", shape.diagonal, lambda a, o=0, d1=0, d2=1: np.diagonal(a, o, d1, d2),
-       _diagonal_samples)
-OpInfo("narrow", shape.narrow, _narrow_ref,
+_entry("diagonal", shape.diagonal, lambda a, o=0, d1=0, d2=1: np.diagonal(a, o, d1, d2),
+       _diagonal_samples, rows=("diagonal",), gradient_rows=("diagonal_backward",))
+_entry("narrow", shape.narrow, _narrow_ref,
        lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), 1, 1, 2)),
                         Sample((_arr(rng, dt)(3, 4), 0, -2, 2)),
-                        Sample((_arr(rng, dt)(3, 4), -1, 4, 0))])
-OpInfo("select", shape.select, lambda a, d, i: a[(slice(None),) * (d % a.ndim) + (i,)],
-       lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), 1, -1)), Sample((_arr(rng, dt)(3, 4), 0, 2))])
-OpInfo("take", indexing.take, lambda a, i: a.reshape(-1)[i], _samples_of("take"))
-OpInfo("index_select", scatter.index_select, lambda a, d, i: np.take(a, i, axis=d),
-       _samples_of("index_select"))
-OpInfo("gather", scatter.gather, _gather_ref, _samples_of("gather"))
-OpInfo("masked_fill", scatter.masked_fill, lambda a, m, v: np.where(m, v, a).astype(a.dtype),
-       _samples_of("masked_fill"))
-OpInfo("index_add", scatter.index_add, _index_add_ref, _samples_of("index_add"))
-OpInfo("scatter_add", scatter.scatter_add, _scatter_add_ref, _samples_of("scatter_add"))
-OpInfo("index_put", lambda x, i, v, accumulate=False: indexing.index_put(x, (i,), v, accumulate),
-       _index_put_ref, _samples_of("index_put"))
+                        Sample((_arr(rng, dt)(3, 4), -1, 4, 0))], rows=("getitem_slice",))
+_entry("select", shape.select, lambda a, d, i: a[(slice(None),) * (d % a.ndim) + (i,)],
+       lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), 1, -1)), Sample((_arr(rng, dt)(3, 4), 0, 2))],
+       rows=("getitem_select",))
+_entry("take", indexing.take, lambda a, i: a.reshape(-1)[i], _samples_of("take"), rows=("take",),
+       gradient_rows=("put",))
+_entry("index_select", scatter.index_select, lambda a, d, i: np.take(a, i, axis=d),
+       _samples_of("index_select"), rows=("index_select",))
+_entry("gather", scatter.gather, _gather_ref, _samples_of("gather"), rows=("gather",))
+_entry("masked_fill", scatter.masked_fill, lambda a, m, v: np.where(m, v, a).astype(a.dtype),
+       _samples_of("masked_fill"), rows=("masked_fill",))
+_entry("index_add", scatter.index_add, _index_add_ref, _samples_of("index_add"),
+       rows=("index_add",))
+_entry("scatter_add", scatter.scatter_add, _scatter_add_ref, _samples_of("scatter_add"),
+       rows=("scatter_add",))
+_entry("index_put", lambda x, i, v, accumulate=False: indexing.index_put(x, (i,), v, accumulate),
+       _index_put_ref, _samples_of("index_put"), rows=("index_put",))
 
 
 # --- views and in-place ops: the same code on np.ndarray and on Tensor ---------------------
@@ -421,4 +438,4 @@ _INPLACE_CASES = [
 ]
 for _name, _body, _samples in _INPLACE_CASES:
     _fn, _ref = _inplace_case(_body)
-    OpInfo(_name, _fn, _ref, (lambda s: lambda rng, dt: s(_arr(rng, dt)))(_samples))
+    _entry(_name, _fn, _ref, (lambda s: lambda rng, dt: s(_arr(rng, dt)))(_samples))

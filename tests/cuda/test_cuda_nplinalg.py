@@ -8,14 +8,16 @@ singular vectors are unique only up to sign and neither side normalises them, so
 compared through sign-invariant functions: ``V * V`` (elementwise), ``U * U``, ``Vh * Vh`` and
 ``U @ Vh`` (sum of ``u_i v_i^T``: a pair flips together). Sizes stay small (the simulator runs
 every thread as Python)."""
+import dataclasses
+
 import numpy as np
 import pytest
 
 import jitgrad
 import jitgrad.numpy as jnp
 from jitgrad.testing import assert_close
-from jitgrad.testing.db_numpy import linalg_cases
-from jitgrad.testing.opinfo import OP_DB, OpInfo, Sample, check_device_matches_cpu
+from jitgrad.testing.op_db import numpy_entries
+from jitgrad.testing.opinfo import OpInfo, Sample, check_device_matches_cpu
 
 DEV = "cuda:0"
 TOL32 = dict(rtol=2e-4, atol=2e-5)
@@ -35,21 +37,32 @@ def _resolve(name):
 
 
 def _op(name, fn, make, kwargs=None, output=None):
-    """An OpInfo over one sample (not added to OP_DB: tests/cuda/test_cuda_ops runs that)."""
+    """An OpInfo over one sample (a local view: the op database is testing.op_db's)."""
     def samples(rng, dt):
         args = tuple(a.astype(dt) if isinstance(a, np.ndarray) else a for a in make(rng))
         return [Sample(args, dict(kwargs or {}))]
 
-    op = OpInfo(name, fn, None, samples, output=output)
-    OP_DB.remove(op)
-    return op
+    return OpInfo(name, fn, None, samples, output=output)
+
+
+@dataclasses.dataclass
+class _Case:
+    id: str
+    name: str
+    make_args: object
+    kwargs: dict
 
 
 def _db_ops():
     ops = []
     mine = ("linalg.inv", "linalg.det", "linalg.slogdet", "linalg.solve", "linalg.pinv",
             "linalg.qr", "linalg.matrix_power")
-    for c in linalg_cases():
+    for entry in numpy_entries():
+        if not entry.numpy_name.startswith("linalg."):
+            continue
+        (sample,) = entry.samples(None, np.dtype("float64"))
+        c = _Case(entry.name.removeprefix("np."), entry.numpy_name,
+                  lambda r, args=sample.args: args, sample.kwargs)
         fn = _resolve(c.name)
         if c.name in mine or c.id in ("svdvals", "norm-2", "norm-nuc-keep", "norm-m2-axes"):
             if c.name == "linalg.slogdet":

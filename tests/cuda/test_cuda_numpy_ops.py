@@ -2,8 +2,8 @@
 the ``db_numpy`` cases through ``check_device_matches_cpu`` (forward values, dtypes and first
 gradients, float64 and float32), plus the special values of the ``ops.npfuncs`` rows' CUDA
 forwards (nan, inf, poles, -0.0, half-way rounding) against NumPy/SciPy."""
+import dataclasses
 import types
-import zlib
 
 import numpy as np
 import pytest
@@ -13,7 +13,7 @@ import jitgrad
 import jitgrad.numpy as jnp
 import jitgrad.scipy.special as jsp
 import jitgrad.scipy.stats as jst
-from jitgrad.testing.db_numpy import all_cases
+from jitgrad.testing.op_db import numpy_entries
 from jitgrad.testing.opinfo import Sample, check_device_matches_cpu
 
 DEV = "cuda:0"
@@ -32,33 +32,31 @@ SKIP_IDS = {"dot-3d": "einsum", "cumulative_sum-initial": "zeros made as a CPU t
             "cumulative_prod-initial": "ones made as a CPU tensor"}
 
 
-def _resolve(name):
-    mod = jnp
-    for part in name.split("."):
-        mod = getattr(mod, part)
-    return mod
-
-
 def _plain(args) -> bool:
     return not any(isinstance(a, (list, tuple)) and any(isinstance(v, np.ndarray) for v in a)
                    for a in args)
 
 
+def _case_id(entry) -> str:
+    return entry.name.removeprefix("np.")
+
+
 def _cases():
     out = []
-    for c in all_cases():
-        if c.name.startswith("linalg.") or c.name in SKIP_NAMES or c.id in SKIP_IDS:
+    for c in numpy_entries():
+        if c.numpy_name.startswith("linalg.") or c.numpy_name in SKIP_NAMES or \
+                _case_id(c) in SKIP_IDS:
             continue  # (the linalg rows are another helper's: ops/nplinalg.py)
-        if not _plain(c.make_args(np.random.default_rng(0))):
+        if not _plain(c.samples(None, np.dtype("float64"))[0].args):
             continue
         out.append(c)
     return out
 
 
 def _as_opinfo(case):
-    """An OpInfo-like view of an NpCase for ``check_device_matches_cpu`` (not registered in
-    OP_DB); tuple results are compared as one concatenated vector."""
-    fn = _resolve(case.name)
+    """The entry with every array of its sample as a tensor (the CUDA copies are made from
+    tensors) and tuple results compared as one concatenated vector."""
+    fn = case.fn
 
     def call(*args, **kwargs):
         out = fn(*args, **kwargs)
@@ -66,14 +64,7 @@ def _as_opinfo(case):
             out = jnp.concatenate([jnp.ravel(o) for o in out])
         return out
 
-    def samples(rng, dtype):
-        args = case.make_args(np.random.default_rng(zlib.crc32(case.id.encode())))
-        args = tuple(a.astype(dtype) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
-                     else a for a in args)
-        return [Sample(args, dict(case.kwargs))]
-
-    return types.SimpleNamespace(name=case.id, fn=call, samples=samples, output=None,
-                                 differentiable=case.grad)
+    return dataclasses.replace(case, name=_case_id(case), fn=call, numpy_name=None)
 
 
 CASES = _cases()
@@ -84,7 +75,7 @@ def _cuda():
     assert jitgrad.cuda.is_available(), "the CUDA tests need a GPU or NUMBA_ENABLE_CUDASIM=1"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
 def test_numpy_case_float64(case):
     check_device_matches_cpu(_as_opinfo(case), DEV)
 
@@ -94,10 +85,10 @@ NPFUNC_NAMES = {"arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "
                 "log10", "cbrt", "sinc", "floor", "ceil", "trunc", "rint", "arctan2", "hypot",
                 "logaddexp", "logaddexp2", "remainder", "fmod", "copysign", "flip", "fliplr",
                 "flipud", "cumsum", "cumprod", "pad", "diag", "rot90"}
-CASES32 = [c for c in CASES if c.name in NPFUNC_NAMES]
+CASES32 = [c for c in CASES if c.numpy_name in NPFUNC_NAMES]
 
 
-@pytest.mark.parametrize("case", CASES32, ids=[c.id for c in CASES32])
+@pytest.mark.parametrize("case", CASES32, ids=[_case_id(c) for c in CASES32])
 def test_numpy_case_float32(case):
     check_device_matches_cpu(_as_opinfo(case), DEV, "float32", rtol=2e-6, atol=1e-6)
 

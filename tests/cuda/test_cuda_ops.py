@@ -1,13 +1,15 @@
-"""Every op of the op databases on CUDA (simulated or real) against the CPU backend: forward
+"""Every tensor-op and nn entry of the op database on CUDA (simulated or real) against the CPU backend: forward
 values and gradients, float64 and float32."""
 import pytest
 
 import jitgrad
-from jitgrad.testing import db_elementwise, db_reduce, db_shape  # noqa: F401  (register entries)
-from jitgrad.testing.db_nn import NN_OPS
-from jitgrad.testing.opinfo import OP_DB, check_device_matches_cpu
+from jitgrad.testing.db_misc import DECOMPOSITIONS
+from jitgrad.testing.op_db import tensor_entries
+from jitgrad.testing.opinfo import check_device_matches_cpu
 
-ALL_OPS = list(OP_DB) + [op for op in NN_OPS if op not in OP_DB]
+# the tensor-op and nn entries (the jitgrad.numpy ones: tests/cuda/test_cuda_numpy_ops.py; the
+# decompositions, tuple results of CPU-built matrices: tests/cuda/test_cuda_nplinalg.py)
+ALL_OPS = [op for op in tensor_entries() if not set(op.rows) & set(DECOMPOSITIONS)]
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -1,4 +1,5 @@
-"""Every differentiable op of the op database (jitgrad.testing.opinfo) under the transforms:
+"""Every differentiable tensor-op and nn entry of the op database (jitgrad.testing.op_db) under
+the transforms:
 
 * forward mode: ``jvp`` equals the reverse-mode Jacobian times the tangent;
 * ``vmap``: a batch of three perturbed copies of each sample equals the per-example loop;
@@ -14,16 +15,12 @@ import pytest
 import jitgrad as jg
 import jitgrad.func as F
 from jitgrad.testing import assert_close
-from jitgrad.testing import db_elementwise, db_reduce, db_shape  # noqa: F401  (register entries)
 from jitgrad.testing.checks import analytic_jacobian
-from jitgrad.testing.opinfo import OP_DB, select, to_tensors
+from jitgrad.testing.op_db import tensor_entries
+from jitgrad.testing.opinfo import select, to_tensors
 
-try:  # the nn layers' entries live in their own list (jitgrad/testing/db_nn.py)
-    from jitgrad.testing.db_nn import NN_OPS
-except ImportError:  # pragma: no cover
-    NN_OPS = []
-
-DIFF = [op for op in OP_DB + NN_OPS if op.differentiable]
+# the tensor-op and nn entries (the jitgrad.numpy ones call the same rows)
+DIFF = [op for op in tensor_entries() if op.differentiable]
 
 
 _KNOWN = ("no jvp rule for op", "no batching rule for op",

@@ -1,17 +1,17 @@
-"""Generated tests for jitgrad.numpy (db: jitgrad/testing/db_numpy.py): forward against NumPy in
-float64, gradients against central differences, and the protocol path (``numpy.f(tensor)``)
-recording the same graph and gradients as the namespace path (``jitgrad.numpy.f``)."""
-import zlib
-
+"""Tests for jitgrad.numpy. The op database's NumPy entries (jitgrad/testing/db_numpy.py; their
+forward against NumPy and gradients run in tests/ops/test_ops.py) drive the protocol check: the
+protocol path (``numpy.f(tensor)``) records the same graph and gradients as the namespace path
+(``jitgrad.numpy.f``)."""
 import numpy as np
 import pytest
 
 import jitgrad
 import jitgrad.numpy as jnp
 from jitgrad.testing import checks
-from jitgrad.testing.db_numpy import all_cases
+from jitgrad.testing.op_db import numpy_entries
+from jitgrad.testing.opinfo import flat, to_tensors
 
-CASES = all_cases()
+CASES = numpy_entries()
 
 
 def _resolve(mod, name):
@@ -20,68 +20,10 @@ def _resolve(mod, name):
     return mod
 
 
-def _lift(args, leaves):
-    """float64 ndarrays (also inside lists) -> tensors requiring grad, collected in ``leaves``."""
-    out = []
-    for a in args:
-        if isinstance(a, np.ndarray) and a.dtype == np.float64:
-            t = jitgrad.tensor(a, dtype=jitgrad.float64, requires_grad=True)
-            leaves.append(t)
-            out.append(t)
-        elif isinstance(a, list) and a and all(isinstance(v, np.ndarray) for v in a):
-            out.append(_lift(a, leaves))
-        else:
-            out.append(a)
-    return out
-
-
-def _rebuild(args, values):
-    """``args`` with the lifted tensors replaced by ``values`` (in order)."""
-    it = iter(values)
-
-    def sub(a):
-        if isinstance(a, jitgrad.Tensor):
-            return next(it)
-        if isinstance(a, list) and a and all(isinstance(v, jitgrad.Tensor) for v in a):
-            return [sub(v) for v in a]
-        return a
-
-    return [sub(a) for a in args]
-
-
-def _flat(out):
-    if isinstance(out, (tuple, list)):
-        return [o for v in out for o in _flat(v)]
-    return [out]
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_forward_and_grad(case):
-    rng = np.random.default_rng(zlib.crc32(case.id.encode()))
-    args = case.make_args(rng)
-    expected = _resolve(np, case.np_name or case.name)(*args, **case.kwargs)
-    leaves = []
-    targs = _lift(args, leaves)
-    fn = _resolve(jnp, case.name)
-    got = fn(*targs, **case.kwargs)
-    exp_flat, got_flat = _flat(expected), _flat(got)
-    assert len(exp_flat) == len(got_flat)
-    for g, e in zip(got_flat, exp_flat):
-        assert isinstance(g, jitgrad.Tensor)
-        assert g.shape == np.shape(e), (g.shape, np.shape(e))
-        checks.assert_close(g, np.asarray(e), rtol=case.rtol, atol=1e-12)
-    if case.grad and leaves:
-        def f(*xs):
-            return tuple(o for o in _flat(fn(*_rebuild(targs, xs), **case.kwargs))
-                         if o.dtype.is_floating_point)
-
-        checks.gradcheck(f, leaves)
-
-
 PROTO = [c for c in CASES
-         if (_resolve(np, c.np_name or c.name) in jnp.UFUNCS
-             or _resolve(np, c.np_name or c.name) in jnp.FUNCTIONS)
-         and not c.id.endswith("()") and c.name != "fft.fftfreq"]  # fftfreq takes no array
+         if (_resolve(np, c.numpy_name) in jnp.UFUNCS
+             or _resolve(np, c.numpy_name) in jnp.FUNCTIONS)
+         and not c.name.endswith("()") and c.numpy_name != "fft.fftfreq"]  # fftfreq: no array
 
 
 def _graph(t):
@@ -97,15 +39,15 @@ def _graph(t):
     return names
 
 
-@pytest.mark.parametrize("case", PROTO, ids=[c.id for c in PROTO])
+@pytest.mark.parametrize("case", PROTO, ids=[c.name for c in PROTO])
 def test_protocol_matches_namespace(case):
-    rng = np.random.default_rng(0)
-    args = case.make_args(rng)
+    (sample,) = case.samples(np.random.default_rng(0), np.dtype("float64"))
     results = []
-    for fn in (_resolve(np, case.np_name or case.name), _resolve(jnp, case.name)):
-        leaves = []
-        targs = _lift(args, leaves)
-        outs = _flat(fn(*targs, **case.kwargs))
+    for fn in (_resolve(np, case.numpy_name), _resolve(jnp, case.numpy_name)):
+        targs = to_tensors(sample, True, case)
+        leaves = [a for v in targs for a in (v if isinstance(v, list) else [v])
+                  if isinstance(a, jitgrad.Tensor)]
+        outs = flat(fn(*targs, **sample.kwargs))
         assert all(isinstance(o, jitgrad.Tensor) for o in outs)
         diff = [o for o in outs if o.requires_grad]
         if diff:

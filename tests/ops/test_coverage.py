@@ -1,0 +1,76 @@
+"""Every registry row (``jitgrad.ops.registry.OPS``) has an op-database entry, and every row an
+entry names exists. The rows an entry names are rows its calls run: tests/ops/test_ops.py checks
+``rows`` in the forward test and ``gradient_rows`` in the gradgradcheck with a recorder
+(``opinfo.recording_rows``). A row covered otherwise is in ``COVERED_ELSEWHERE``, with where."""
+import re
+
+import jitgrad  # noqa: F401  (registers the core rows)
+import jitgrad.nn  # noqa: F401
+import jitgrad.numpy  # noqa: F401  (numpy.linalg, fft, einsum rows)
+import jitgrad.scipy.special  # noqa: F401
+import jitgrad.scipy.stats  # noqa: F401
+from jitgrad.ops.registry import OPS
+from jitgrad.testing.op_db import all_entries
+
+#: rows made on first use, one per operand count (``einsum2``, ``einsum3``...): they exist only
+#: once called, so a name of this form counts as a row
+GENERATED = re.compile(r"einsum\d+")
+
+#: rows no entry names, each with the test that exercises it (keep this short)
+COVERED_ELSEWHERE = {
+    # writes and views made by in-place ops (ops/inplace.py dispatches them without the
+    # recorder's entry points): the inplace_* and setitem_* entries, tests/ops/test_views_inplace.py
+    "copy_": "tests/ops/test_views_inplace.py",
+    "fill_": "tests/ops/test_views_inplace.py",
+    "fill_tensor_": "tests/ops/test_views_inplace.py",
+    "zero_": "tests/ops/test_views_inplace.py",
+    "as_strided_view": "tests/ops/test_views_inplace.py (views of views written through)",
+    # dtype and device moves: a float32 round trip is too coarse for finite differences
+    "cast": "tests/test_tensor.py (to/float/double); ToCopyBackward0: tests/test_complex.py",
+    "to_device": "tests/cuda (every entry's CPU == CUDA check moves its inputs)",
+    # complex-valued rows: the database's runners are real (float64 finite differences)
+    "abs_complex": "tests/test_complex.py",
+    "conj": "tests/test_complex.py",
+    "real": "tests/test_complex.py",
+    "imag": "tests/test_complex.py",
+    "angle": "tests/test_complex.py",
+    "fft_c2c": "tests/numpy/test_fft.py",
+    "fft_r2c": "tests/numpy/test_fft.py",
+    "fft_c2r": "tests/numpy/test_fft.py",
+    "fft_resize": "tests/numpy/test_fft.py",
+}
+
+
+def _named_rows():
+    return {row for entry in all_entries() for row in entry.rows + entry.gradient_rows}
+
+
+def test_gradient_rows_are_checked():
+    """``gradient_rows`` are verified by the gradgradcheck (tests/ops/test_ops.py): an entry
+    naming them must run it."""
+    unchecked = [e.name for e in all_entries() if e.gradient_rows and not (e.differentiable
+                                                                           and e.gradgrad)]
+    assert not unchecked, unchecked
+
+
+def test_every_registry_row_has_an_entry():
+    missing = sorted(row for row in OPS if row not in _named_rows()
+                     and row not in COVERED_ELSEWHERE and not GENERATED.fullmatch(row))
+    assert not missing, f"registry rows without an op-database entry: {missing}"
+
+
+def test_every_named_row_exists():
+    unknown = sorted(row for row in _named_rows()
+                     if row not in OPS and not GENERATED.fullmatch(row))
+    assert not unknown, f"op-database entries name rows the registry does not have: {unknown}"
+
+
+def test_allow_list_is_needed_and_real():
+    """No allow-listed row also has an entry (move it out), and each is a real row."""
+    assert not sorted(set(COVERED_ELSEWHERE) & _named_rows())
+    assert not sorted(set(COVERED_ELSEWHERE) - set(OPS))
+
+
+def test_entry_names_are_unique():
+    names = [entry.name for entry in all_entries()]
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
