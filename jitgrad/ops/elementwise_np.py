@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .. import dtypes
+from ..device import cpu
 from . import dispatch
 from . import smath as sm
 from .registry import def_elementwise, passthrough
@@ -266,23 +267,28 @@ def _row(name, node, inputs, forward, backward, np_fn, ufunc=None):
                            dtype_rule=_numpy_dtype(np_fn, len(inputs)), cpu_ufunc=ufunc)
 
 
-def _unary_row(name, node, forward, backward):
+def _unary_row(name, node, forward, backward, libm=False):
+    """``libm``: the forward's smath function has no vmath form (a scalar libm call per
+    element), so NumPy's SIMD loop computes large forwards in fast-math mode too (Note [NumPy
+    forward] in device/cpu.py)."""
     np_fn = getattr(np, name)
-    return _row(name, node, ("x",), forward, {"x": backward}, np_fn,
-                np_fn if isinstance(np_fn, np.ufunc) else None)
+    ufunc = np_fn if isinstance(np_fn, np.ufunc) else None
+    if libm:
+        cpu.UFUNCS_WITHOUT_VMATH.add(ufunc)
+    return _row(name, node, ("x",), forward, {"x": backward}, np_fn, ufunc)
 
 
 UNARY = {row.name: row for row in (
-    _unary_row("arcsin", "AsinBackward0", _arcsin, _arcsin_dx),
-    _unary_row("arccos", "AcosBackward0", _arccos, _arccos_dx),
-    _unary_row("arctan", "AtanBackward0", _arctan, _arctan_dx),
-    _unary_row("arcsinh", "AsinhBackward0", _arcsinh, _arcsinh_dx),
-    _unary_row("arccosh", "AcoshBackward0", _arccosh, _arccosh_dx),
-    _unary_row("arctanh", "AtanhBackward0", _arctanh, _arctanh_dx),
-    _unary_row("exp2", "Exp2Backward0", _exp2, _exp2_dx),
-    _unary_row("log2", "Log2Backward0", _log2, _log2_dx),
-    _unary_row("log10", "Log10Backward0", _log10, _log10_dx),
-    _unary_row("cbrt", "CbrtBackward0", _cbrt, _cbrt_dx),
+    _unary_row("arcsin", "AsinBackward0", _arcsin, _arcsin_dx, libm=True),
+    _unary_row("arccos", "AcosBackward0", _arccos, _arccos_dx, libm=True),
+    _unary_row("arctan", "AtanBackward0", _arctan, _arctan_dx, libm=True),
+    _unary_row("arcsinh", "AsinhBackward0", _arcsinh, _arcsinh_dx, libm=True),
+    _unary_row("arccosh", "AcoshBackward0", _arccosh, _arccosh_dx, libm=True),
+    _unary_row("arctanh", "AtanhBackward0", _arctanh, _arctanh_dx, libm=True),
+    _unary_row("exp2", "Exp2Backward0", _exp2, _exp2_dx, libm=True),
+    _unary_row("log2", "Log2Backward0", _log2, _log2_dx, libm=True),
+    _unary_row("log10", "Log10Backward0", _log10, _log10_dx, libm=True),
+    _unary_row("cbrt", "CbrtBackward0", _cbrt, _cbrt_dx, libm=True),
     _unary_row("sinc", "SincBackward0", _sinc, _sinc_dx),
     # piecewise constant: zero gradients (an inf gradient gives 0, not nan)
     _unary_row("floor", "FloorBackward0", _floor, _zero_dx),
