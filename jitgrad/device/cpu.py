@@ -49,6 +49,15 @@ PARALLEL_MIN_SIZE = PARALLEL_MIN_BYTES // 8
 # Only with JITGRAD_FAST_MATH=0: jitgrad's vmath kernels match NumPy's SIMD loops on one thread
 # and run parallel on large arrays (docs/fastmath.md).
 UFUNC_MIN_SIZE = 1 << 12
+#: ufuncs used in fast-math mode too: the functions vmath has no form of, whose kernels call
+#: scalar libm (np.arcsin on 1e6 float64: 1.3 ms, a kernel calling libm asin 29 ms); filled by
+#: the op rows that name them (ops/elementwise_np.py)
+UFUNCS_WITHOUT_VMATH: set = set()
+
+
+def _use_ufunc(ufunc) -> bool:
+    return ufunc is not None and (not _config.FAST_MATH or ufunc in UFUNCS_WITHOUT_VMATH)
+
 
 _kernels: dict = {}
 _lock = threading.RLock()
@@ -198,7 +207,7 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
     one large operand (Note [NumPy forward]). ``n_out > 1``: the body returns that many values
     (a tuple) and the result is a tuple of arrays (``out``, when given, too).
     """
-    if out is None and n_out == 1 and (ufunc is None or _config.FAST_MATH):
+    if out is None and n_out == 1 and not _use_ufunc(ufunc):
         flat = _flat_operands(operands, out_shape, compute_dtype)
         if flat is not None:  # the common case, without the general path's questions
             modes, args = flat
@@ -217,7 +226,7 @@ def elementwise(body, operands, out_shape: tuple, out_dtype, compute_dtype=None,
             return wide.astype(out_dtype)
         out[...] = wide
         return out
-    if (ufunc is not None and n_out == 1 and not _config.FAST_MATH and len(operands) == 1
+    if (_use_ufunc(ufunc) and n_out == 1 and len(operands) == 1
             and isinstance(operands[0], np.ndarray)
             and operands[0].size >= UFUNC_MIN_SIZE and np.dtype(out_dtype).kind == "f"):
         a = operands[0]

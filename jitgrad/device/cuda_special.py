@@ -1,12 +1,13 @@
-"""CUDA scalar bodies and kernels for the ``jitgrad.numpy`` composite rows (``ops.npfuncs``).
+"""CUDA scalar bodies and kernels for the ``jitgrad.numpy`` composite rows (``ops.npfuncs``):
+``round``, the gamma family, ``stdtr`` and the scans (the elementwise rows of
+``ops.elementwise_np`` compile their own scalar bodies).
 
 The scalar bodies below are applied by ``device.cuda.elementwise`` (one generated grid-stride
 kernel per body and operand layout). They reproduce NumPy's and SciPy's results, special values
 included: domain errors give nan, poles give NumPy's/SciPy's infinities, rounding is
-round-half-even (``rint``) and keeps the sign of zero, ``remainder`` follows NumPy's
-``npy_divmod`` and ``fmod`` C's. Each body also runs as plain Python under Numba's simulator,
-where ``math.*`` raises on domain/overflow errors (``math.asin(2)``, ``math.exp2(2000)``,
-``math.lgamma(0)``) where the GPU returns nan/inf: hence the explicit guards before every such
+round-half-even (``rint``) and keeps the sign of zero. Each body also runs as plain Python
+under Numba's simulator, where ``math.*`` raises on domain/overflow errors (``math.lgamma(0)``,
+``math.pow`` overflowing) where the GPU returns nan/inf: hence the explicit guards before every such
 call (they give the GPU's answer, so both targets agree).
 
 Note [cuda special functions]: digamma is Cephes' ``psi`` (reflection, exact harmonic sums for
@@ -33,8 +34,6 @@ NAN = math.nan
 INF = math.inf
 EULER = 0.5772156649015329
 MACHEP = 1.11022302462515654042e-16
-LN2 = 0.6931471805599453
-LOG2E = 1.4426950408889634
 BIG = 4503599627370496.0  # 2**52: every float64 (and float32) of this size is an integer
 
 
@@ -52,27 +51,6 @@ def rint_d(x):
     return math.copysign(r, x)
 
 
-def floor_(x):
-    """floor(x) (-0.0 kept; nan/inf unchanged)."""
-    if not abs(x) < BIG:
-        return x
-    return math.copysign(math.floor(x), x)
-
-
-def ceil_(x):
-    """ceil(x): -0.0 for x in (-1, 0] (C's ceil)."""
-    if not abs(x) < BIG:
-        return x
-    return math.copysign(-math.floor(-x), x)
-
-
-def trunc_(x):
-    """trunc(x) = sign(x) floor(|x|)."""
-    if not abs(x) < BIG:
-        return x
-    return math.copysign(math.floor(abs(x)), x)
-
-
 def rint_(x):
     """rint(x): round half to even."""
     return rint_d(x)
@@ -86,183 +64,6 @@ def round_pos(x, f):
 def round_neg(x, f):
     """NumPy's round for decimals < 0: rint(x / f) * f, f = 10**-decimals."""
     return rint_d(x / f) * f
-
-
-# ---- elementwise unary ------------------------------------------------------------------------
-def arcsin_(x):
-    """asin(x) on [-1, 1], nan outside."""
-    if -1.0 <= x <= 1.0:
-        return math.asin(x)
-    return NAN
-
-
-def arccos_(x):
-    """acos(x) on [-1, 1], nan outside."""
-    if -1.0 <= x <= 1.0:
-        return math.acos(x)
-    return NAN
-
-
-def arctan_(x):
-    """atan(x)."""
-    return math.atan(x)
-
-
-def arcsinh_(x):
-    """asinh(x)."""
-    return math.asinh(x)
-
-
-def arccosh_(x):
-    """acosh(x) for x >= 1, nan below."""
-    if x >= 1.0:
-        return math.acosh(x)
-    return NAN
-
-
-def arctanh_(x):
-    """atanh(x) on (-1, 1); +-inf at +-1; nan outside."""
-    if -1.0 < x < 1.0:
-        return math.atanh(x)
-    if x == 1.0:
-        return INF
-    if x == -1.0:
-        return -INF
-    return NAN
-
-
-def exp2_(x):
-    """2**x (inf past the float64 overflow threshold)."""
-    if x >= 1024.0:
-        return INF
-    return math.exp2(x)
-
-
-def log2_(x):
-    """log2(x): -inf at 0, nan below."""
-    if x > 0:
-        return math.log2(x)
-    if x == 0:
-        return -INF
-    return NAN
-
-
-def log10_(x):
-    """log10(x): -inf at 0, nan below."""
-    if x > 0:
-        return math.log10(x)
-    if x == 0:
-        return -INF
-    return NAN
-
-
-if _cu.SIMULATOR:  # the simulator's cuda.cbrt is a ** (1/3): nan below 0, not rounded right
-    def _cbrt(x):
-        return math.cbrt(x)
-else:
-    @cuda.jit(device=True)
-    def _cbrt(x):
-        return cuda.cbrt(x)  # (the stub is typed as an attribute of cuda, not under an alias)
-
-
-def cbrt_(x):
-    """The real cube root (libdevice cbrt; -0.0 and +-inf kept)."""
-    return _cbrt(x)
-
-
-def sinc_(x):
-    """sin(pi x) / (pi x), 1 at x = 0 (NumPy's sinc); nan at +-inf."""
-    if x == 0:
-        return 1.0
-    if not math.isfinite(x):
-        return NAN
-    y = math.pi * x
-    return math.sin(y) / y
-
-
-# ---- elementwise binary -----------------------------------------------------------------------
-def arctan2_(y, x):
-    """atan2(y, x) (C's quadrant and signed-zero rules)."""
-    return math.atan2(y, x)
-
-
-def hypot_(x, y):
-    """sqrt(x^2 + y^2) without overflow; inf if either is inf (even with nan)."""
-    return math.hypot(x, y)
-
-
-def logaddexp_(x, y):
-    """log(e^x + e^y), as NumPy's npy_logaddexp: x + log1p(exp(-|x - y|)) around the larger;
-    x == y (also equal infinities) gives x + log 2."""
-    if x == y:
-        return x + LN2
-    t = x - y
-    if t > 0:
-        return x + math.log1p(math.exp(-t))
-    if t <= 0:
-        return y + math.log1p(math.exp(t))
-    return t  # nan
-
-
-def logaddexp2_(x, y):
-    """log2(2^x + 2^y), as NumPy's npy_logaddexp2."""
-    if x == y:
-        return x + 1.0
-    t = x - y
-    if t > 0:
-        return x + LOG2E * math.log1p(math.exp2(-t))
-    if t <= 0:
-        return y + LOG2E * math.log1p(math.exp2(t))
-    return t
-
-
-@cuda.jit(device=True)
-def fmod_d(x, y):
-    """C's fmod: nan for y == 0, x infinite or either nan; x for infinite y."""
-    if y == 0 or math.isinf(x) or x != x or y != y:
-        return NAN
-    return math.fmod(x, y)
-
-
-def fmod_(x, y):
-    """fmod(x, y): the remainder of x / y truncated, with x's sign."""
-    return fmod_d(x, y)
-
-
-def remainder_(x, y):
-    """x - floor(x / y) y with the sign of y, as NumPy's npy_divmod: fmod, then moved by y when
-    its sign differs from y's; a zero remainder takes y's sign."""
-    mod = fmod_d(x, y)
-    if y == 0:
-        return mod
-    if mod != 0:  # (nan too)
-        if (y < 0) != (mod < 0):
-            mod = mod + y
-    else:
-        mod = math.copysign(0.0, y)
-    return mod
-
-
-def remainder_int(x, y):
-    """Integer remainder with Python's sign rule; 0 for y == 0 (NumPy)."""
-    if y == 0:
-        return 0 * x
-    return x % y
-
-
-def fmod_int(x, y):
-    """Integer C fmod (sign of x); 0 for y == 0 (NumPy)."""
-    if y == 0:
-        return 0 * x
-    r = x % y
-    if r != 0 and (r < 0) != (x < 0):
-        r = r - y
-    return r
-
-
-def copysign_(x, y):
-    """|x| with the sign of y."""
-    return math.copysign(x, y)
 
 
 # ---- gamma family -----------------------------------------------------------------------------

@@ -116,6 +116,23 @@ def _trunc(typingctx, x):
     return None
 
 
+@intrinsic
+def _rint(typingctx, x):
+    """x rounded to the nearest integer, ties to even, as a float (llvm.rint in the default
+    rounding mode; -0.0, +-inf and nan kept)."""
+    if isinstance(x, types.Float):
+        def codegen(context, builder, sig, args):
+            suffix = "f64" if sig.return_type.bitwidth == 64 else "f32"
+            return _call_intrinsic(builder, "llvm.rint." + suffix, args)
+        return x(x), codegen
+    return None
+
+
+#: exact rounding to integers in kernels, as floats (nan, +-inf and the sign of zero kept):
+#: ``ops.smath``'s floor/ceil/trunc/rint in fast-math mode
+floor, trunc, rint = _floor, _trunc, _rint
+
+
 @njit(inline="always")
 def _signbit(x):
     return _bits(x) < 0

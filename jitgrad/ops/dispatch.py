@@ -244,6 +244,8 @@ def _prepare(op, args, attrs):
     dt = dtypes.result_type(*values, *(a for a in attr_values if a is not None))
     if op.dtype_rule == "float":
         dt = dtypes.float_type_for(dt)
+    elif callable(op.dtype_rule):  # a row's own rule (NumPy's dtypes: ops/elementwise_np.py)
+        dt = op.dtype_rule(dt)
     if dt.is_complex and not op.complex_ok:  # Note [complex support]
         raise complex_error(op.name, dt)
     out_dt = dtypes.bool_ if op.dtype_rule == "bool" else dt

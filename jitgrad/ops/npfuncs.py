@@ -1,96 +1,38 @@
 """Differentiable rows for the NumPy namespace (``jitgrad.numpy``) that the core families lack.
 
-Every row is a ``def_composite``: the forward is the NumPy function itself on the tensors' data
-(no kernel to compile; these ops are about coverage, not speed), and the backward is written
-with Tensor ops, so ``create_graph=True`` double backward records its own graph.
-
-Elementwise rows keep NumPy's broadcasting in the forward; their backward returns gradients of
-the broadcast shape and the engine sums them to each input's shape (Note [broadcast reduction]).
+Every row here is a ``def_composite``: the forward is the NumPy function itself on the tensors'
+data (no kernel to compile; these ops are about coverage, not speed), and the backward is written
+with Tensor ops, so ``create_graph=True`` double backward records its own graph. The elementwise
+functions (arcsin ... copysign) are ordinary elementwise rows in ``ops.elementwise_np``.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from . import dispatch
+from . import dispatch, elementwise_np
 from .registry import LINEAR, def_composite
-from .unary import cos, exp, sqrt
-
-LN2 = math.log(2.0)
-LN10 = math.log(10.0)
 
 
 def _zeros(g):
     return dispatch.zeros(g.shape, g.dtype, g.device)
 
 
-# --- elementwise unary ----------------------------------------------------------------------
-def _unary_row(name, node, np_fn, deriv):
-    """A unary row: ``out = np_fn(x)``, ``gx = g * deriv(x, result)`` (``deriv=None``: the
-    function is piecewise constant and its gradient is zero)."""
-
-    def forward(ctx, x):
-        with np.errstate(all="ignore"):
-            return np.asarray(np_fn(x))
-
-    def backward(ctx, g, x, result):
-        if deriv is None:
-            return (_zeros(g),)
-        return (g * deriv(x, result),)
-
-    def jvp(tangents, primals, outs):
-        if deriv is None:
-            return _zeros(outs[0])
-        return tangents[0] * deriv(primals[0], outs[0])
-
-    op = def_composite(name, node, ("x",), forward, backward, save=("x", "result"), jvp=jvp)
-    op.batch_rule = lambda args, batched: dispatch.composite(op, args[0])
-    return op
+# --- elementwise: ops/elementwise_np.py; round with decimals stays here --------------------
+def unary(name, x):
+    """Apply the elementwise unary row ``name`` (``elementwise_np.UNARY``) to ``x``."""
+    return elementwise_np.unary(name, x)
 
 
-def _align(args, batched):
-    """vmap: give batched operands 1s after their batch dim so that broadcasting lines the
-    examples up (as the core's elementwise batching does)."""
-    nd = max(a.ndim - 1 if b else a.ndim for a, b in zip(args, batched))
-    out = []
-    for a, b in zip(args, batched):
-        if b and a.ndim - 1 < nd:
-            from .shape import reshape
-
-            a = reshape(a, (a.shape[0],) + (1,) * (nd - a.ndim + 1) + tuple(a.shape[1:]))
-        out.append(a)
-    return out
+def binary(name, x, y):
+    """Apply the elementwise binary row ``name`` (``elementwise_np.BINARY``) to ``x`` and ``y``
+    (broadcasting)."""
+    return elementwise_np.binary(name, x, y)
 
 
-def _sinc_d(x, r):
-    # d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x, and 0 at x = 0
-    safe = dispatch.Tensor.__ne__(x, 0.0)
-    from .binary import where
-
-    xs = where(safe, x, 1.0)
-    return where(safe, (cos(xs * math.pi) - r) / xs, 0.0)
-
-
-UNARY = {
-    "arcsin": _unary_row("arcsin", "AsinBackward0", np.arcsin, lambda x, r: 1.0 / sqrt(1.0 - x * x)),
-    "arccos": _unary_row("arccos", "AcosBackward0", np.arccos, lambda x, r: -1.0 / sqrt(1.0 - x * x)),
-    "arctan": _unary_row("arctan", "AtanBackward0", np.arctan, lambda x, r: 1.0 / (1.0 + x * x)),
-    "arcsinh": _unary_row("arcsinh", "AsinhBackward0", np.arcsinh,
-                          lambda x, r: 1.0 / sqrt(x * x + 1.0)),
-    "arccosh": _unary_row("arccosh", "AcoshBackward0", np.arccosh,
-                          lambda x, r: 1.0 / sqrt(x * x - 1.0)),
-    "arctanh": _unary_row("arctanh", "AtanhBackward0", np.arctanh, lambda x, r: 1.0 / (1.0 - x * x)),
-    "exp2": _unary_row("exp2", "Exp2Backward0", np.exp2, lambda x, r: r * LN2),
-    "log2": _unary_row("log2", "Log2Backward0", np.log2, lambda x, r: 1.0 / (x * LN2)),
-    "log10": _unary_row("log10", "Log10Backward0", np.log10, lambda x, r: 1.0 / (x * LN10)),
-    "cbrt": _unary_row("cbrt", "CbrtBackward0", np.cbrt, lambda x, r: 1.0 / (3.0 * r * r)),
-    "sinc": _unary_row("sinc", "SincBackward0", np.sinc, _sinc_d),
-    "floor": _unary_row("floor", "FloorBackward0", np.floor, None),
-    "ceil": _unary_row("ceil", "CeilBackward0", np.ceil, None),
-    "trunc": _unary_row("trunc", "TruncBackward0", np.trunc, None),
-    "rint": _unary_row("rint", "RoundBackward0", np.rint, None),
-}
+# round(x, decimals) stays composite: NumPy scales by 10**decimals in the input's own precision
+# (a float32 factor and product for float32) and rounds integers for decimals < 0, which an
+# elementwise row's attribute (promoted with the operands, converted to the compute dtype)
+# would not reproduce bitwise
 ROUND = def_composite("round", "RoundBackward1", ("x",),
                       lambda ctx, x, decimals: np.asarray(np.round(x, decimals)),
                       lambda ctx, g: (_zeros(g),), attrs=("decimals",),
@@ -99,85 +41,9 @@ ROUND.batch_rule = lambda args, batched, decimals: dispatch.composite(ROUND, arg
                                                                       decimals=decimals)
 
 
-def unary(name, x):
-    """Apply the unary row ``name`` (see ``UNARY``) to ``x``."""
-    return dispatch.composite(UNARY[name], dispatch.tensor_operand(x, name))
-
-
 def round_(x, decimals=0):
     """``round(x, decimals)``; its gradient is zero (piecewise constant)."""
     return dispatch.composite(ROUND, dispatch.tensor_operand(x, "round"), decimals=int(decimals))
-
-
-# --- elementwise binary ---------------------------------------------------------------------
-def _binary_row(name, node, np_fn, dx, dy):
-    """``out = np_fn(x, y)`` (broadcasting); ``gx = g * dx(x, y, result)``,
-    ``gy = g * dy(x, y, result)``."""
-
-    def forward(ctx, x, y):
-        with np.errstate(all="ignore"):
-            return np.asarray(np_fn(x, y))
-
-    def backward(ctx, g, x, y, result):
-        nx, ny = ctx.needs_input_grad
-        return (g * dx(x, y, result) if nx else None, g * dy(x, y, result) if ny else None)
-
-    def jvp(tangents, primals, outs):
-        (tx, ty), (x, y), r = tangents, primals, outs[0]
-        total = None if tx is None else tx * dx(x, y, r)
-        if ty is not None:
-            c = ty * dy(x, y, r)
-            total = c if total is None else total + c
-        return total
-
-    op = def_composite(name, node, ("x", "y"), forward, backward, save=("x", "y", "result"),
-                       jvp=jvp)
-    op.batch_rule = lambda args, batched: dispatch.composite(
-        op, *_align([dispatch.tensor_operand(a, name) for a in args], batched))
-    return op
-
-
-def _floor_div(x, y):
-    return dispatch.composite(UNARY["floor"], x / y)
-
-
-def _trunc_div(x, y):
-    return dispatch.composite(UNARY["trunc"], x / y)
-
-
-BINARY = {
-    # arctan2(y, x): NumPy's argument order; d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
-    "arctan2": _binary_row("arctan2", "Atan2Backward0", np.arctan2,
-                           lambda y, x, r: x / (x * x + y * y), lambda y, x, r: -y / (x * x + y * y)),
-    "hypot": _binary_row("hypot", "HypotBackward0", np.hypot,
-                         lambda x, y, r: x / r, lambda x, y, r: y / r),
-    "logaddexp": _binary_row("logaddexp", "LogaddexpBackward0", np.logaddexp,
-                             lambda x, y, r: exp(x - r), lambda x, y, r: exp(y - r)),
-    "logaddexp2": _binary_row("logaddexp2", "Logaddexp2Backward0", np.logaddexp2,
-                              lambda x, y, r: exp((x - r) * LN2), lambda x, y, r: exp((y - r) * LN2)),
-    # x mod y = x - floor(x / y) y: d/dx = 1, d/dy = -floor(x / y)
-    "remainder": _binary_row("remainder", "RemainderBackward1", np.remainder,
-                             lambda x, y, r: dispatch.full_like(r, 1.0),
-                             lambda x, y, r: -_floor_div(x, y)),
-    "fmod": _binary_row("fmod", "FmodBackward1", np.fmod,
-                        lambda x, y, r: dispatch.full_like(r, 1.0), lambda x, y, r: -_trunc_div(x, y)),
-    "copysign": _binary_row("copysign", "CopysignBackward0", np.copysign,
-                            lambda x, y, r: _sign_ratio(r, x), lambda x, y, r: _zeros(r)),
-}
-
-
-def _sign_ratio(r, x):
-    # d/dx copysign(x, y) = sign(x) * sign(r) (1 where they agree, -1 where the sign flipped)
-    from .unary import sign
-
-    return sign(r) * sign(x)
-
-
-def binary(name, x, y):
-    """Apply the binary row ``name`` (see ``BINARY``) to ``x`` and ``y`` (broadcasting)."""
-    x, y = dispatch.tensor_operand(x, name), dispatch.tensor_operand(y, name)
-    dispatch.broadcast_shapes(name, x.shape, y.shape)
-    return dispatch.composite(BINARY[name], x, y)
 
 
 # --- scans and reversals --------------------------------------------------------------------
@@ -259,7 +125,7 @@ def cumprod(x, axis):
     axis = int(axis) % max(x.ndim, 1)
     # inside vmap the values are not readable here: the row's formula is used (nan, never a
     # wrong number, where an input is zero)
-    if x.ndim == 0 or type(x).__name__ == "BatchedTensor" or not _has_zero(x):
+    if x.ndim == 0 or not _values_readable(x) or not _has_zero(x):
         return dispatch.composite(CUMPROD, x, axis=axis)
     from .shape import stack
 
@@ -270,6 +136,13 @@ def cumprod(x, axis):
         acc = acc * x[pre + (i,)]
         outs.append(acc)
     return stack(outs, axis)
+
+
+def _values_readable(x) -> bool:
+    """Whether ``x``'s values can be read here: its data is an array (CPU or CUDA), not the
+    placeholder a batched tensor inside vmap carries (an example shape without values)."""
+    data = x._data
+    return isinstance(data, np.ndarray) or dispatch.device_of(data) != "cpu"
 
 
 def _has_zero(x) -> bool:

@@ -1,30 +1,22 @@
-"""The CUDA forwards of the ``ops.npfuncs`` rows (``OpDef.cuda_forward``).
+"""The CUDA forwards of the ``ops.npfuncs`` composite rows (``OpDef.cuda_forward``).
 
 Each mirrors its CPU forward in ``ops.npfuncs`` (same values, special values and result dtype):
-elementwise rows apply a scalar body of ``device.cuda_special`` through
+``round`` and the special functions apply a scalar body of ``device.cuda_special`` through
 ``device.cuda.elementwise`` (reached lazily: Note [lazy cuda]); ``flip``, ``diag_embed`` and
 ``pad_constant`` are strided copies into (views of) a new device array; ``cumsum``/``cumprod``
 run ``cuda_special.scan_kernel``. The result dtype is the CPU forward's own, read off a call on
 empty host arrays of the operands' dtypes (no data moves), so NumPy's promotion rules hold as
-they are (``floor`` of an int64 is int64, ``rint`` of an int32 float64, ``cumsum`` of int32
-int64, ``polygamma`` of float32 float64).
+they are (``round`` of an int64 is int64, ``cumsum`` of int32 int64, ``polygamma`` of float32
+float64). The elementwise rows (``ops.elementwise_np``) need none: their scalar bodies compile for
+CUDA as they are.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import dispatch
-from . import npfuncs as N
+from . import npfuncs
 
-_UNARY_BODIES = {"arcsin": "arcsin_", "arccos": "arccos_", "arctan": "arctan_",
-                 "arcsinh": "arcsinh_", "arccosh": "arccosh_", "arctanh": "arctanh_",
-                 "exp2": "exp2_", "log2": "log2_", "log10": "log10_", "cbrt": "cbrt_",
-                 "sinc": "sinc_", "floor": "floor_", "ceil": "ceil_", "trunc": "trunc_",
-                 "rint": "rint_"}
-_BINARY_BODIES = {"arctan2": "arctan2_", "hypot": "hypot_", "logaddexp": "logaddexp_",
-                  "logaddexp2": "logaddexp2_", "remainder": "remainder_", "fmod": "fmod_",
-                  "copysign": "copysign_"}
-_INT_BODIES = {"remainder": "remainder_int", "fmod": "fmod_int"}
 #: SciPy computes these in float64 whatever the input (float32 results are rounded from it)
 _SPECIAL = ("gammaln", "digamma", "polygamma", "stdtr")
 #: stdtr's continued fraction keeps ~1e-12 relative accuracy up to this df (measured against
@@ -65,19 +57,8 @@ def _apply(body_name, operands, out_dtype, special=False):
                                                shape, out_dtype, compute)
 
 
-def _unary_cuda(name):
-    op = N.UNARY[name]
-
-    def forward(ctx, x):
-        out_dtype = _cpu_dtype(op, [x], {})
-        if out_dtype.kind in "iub":  # floor/ceil/trunc of integers: the values themselves
-            return x.astype(out_dtype)
-        return _apply(_UNARY_BODIES[name], [x], out_dtype)
-    return forward
-
-
 def _round_cuda(ctx, x, decimals):
-    out_dtype = _cpu_dtype(N.ROUND, [x], {"decimals": decimals})
+    out_dtype = _cpu_dtype(npfuncs.ROUND, [x], {"decimals": decimals})
     if out_dtype.kind in "iub" and decimals >= 0:
         return x.astype(out_dtype)
     if decimals == 0:
@@ -88,20 +69,6 @@ def _round_cuda(ctx, x, decimals):
     body = "round_pos" if decimals > 0 else "round_neg"
     return dispatch.cuda_backend().elementwise(getattr(_special(), body), [x, f], x.shape,
                                                out_dtype, compute)
-
-
-def _binary_cuda(name):
-    op = N.BINARY[name]
-
-    def forward(ctx, x, y):
-        out_dtype = _cpu_dtype(op, [x, y], {})
-        body = _BINARY_BODIES[name]
-        if out_dtype.kind in "iu":
-            if name not in _INT_BODIES:
-                raise NotImplementedError(f"{name} of integers on CUDA; use .cpu()")
-            body = _INT_BODIES[name]
-        return _apply(body, [x, y], out_dtype)
-    return forward
 
 
 def _flip_cuda(ctx, x, axis):
@@ -170,17 +137,13 @@ def _stdtr_cuda(ctx, x, df):
 
 def register() -> None:
     """Attach the forwards to the rows (called once by ``ops.npfuncs``)."""
-    for name, row in N.UNARY.items():
-        row.cuda_forward = _unary_cuda(name)
-    N.ROUND.cuda_forward = _round_cuda
-    for name, row in N.BINARY.items():
-        row.cuda_forward = _binary_cuda(name)
-    N.FLIP.cuda_forward = _flip_cuda
-    N.CUMSUM.cuda_forward = _scan_cuda(N.CUMSUM, False)
-    N.CUMPROD.cuda_forward = _scan_cuda(N.CUMPROD, True)
-    N.DIAG_EMBED.cuda_forward = _diag_cuda
-    N.PAD.cuda_forward = _pad_cuda
-    N.GAMMALN.cuda_forward = _special_cuda(N.GAMMALN, "gammaln_")
-    N.DIGAMMA.cuda_forward = _special_cuda(N.DIGAMMA, "digamma_")
-    N.POLYGAMMA.cuda_forward = _special_cuda(N.POLYGAMMA, "polygamma_")
-    N.STDTR.cuda_forward = _stdtr_cuda
+    npfuncs.ROUND.cuda_forward = _round_cuda
+    npfuncs.FLIP.cuda_forward = _flip_cuda
+    npfuncs.CUMSUM.cuda_forward = _scan_cuda(npfuncs.CUMSUM, False)
+    npfuncs.CUMPROD.cuda_forward = _scan_cuda(npfuncs.CUMPROD, True)
+    npfuncs.DIAG_EMBED.cuda_forward = _diag_cuda
+    npfuncs.PAD.cuda_forward = _pad_cuda
+    npfuncs.GAMMALN.cuda_forward = _special_cuda(npfuncs.GAMMALN, "gammaln_")
+    npfuncs.DIGAMMA.cuda_forward = _special_cuda(npfuncs.DIGAMMA, "digamma_")
+    npfuncs.POLYGAMMA.cuda_forward = _special_cuda(npfuncs.POLYGAMMA, "polygamma_")
+    npfuncs.STDTR.cuda_forward = _stdtr_cuda

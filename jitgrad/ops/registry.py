@@ -61,7 +61,8 @@ class OpDef:
     backward: object = None  # elementwise: {input: body}; composite: fn(ctx, *grads, **saved)
     attrs: tuple = ()
     elementwise: bool = True
-    dtype_rule: str = "promote"  # "promote" | "float" | "bool" (bool: not differentiable)
+    # "promote" | "float" | "bool" (bool: not differentiable) | fn(promoted dtype) -> dtype
+    dtype_rule: object = "promote"
     save: tuple = ()  # composite: names among inputs/"result" saved as tensors
     view: bool = False  # composite: output 0 is a view of input 0 (shares its version counter)
     n_outputs: int = 1

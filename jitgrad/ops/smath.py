@@ -15,7 +15,7 @@ import cmath
 import math
 
 import numpy as np
-from numba import types
+from numba import njit, types
 from numba.extending import overload
 
 from .. import _config
@@ -29,14 +29,18 @@ def _is_tensor(x) -> bool:
     return isinstance(x, dispatch.Tensor)
 
 
-#: (function, scalar implementation for the CUDA target): registered by ``register_cuda``
+#: (function, typer factory, scalar implementation or ``_cuda_only_impls`` name for the CUDA
+#: target): registered by ``register_cuda``
 _CUDA_IMPLS: list = []
 
 
-def _unary(name: str, scalar_impl, np_impl, fast=None, complex_impl=None):
+def _unary(name: str, scalar_impl, np_impl, fast=None, complex_impl=None, int_impl=None,
+           cuda_impl=None):
     """Build the dual-use function ``name`` and register its Numba overload: ``fast`` (a vmath
     function) in fast-math mode when given, else ``scalar_impl`` (libm); for a complex argument
-    ``complex_impl`` (cmath: vmath and the libm forms are real-only), when given."""
+    ``complex_impl`` (cmath: vmath and the libm forms are real-only), when given; for an integer
+    or bool argument ``int_impl``, when given (``floor`` of an int is the int itself). On CUDA
+    the libm form, or ``cuda_impl`` (a name in ``_cuda_only_impls``) where libm's is not there."""
     libm_impl = scalar_impl
     if fast is not None and _config.FAST_MATH:
         def scalar_impl(x):
@@ -53,14 +57,47 @@ def _unary(name: str, scalar_impl, np_impl, fast=None, complex_impl=None):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{name}`` of a number (in kernels) or of a Tensor (recorded)."
 
-    @overload(fn, inline="always")
-    def _ov(x):
-        if isinstance(x, types.Complex):
-            return complex_impl  # None (no implementation) for the real-only functions
-        return scalar_impl
+    def pick(impl):
+        def typer(x):
+            if isinstance(x, types.Complex):
+                return complex_impl  # None (no implementation) for the real-only functions
+            if int_impl is not None and isinstance(x, (types.Integer, types.Boolean)):
+                return int_impl
+            return impl
+        return typer
 
+    overload(fn, inline="always")(pick(scalar_impl))
     # on CUDA the libm forms compile to the device's own math library (libdevice)
-    _CUDA_IMPLS.append((fn, libm_impl))
+    _CUDA_IMPLS.append((fn, pick, cuda_impl or libm_impl))
+    return fn
+
+
+def _binary(name: str, scalar_impl, np_impl, int_impl=None, cuda_impl=None):
+    """The two-argument form of ``_unary``: ``int_impl`` when both arguments are integers or
+    bools, else ``scalar_impl`` (``cuda_impl`` on CUDA when given)."""
+    def fn(x, y):
+        if _is_tensor(x) or _is_tensor(y):
+            from . import dispatch
+
+            return dispatch.elementwise(OPS[name], x, y)
+        with np.errstate(all="ignore"):
+            return np_impl(x, y)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``{name}`` of two numbers (in kernels) or Tensors (recorded)."
+
+    def pick(impl):
+        def typer(x, y):
+            if isinstance(x, types.Complex) or isinstance(y, types.Complex):
+                return None
+            ints = (types.Integer, types.Boolean)
+            if int_impl is not None and isinstance(x, ints) and isinstance(y, ints):
+                return int_impl
+            return impl
+        return typer
+
+    overload(fn, inline="always")(pick(scalar_impl))
+    _CUDA_IMPLS.append((fn, pick, cuda_impl or scalar_impl))
     return fn
 
 
@@ -76,18 +113,28 @@ def register_cuda() -> None:
     from numba.cuda.extending import overload as cuda_overload
 
     impls, _CUDA_IMPLS[:] = list(_CUDA_IMPLS), []
-    for fn, impl in impls:
-        cuda_overload(fn, target="cuda", inline="always")(_typer1(impl))
+    cuda_only = _cuda_only_impls()
+    for fn, pick, impl in impls:
+        impl = cuda_only[impl] if isinstance(impl, str) else impl
+        cuda_overload(fn, target="cuda", inline="always")(pick(impl))
     cuda_overload(zero, target="cuda", inline="always")(_zero_ov)
     cuda_overload(where, target="cuda", inline="always")(_where_ov)
 
 
-def _typer1(impl):
-    """A Numba typing function for a one-argument scalar function (Numba checks that the
-    typing function's parameters match the implementation's)."""
-    def typer(x):
-        return impl
-    return typer
+def _cuda_only_impls() -> dict:
+    """Scalar forms for the CUDA target that Numba's CPU ``math`` lacks (built only when CUDA is
+    first used: they name ``numba.cuda``)."""
+    from numba import cuda
+
+    def cbrt_impl(x):
+        return cuda.cbrt(x)  # (the stub is typed as an attribute of cuda, not under an alias)
+
+    def fmod_impl(x, y):
+        if y == 0 or math.isinf(x) or x != x or y != y:  # C's fmod special values
+            return math.nan
+        return math.fmod(x, y)
+
+    return {"cbrt": cbrt_impl, "fmod": fmod_impl}
 
 
 def _sigmoid_scalar(x):
@@ -122,6 +169,151 @@ erf = _unary("erf", lambda x: math.erf(x), np.vectorize(math.erf, otypes=[float]
 sqrt = _unary("sqrt", lambda x: math.sqrt(x) if x >= 0 else math.nan, np.sqrt)
 sigmoid = _unary("sigmoid", _sigmoid_scalar, lambda x: 1.0 / (1.0 + np.exp(-x)), vmath.sigmoid)
 sign = _unary("sign", _sign_scalar, np.sign)
+
+
+# --- the NumPy-namespace functions (ops/elementwise_np.py): libm through Numba's ``math`` (no
+# vmath forms yet); the guards give NumPy's special values where a libm form would differ
+_BIG = 4503599627370496.0  # 2**52: every float64 (and float32) this large is an integer
+
+
+def _floor_scalar(x):
+    if not abs(x) < _BIG:  # nan, +-inf, huge: already integral (math.floor gives an int)
+        return x
+    return math.copysign(math.floor(x), x)  # copysign keeps -0.0
+
+
+def _ceil_scalar(x):
+    if not abs(x) < _BIG:
+        return x
+    return math.copysign(-math.floor(-x), x)
+
+
+def _trunc_scalar(x):
+    if not abs(x) < _BIG:
+        return x
+    return math.copysign(math.floor(abs(x)), x)
+
+
+def _rint_scalar(x):
+    # ties to even; x - floor(x) is exact, so the tie test is exact
+    if not abs(x) < _BIG:
+        return x
+    r = math.floor(x)
+    d = x - r
+    if d > 0.5 or (d == 0.5 and math.floor(r * 0.5) * 2.0 != r):
+        r = r + 1.0
+    return math.copysign(r, x)
+
+
+def _same(x):
+    return x
+
+
+@njit(inline="always")
+def _ceil_fast(x):
+    return -vmath.floor(-x)  # -0.0 on (-1, 0], as C's ceil
+
+
+def _asin_scalar(x):
+    if -1.0 <= x <= 1.0:
+        return math.asin(x)
+    return math.nan
+
+
+def _acos_scalar(x):
+    if -1.0 <= x <= 1.0:
+        return math.acos(x)
+    return math.nan
+
+
+def _acosh_scalar(x):
+    if x >= 1.0:
+        return math.acosh(x)
+    return math.nan
+
+
+def _atanh_scalar(x):
+    if -1.0 < x < 1.0:
+        return math.atanh(x)
+    if x == 1.0 or x == -1.0:
+        return x * math.inf
+    return math.nan
+
+
+def _log2_scalar(x):
+    if x > 0:
+        return math.log2(x)
+    if x == 0:
+        return -math.inf
+    return math.nan
+
+
+def _log10_scalar(x):
+    if x > 0:
+        return math.log10(x)
+    if x == 0:
+        return -math.inf
+    return math.nan
+
+
+def _exp2_scalar(x):
+    if x >= 1024.0:  # (not x < 1024: nan goes to exp2, which gives nan)
+        return math.inf
+    return math.exp2(x)
+
+
+def _fmod_int(x, y):
+    # C's truncated remainder (the sign of x); 0 for y == 0, as NumPy
+    if y == 0:
+        return y
+    r = x % y
+    if r != 0 and (r < 0) != (x < 0):
+        r = r - y
+    return r
+
+
+def _copysign_int(x, y):
+    return abs(x) if y >= 0 else -abs(x)
+
+
+floor = _unary("floor", _floor_scalar, np.floor, vmath.floor, int_impl=_same)
+ceil = _unary("ceil", _ceil_scalar, np.ceil, _ceil_fast, int_impl=_same)
+trunc = _unary("trunc", _trunc_scalar, np.trunc, vmath.trunc, int_impl=_same)
+rint = _unary("rint", _rint_scalar, np.rint, vmath.rint)
+arcsin = _unary("arcsin", _asin_scalar, np.arcsin)
+arccos = _unary("arccos", _acos_scalar, np.arccos)
+arctan = _unary("arctan", lambda x: math.atan(x), np.arctan)
+arcsinh = _unary("arcsinh", lambda x: math.asinh(x), np.arcsinh)
+arccosh = _unary("arccosh", _acosh_scalar, np.arccosh)
+arctanh = _unary("arctanh", _atanh_scalar, np.arctanh)
+exp2 = _unary("exp2", _exp2_scalar, np.exp2)
+log2 = _unary("log2", _log2_scalar, np.log2)
+log10 = _unary("log10", _log10_scalar, np.log10)
+cbrt = _unary("cbrt", lambda x: np.cbrt(x), np.cbrt, cuda_impl="cbrt")
+arctan2 = _binary("arctan2", lambda x, y: math.atan2(x, y), np.arctan2)  # (y, x) in NumPy terms
+hypot = _binary("hypot", lambda x, y: math.hypot(x, y), np.hypot)
+copysign = _binary("copysign", lambda x, y: math.copysign(x, y), np.copysign,
+                   int_impl=_copysign_int)
+fmod = _binary("fmod", lambda x, y: np.fmod(x, y), np.fmod, int_impl=_fmod_int, cuda_impl="fmod")
+
+
+_PI32 = np.float32(math.pi)
+
+
+def pi_times(x):
+    """``pi * x`` in ``x``'s precision (float32 stays float32, as NumPy's ``np.pi * x``; a
+    Python ``math.pi`` in a kernel would make float32 math float64)."""
+    return math.pi * x  # NumPy scalars and Tensors: the Python float is weak (NEP 50)
+
+
+def _pi_times_typer(x):
+    if isinstance(x, types.Float) and x.bitwidth == 32:
+        return lambda x: _PI32 * x
+    return lambda x: math.pi * x
+
+
+overload(pi_times, inline="always")(_pi_times_typer)
+_CUDA_IMPLS.append((pi_times, lambda impl: _pi_times_typer, None))
 
 
 def zero(g):

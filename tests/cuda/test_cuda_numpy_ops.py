@@ -1,7 +1,8 @@
 """``jitgrad.numpy`` / ``jitgrad.scipy.special`` on CUDA (simulated or real) against the CPU:
 the ``db_numpy`` cases through ``check_device_matches_cpu`` (forward values, dtypes and first
-gradients, float64 and float32), plus the special values of the ``ops.npfuncs`` rows' CUDA
-forwards (nan, inf, poles, -0.0, half-way rounding) against NumPy/SciPy."""
+gradients, float64 and float32), plus the special values of the ``ops.elementwise_np`` rows'
+scalar bodies and the ``ops.npfuncs`` rows' CUDA forwards (nan, inf, poles, -0.0, half-way
+rounding) against NumPy/SciPy."""
 import dataclasses
 import types
 
@@ -80,7 +81,7 @@ def test_numpy_case_float64(case):
     check_device_matches_cpu(_as_opinfo(case), DEV)
 
 
-#: the rows with CUDA forwards in ops/npfuncs_cuda.py, also checked in float32
+#: the elementwise_np rows and the npfuncs rows with CUDA forwards, also checked in float32
 NPFUNC_NAMES = {"arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "exp2", "log2",
                 "log10", "cbrt", "sinc", "floor", "ceil", "trunc", "rint", "arctan2", "hypot",
                 "logaddexp", "logaddexp2", "remainder", "fmod", "copysign", "flip", "fliplr",

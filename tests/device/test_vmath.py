@@ -310,6 +310,26 @@ def test_scalar_calls_from_python_and_njit():
     assert p == 1.0 and e3 == pytest.approx(np.exp(3.0), rel=1e-16)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rounding_intrinsics_are_numpys(dtype):
+    """floor, trunc and rint (llvm intrinsics, used by ops.smath in kernels) equal NumPy's
+    bitwise: ties to even, -0.0, +-inf, nan and huge values kept."""
+    from numba import njit
+
+    @njit
+    def rounded(x, out):
+        for i in range(x.size):
+            out[0, i], out[1, i], out[2, i] = V.floor(x[i]), V.trunc(x[i]), V.rint(x[i])
+
+    x = np.array([-3.5, -2.5, -1.5, -0.5, -0.49999997, -0.0, 0.0, 0.3, 0.5, 0.7, 1.5, 2.5,
+                  4503599627370495.5, 2.0 ** 60, -np.inf, np.inf, np.nan], dtype)
+    out = np.empty((3, x.size), dtype)
+    rounded(x, out)
+    for got, want in zip(out, (np.floor(x), np.trunc(x), np.rint(x))):
+        np.testing.assert_array_equal(got, want)
+        assert (np.signbit(got) == np.signbit(want)).all()
+
+
 # ----------------------------------------------------------------------------- vectorisation
 
 def _host_has_avx2():

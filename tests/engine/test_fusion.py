@@ -280,3 +280,24 @@ def test_region_that_cannot_be_built_runs_node_by_node(fused, monkeypatch):
     (jg.sin(x) * 2.0).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2.0 * np.cos(x.detach().numpy()), rtol=1e-15)
     assert not fused
+
+
+def test_numpy_namespace_rows_fuse(fused, monkeypatch):
+    """arcsin, hypot and floor (ops/elementwise_np.py) are elementwise rows: their nodes join a
+    region like sin's, floor's zero gradient included, and match node by node and finite
+    differences."""
+    import jitgrad.numpy as jnp
+
+    def f(x, y):
+        return jnp.hypot(jnp.arcsin(x * 0.5), y) + jnp.floor(x) * y
+
+    x, y = RNG.uniform(-1.5, 1.5, 40), RNG.uniform(0.5, 2.0, 40)
+    ref = grads(f, [x, y], False, monkeypatch, weighted_sum)
+    assert not fused
+    got = grads(f, [x, y], True, monkeypatch, weighted_sum)
+    assert fused == [7]  # mul, arcsin, hypot, floor, mul, add and the weighting: one region
+    for r, g in zip(ref, got):
+        np.testing.assert_allclose(g, r, rtol=1e-13, atol=1e-15)
+    xt, yt = (jg.tensor(a[:6], requires_grad=True) for a in (x, y))
+    monkeypatch.setattr(_config, "FUSION", True)
+    assert gradcheck(f, (xt, yt))
