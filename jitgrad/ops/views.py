@@ -125,8 +125,6 @@ def _move_retain_grad(t, node, output_nr=0) -> None:
             node._set_retain_grad_hook(output_nr, fn)
 
 
-dispatch.refresh_view = refresh_view
-
 
 # --- CopySlices -----------------------------------------------------------------------------
 class CopySlices(Node):
