@@ -13,7 +13,7 @@ base's. Finally the node is recorded:
   history);
 * on a view, the *base* gets ``CopySlices(node)`` (``ops/views.py``) and every view of the base
   regenerates its ``grad_fn`` (``AsStridedBackward0``) when next used, found by the version
-  counter (Note [view tracking] in ``dispatch.py``).
+  counter (Note [view tracking] in ``recording.py``).
 
 Nodes that saved a value overwritten here see the version bump and raise PyTorch's "modified
 by an inplace operation" error when backward unpacks it (Note [saved tensor versions]).

@@ -47,10 +47,11 @@ def broadcast_shapes(op: str, *shapes) -> tuple:
             if len(set(sizes)) > 1:  # a, b: the first two differing sizes, in operand order
                 a = sizes[0]
                 b = next(n for n in sizes if n != a)
+                listed = " and ".join(str(tuple(s)) for s in shapes)
                 raise RuntimeError(
                     f"{op}: the size of tensor a ({a}) must match the size of tensor b ({b}) at "
-                    f"non-singleton dimension {d}; shapes {' and '.join(str(tuple(s)) for s in shapes)} "
-                    "cannot be broadcast together") from None
+                    f"non-singleton dimension {d}; shapes {listed} cannot be broadcast together"
+                ) from None
         raise
 
 
