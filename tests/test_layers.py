@@ -200,12 +200,13 @@ def test_ops_hears_from_above_only_through_upper():
 
 def test_upper_registrations_reach_dispatch():
     """Claim 6 at run time: the registered Tensor class and transform hook are what ops reads
-    through ``upper`` and through ``dispatch``'s re-exports."""
+    through ``upper`` and through every module that binds them (``upper.bind``)."""
     import jitgrad
     from jitgrad.autograd import forward_ad
-    from jitgrad.ops import dispatch, upper
+    from jitgrad.ops import allocation, dispatch, operands, recording, upper, writes
 
-    assert upper.Tensor is jitgrad.Tensor and dispatch.Tensor is jitgrad.Tensor
+    for module in (upper, dispatch, operands, recording, writes, allocation):
+        assert module.Tensor is jitgrad.Tensor, module.__name__
     assert upper.transform_hook is None and dispatch.transform_hook is None
     x = jitgrad.tensor([1.0, 2.0])
     with forward_ad.dual_level():

@@ -17,7 +17,7 @@ Note [transform hooks]: while vmap runs, a forward-AD dual level is open, anomal
 checkpoint collects its inputs, every registry op goes through ``transform_hook(run, op, args,
 attrs)`` (installed by ``autograd/forward_ad.py`` with ``upper.set_transform_hook``), which may
 run the op batched, attach tangents to its outputs or note where its node was made; ``run`` is
-the op itself. None otherwise, so plain ops pay one module attribute read for it.
+the op itself. None otherwise, so plain ops pay one global lookup.
 """
 from __future__ import annotations
 
@@ -34,11 +34,15 @@ from .operands import (broadcast_shapes, check_complex_ok, complex_error, operan
                        plain_float_args, prepare, result_shape, tensor_operand)
 from .recording import (CompositeCtx, gradient_edge, needs_grad, record_composite,
                         record_elementwise, refresh_view, save_plan, track_view)
-from .upper import Tensor, transform_hook  # kept current by ops/upper.py's setters
 from .upper import register_tensor_type as set_tensor_type
 from .writes import (OVERLAP_WRITE_MSG, add_into, check_cast, check_out_device,
                      check_out_tensor, check_writable, compute_into, prepare_out,
                      scalar_type_name, write_out)
+
+# the registered class and hook, kept current by ops/upper.py (Note [upper registrations]): plain
+# globals for the hot path, and read as ``dispatch.Tensor`` / ``dispatch.transform_hook`` elsewhere
+Tensor = transform_hook = None
+upper.bind(globals(), "Tensor", "transform_hook")
 
 # the names call sites used before the split, under their new public names
 _Ctx = CompositeCtx
@@ -62,9 +66,8 @@ def elementwise(op, *args, out=None, **attrs):
     shape differs)."""
     if out is not None:
         return _elementwise_out(op, args, attrs, out)
-    hook = upper.transform_hook
-    if hook is not None:  # Note [transform hooks]
-        return hook(_elementwise, op, args, attrs)
+    if transform_hook is not None:  # Note [transform hooks]
+        return transform_hook(_elementwise, op, args, attrs)
     return _elementwise(op, *args, **attrs)
 
 
@@ -86,7 +89,7 @@ def _elementwise(op, *args, **attrs):
     else:
         data = cpu.elementwise(op.forward, values + attr_values, shape, out_dt.np, dt.np,
                                ufunc=op.cpu_ufunc)
-    out = upper.Tensor._make(data)
+    out = Tensor._make(data)
     if not (op.differentiable and out_dt.is_differentiable and is_grad_enabled()):
         return out
     needs = needs_grad(operands)
@@ -98,11 +101,10 @@ def _elementwise(op, *args, **attrs):
 
 def run_body(body, args, dtype):
     """Run a scalar body as one fused kernel over Tensors/scalars (no graph recorded)."""
-    tensor_type = upper.Tensor
-    values = [a._data if isinstance(a, tensor_type) else a for a in args]
+    values = [a._data if isinstance(a, Tensor) else a for a in args]
     shape = result_shape(body.__name__, values)
     backend = backend_for(values, body.__name__.strip("_"))
-    return tensor_type._make(backend.elementwise(body, values, shape, dtype.np, dtype.np))
+    return Tensor._make(backend.elementwise(body, values, shape, dtype.np, dtype.np))
 
 
 def composite(op, *args, out=None, **attrs):
@@ -111,9 +113,8 @@ def composite(op, *args, out=None, **attrs):
     ``out``: as for ``elementwise`` (single-output, non-view ops)."""
     if out is not None:
         return _composite_out(op, args, attrs, out)
-    hook = upper.transform_hook
-    if hook is not None:  # Note [transform hooks]
-        return hook(_composite, op, args, attrs)
+    if transform_hook is not None:  # Note [transform hooks]
+        return transform_hook(_composite, op, args, attrs)
     return _composite(op, *args, **attrs)
 
 
@@ -126,7 +127,7 @@ def _composite(op, *args, **attrs):
         return _composite_cuda(op, operands, arrays, ctx, attrs)
     result = op.forward(ctx, *arrays, **attrs)
     results = result if isinstance(result, tuple) else (result,)
-    make = upper.Tensor._make
+    make = Tensor._make
     outs = [make(r if type(r) is np.ndarray or devices.is_cuda_array(r) else np.asarray(r))
             for r in results]  # to_device makes CUDA arrays
     return record_composite(op, operands, arrays, ctx, attrs, outs)
@@ -140,7 +141,7 @@ def _composite_cuda(op, operands, arrays, ctx, attrs):
             "result back with .to(device)")
     result = op.cuda_forward(ctx, *arrays, **attrs)
     results = result if isinstance(result, tuple) else (result,)
-    make = upper.Tensor._make
+    make = Tensor._make
     return record_composite(op, operands, arrays, ctx, attrs, [make(r) for r in results])
 
 

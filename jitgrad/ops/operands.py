@@ -11,19 +11,21 @@ import numpy as np
 from .. import dtypes
 from . import devices, upper
 
+Tensor = None  # the registered class: ops/upper.py keeps it current (Note [upper registrations])
+upper.bind(globals(), "Tensor")
+
 
 def operand(x, op: str):
     """A Tensor, or a Python scalar kept weak for promotion (NumPy's NEP 50 rules)."""
-    tensor_type = upper.Tensor
-    if isinstance(x, tensor_type) or type(x) in (bool, int, float, complex):
+    if isinstance(x, Tensor) or type(x) in (bool, int, float, complex):
         return x
     if isinstance(x, (np.ndarray, np.generic)):  # before the loop: np.float64 subclasses float
-        return tensor_type._make(np.asarray(x))  # but NumPy scalars are strongly typed (NEP 50)
+        return Tensor._make(np.asarray(x))  # but NumPy scalars are strongly typed (NEP 50)
     for kind in (bool, int, float, complex):  # subclasses of Python numbers become plain
         if isinstance(x, kind):
             return kind(x)
     if isinstance(x, (list, tuple)):
-        return tensor_type._make(np.asarray(x))
+        return Tensor._make(np.asarray(x))
     raise TypeError(f"{op}(): unsupported operand type {type(x).__name__}; expected a Tensor, "
                     "a NumPy array or a Python number")
 
@@ -31,8 +33,7 @@ def operand(x, op: str):
 def tensor_operand(x, op: str):
     """``operand`` for ops whose inputs must be Tensors: a Python number becomes a 0-d one."""
     x = operand(x, op)
-    tensor_type = upper.Tensor
-    return x if isinstance(x, tensor_type) else tensor_type._make(np.asarray(x))
+    return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
 
 
 def broadcast_shapes(op: str, *shapes) -> tuple:
@@ -96,8 +97,7 @@ def prepare(op, args, attrs):
     """Operands, their values, attribute values, compute and result dtypes and the broadcast
     shape of an elementwise call (any operands: the general path)."""
     operands = [operand(a, op.name) for a in args]
-    tensor_type = upper.Tensor
-    values = [o._data if isinstance(o, tensor_type) else o for o in operands]
+    values = [o._data if isinstance(o, Tensor) else o for o in operands]
     attr_values = [attrs[a] for a in op.attrs]
     dt = dtypes.result_type(*values, *(a for a in attr_values if a is not None))
     if op.dtype_rule == "float":
@@ -114,11 +114,10 @@ def plain_float_args(args):
     """The common case of an elementwise call, or None: CPU Tensors (not subclasses) of one
     float32/float64 dtype and one shape, with Python int/float scalars (weak: they take the
     tensors' dtype). Returns ``(values, dtype, shape)`` without the general path's checks."""
-    tensor_type = upper.Tensor
     first = None
     for a in args:
         kind = type(a)
-        if kind is tensor_type:
+        if kind is Tensor:
             data = a._data
             if type(data) is not np.ndarray:
                 return None
@@ -130,5 +129,5 @@ def plain_float_args(args):
             return None
     if first is None or first.dtype.kind != "f" or first.dtype.itemsize < 4:
         return None
-    return ([a._data if type(a) is tensor_type else a for a in args],
+    return ([a._data if type(a) is Tensor else a for a in args],
             dtypes.to_dtype(first.dtype), first.shape)

@@ -18,6 +18,9 @@ from ..autograd.node import SavedTensor
 from . import upper
 from .devices import shares_memory
 
+Tensor = None  # the registered class: ops/upper.py keeps it current (Note [upper registrations])
+upper.bind(globals(), "Tensor")
+
 
 def refresh_view(view) -> None:
     """Regenerate a stale view's ``grad_fn`` (Note [view tracking]; ``ops/views.py``, imported
@@ -54,8 +57,7 @@ def connect(node, operands, needs, dtype=None) -> None:
 
 def needs_grad(operands) -> tuple:
     """``needs_input_grad`` of a node over ``operands``: which are Tensors requiring grad."""
-    tensor_type = upper.Tensor
-    return tuple(isinstance(o, tensor_type) and o._requires_grad for o in operands)
+    return tuple(isinstance(o, Tensor) and o._requires_grad for o in operands)
 
 
 def save_plan(op, needs: tuple) -> tuple:
@@ -81,7 +83,6 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
     node._output_meta = [(shape, out_dt)]
     out._grad_fn, out._requires_grad = node, True
     saved = node._saved
-    tensor_type = upper.Tensor
     for name, source in save_plan(op, needs):
         if source == "attr":
             saved[name] = attrs[name]
@@ -89,7 +90,7 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
             saved[name] = SavedTensor(out, is_output=True)
         else:
             v = operands[source]
-            saved[name] = SavedTensor(v) if isinstance(v, tensor_type) else v
+            saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
 
 
 class CompositeCtx:

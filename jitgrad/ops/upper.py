@@ -13,41 +13,44 @@ ops what it needs once, through the functions here, and nothing else writes thes
   (``has_levels()``, ``inplace_update(target, result)``, ``copy_tangents(src, dst)``), which
   ``ops/inplace.py`` uses instead of importing ``autograd/forward_ad.py``.
 
-Readers read them as module attributes at call time (``upper.Tensor``, ``upper.transform_hook``):
-one module attribute read, as cheap as the global read ops paid before. ``ops.dispatch``
-re-exports ``Tensor`` and ``transform_hook`` for the call sites written before this module
-(``dispatch.Tensor``, ``dispatch.transform_hook``); the setters here keep that copy current,
-and are the only code that writes either copy.
+Readers read them as module attributes at call time (``upper.inplace_tangents``), or, on a hot
+path, as globals of their own module, which they ask this module to keep current with ``bind``
+(``Tensor = None`` then ``upper.bind(globals(), "Tensor")``): a plain global read, as cheap as
+before these registrations existed. The setters here are the only writers of the values and of
+every bound copy; ``ops.dispatch`` binds ``Tensor`` and ``transform_hook``, so call sites read
+``dispatch.Tensor`` and ``dispatch.transform_hook`` as well.
 """
 from __future__ import annotations
-
-import sys
 
 Tensor = None
 transform_hook = None
 inplace_tangents = None
 
-_REEXPORTED_BY = "jitgrad.ops.dispatch"  # re-exports Tensor and transform_hook (see above)
+_bound: dict[str, list] = {"Tensor": [], "transform_hook": [], "inplace_tangents": []}
 
 
-def _reexport(name: str, value) -> None:
-    module = sys.modules.get(_REEXPORTED_BY)  # None before its import, which then reads the
-    if module is not None:                    # current values itself
-        setattr(module, name, value)
+def bind(namespace: dict, *names: str) -> None:
+    """Keep ``namespace[name]`` (a module's ``globals()``) equal to each registration ``name``,
+    now and after every change, so a hot path reads it as a plain global."""
+    for name in names:
+        _bound[name].append(namespace)
+        namespace[name] = globals()[name]
+
+
+def _set(name: str, value) -> None:
+    globals()[name] = value
+    for namespace in _bound[name]:
+        namespace[name] = value
 
 
 def register_tensor_type(cls) -> None:
     """Make ``cls`` the class ops builds its results with (``jitgrad/tensor.py``, once)."""
-    global Tensor
-    Tensor = cls
-    _reexport("Tensor", cls)
+    _set("Tensor", cls)
 
 
 def set_transform_hook(hook, tangents=None) -> None:
     """Route every registry op through ``hook(run, op, args, attrs)`` (Note [transform hooks]),
     or stop doing so (``hook=None``); ``tangents``: forward AD's in-place interface
     (``inplace_tangents`` above), None when no dual level can be open."""
-    global transform_hook, inplace_tangents
-    transform_hook = hook
-    inplace_tangents = tangents if hook is not None else None
-    _reexport("transform_hook", hook)
+    _set("transform_hook", hook)
+    _set("inplace_tangents", tangents if hook is not None else None)

@@ -17,6 +17,9 @@ from .devices import MIXED_DEVICES_MSG, device_of, on_cuda, shares_memory
 from .operands import complex_error
 from .recording import needs_grad
 
+Tensor = None  # the registered class: ops/upper.py keeps it current (Note [upper registrations])
+upper.bind(globals(), "Tensor")
+
 _SCALAR_TYPE = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
                 "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 OVERLAP_WRITE_MSG = (
@@ -125,7 +128,7 @@ def check_out_device(out, result_device: str) -> None:
 
 def check_out_tensor(name: str, out, operands) -> None:
     """``out=`` is a Tensor, and neither it nor an operand needs grad (out= is not recorded)."""
-    if not isinstance(out, upper.Tensor):
+    if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if is_grad_enabled() and (out._requires_grad or any(needs_grad(operands))):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
