@@ -9,10 +9,10 @@ skips the NaN check; ``check_inf=True`` (an extension) also rejects infinities.
 
 Hook points (Note [transform hooks]): the forward record comes from the dispatch hook in
 ``forward_ad``, which registers the switch for it here (``set_forward_record_installer``: this
-graph-level module imports nothing above it, tests/test_layers.py); the backward check runs in ``check_backward_outputs(node, grads)``, which the
-engine calls after each node's ``apply``. For engines without that call, nodes recorded in
-anomaly mode get the check wrapped around their ``apply`` (so ``with detect_anomaly():``
-around both forward and backward works either way).
+graph-level module imports nothing above it, tests/test_layers.py); the backward check runs in
+``check_backward_outputs(node, grads)``, which the engine calls after each node's ``apply``.
+For engines without that call, nodes recorded in anomaly mode get the check wrapped around their
+``apply`` (so ``with detect_anomaly():`` around both forward and backward works either way).
 """
 from __future__ import annotations
 
