@@ -622,7 +622,8 @@ Tensor.view_as = lambda self, other: shape.view(self, other.shape)
 Tensor.reshape_as = lambda self, other: shape.reshape(self, other.shape)
 
 from .ops import inplace as _inplace  # noqa: E402  (methods added after the class exists)
+from .ops import upper  # noqa: E402
 
 _inplace.install(Tensor)
-dispatch.set_tensor_type(Tensor)
+upper.register_tensor_type(Tensor)  # Note [upper registrations] (ops/upper.py)
 complex_ops.install(Tensor)  # .real .imag .conj() .angle(); the complex_ok rows

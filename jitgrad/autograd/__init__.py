@@ -1,4 +1,17 @@
-"""The graph layer: nodes, saved tensors, grad mode, custom Functions, backward/grad."""
+"""Autograd: two layers in one package (docs/design.md "Layers", tests/test_layers.py).
+
+Graph primitives, BELOW ops and the engine: ``node`` (Node, AccumulateGrad, SavedTensor),
+``grad_mode`` (no_grad...), ``version`` (version counters), ``anomaly`` (anomaly mode). They
+import only each other and the device layer, never ops, the engine, tensor or the user API
+(next paragraph), at any level; ops and the engine import only these.
+
+User API, ABOVE ops: ``api`` (backward, grad), ``function`` (custom Functions), ``gradcheck``,
+``forward_ad``. They import ops only inside functions (ops imports this package, so a
+module-level import would be a cycle) and reach the Tensor type through ops. What ops needs from
+them is handed over by registration: forward AD installs its transform hook with
+``ops.upper.set_transform_hook``; anomaly mode's forward record goes through that hook, whose
+switch ``forward_ad`` registers with ``anomaly.set_forward_record_installer``.
+"""
 from .api import backward, grad
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled

@@ -8,10 +8,11 @@ node's backward is preceded by a warning showing the forward traceback. ``check_
 skips the NaN check; ``check_inf=True`` (an extension) also rejects infinities.
 
 Hook points (Note [transform hooks]): the forward record comes from the dispatch hook in
-``forward_ad``; the backward check runs in ``check_backward_outputs(node, grads)``, which the
-engine calls after each node's ``apply``. For engines without that call, nodes recorded in
-anomaly mode get the check wrapped around their ``apply`` (so ``with detect_anomaly():``
-around both forward and backward works either way).
+``forward_ad``, which registers the switch for it here (``set_forward_record_installer``: this
+graph-level module imports nothing above it, tests/test_layers.py); the backward check runs in
+``check_backward_outputs(node, grads)``, which the engine calls after each node's ``apply``.
+For engines without that call, nodes recorded in anomaly mode get the check wrapped around their
+``apply`` (so ``with detect_anomaly():`` around both forward and backward works either way).
 """
 from __future__ import annotations
 
@@ -20,8 +21,6 @@ import traceback
 import warnings
 
 import numpy as np
-
-from . import forward_ad
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "check_backward_outputs"]
@@ -35,6 +34,17 @@ class _State:
 
 _state = _State()
 _lock = threading.Lock()
+# install(record or None): puts ``_record`` on every op's path while anomaly mode is on
+_install_forward_record = None
+
+
+def set_forward_record_installer(install) -> None:
+    """Register ``install(record)`` / ``install(None)``, called whenever anomaly mode turns on
+    or off (``autograd/forward_ad.py`` registers its transform-hook switch at import)."""
+    global _install_forward_record
+    _install_forward_record = install
+    if _state.enabled:
+        install(_record)
 
 
 def is_anomaly_enabled() -> bool:
@@ -50,7 +60,8 @@ def _set(enabled, check_nan, check_inf) -> None:
     _state.enabled = bool(enabled)
     _state.check_nan = bool(check_nan)
     _state.check_inf = bool(check_inf)
-    forward_ad._set_anomaly_record(_record if enabled else None)
+    if _install_forward_record is not None:
+        _install_forward_record(_record if enabled else None)
 
 
 class detect_anomaly:

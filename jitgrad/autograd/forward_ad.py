@@ -37,6 +37,9 @@ import contextlib
 import threading
 import weakref
 from collections import namedtuple
+from types import SimpleNamespace
+
+from . import anomaly
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]
@@ -145,10 +148,14 @@ def _ops():
 
 
 def _refresh() -> None:
-    """Install the dispatch hook while any transform needs it, remove it otherwise."""
+    """Install the dispatch hook while any transform needs it, remove it otherwise (Note
+    [upper registrations] in ops/upper.py)."""
     active = (_batch_runner is not None or _levels or _anomaly_record is not None
               or _n_local_users[0])
-    _ops().transform_hook = _interpose if active else None
+    _ops()  # _interpose and _propagate read _dispatch
+    from ..ops import upper
+
+    upper.set_transform_hook(_interpose if active else None, _INPLACE_TANGENTS)
 
 
 def _interpose(run, op, args, attrs):
@@ -455,3 +462,10 @@ def _inplace_update(target, result) -> None:
         t = lvl.get(result)
         if t is not None:
             lvl.set(target, t)
+
+
+# forward AD's interface for in-place writes, handed to ops with the transform hook: ops/inplace.py
+# moves tangents through it without importing this module (Note [upper registrations])
+_INPLACE_TANGENTS = SimpleNamespace(has_levels=_has_levels, inplace_update=_inplace_update,
+                                    copy_tangents=_copy_tangents)
+anomaly.set_forward_record_installer(_set_anomaly_record)  # anomaly mode's forward record

@@ -18,7 +18,7 @@ import weakref
 
 import numpy as np
 
-from ..device.pool import _Lease
+from ..device.pool import Lease
 
 _sequence = itertools.count()
 _hook_ids = itertools.count()
@@ -273,7 +273,7 @@ def sole_owner(t, known: int) -> bool:
     base = a.base
     if base is None:
         return a.flags.owndata
-    return type(base) is _Lease and _refs(base) <= 2  # a.base and base
+    return type(base) is Lease and _refs(base) <= 2  # a.base and base
 
 
 class AccumulateGrad(Node):

@@ -7,7 +7,7 @@ temporaries per call: ~25% of its time was page faults. The pool keeps freed blo
 them out again, so a steady-state training loop touches no fresh pages.
 
 How: a block is a NumPy byte array owned by the pool. ``empty`` wraps a block in a small
-``_Lease`` object exposing ``__array_interface__`` and returns ``np.asarray(lease)``. NumPy keeps
+``Lease`` object exposing ``__array_interface__`` and returns ``np.asarray(lease)``. NumPy keeps
 the lease as the array's ``base`` (it never collapses a base chain through a non-ndarray), so
 every view of the array keeps the lease alive, and the lease's ``__del__`` runs only when the
 last array or view using the memory is gone: then the block goes back to its free list.
@@ -56,8 +56,9 @@ def size_class(nbytes: int) -> int:
     return (nbytes + step - 1) // step * step
 
 
-class _Lease:
-    """Owner of one pooled block while any array uses it (see the module docstring)."""
+class Lease:
+    """Owner of one pooled block while any array uses it (see the module docstring); the base
+    of every pooled array, which is how ``autograd.node.sole_owner`` recognises one."""
 
     __slots__ = ("__array_interface__", "block", "pool")
 
@@ -90,7 +91,7 @@ class BufferPool:
         if nbytes < self.min_bytes or not self.enabled or dtype.hasobject:
             return np.empty(shape, dtype)  # small arrays: the common case, decided first
         block = self._take(size_class(nbytes))
-        lease = _Lease()
+        lease = Lease()
         lease.block = block
         lease.pool = self
         lease.__array_interface__ = {"shape": shape, "typestr": dtype.str, "version": 3,

@@ -13,7 +13,7 @@ base's. Finally the node is recorded:
   history);
 * on a view, the *base* gets ``CopySlices(node)`` (``ops/views.py``) and every view of the base
   regenerates its ``grad_fn`` (``AsStridedBackward0``) when next used, found by the version
-  counter (Note [view tracking] in ``dispatch.py``).
+  counter (Note [view tracking] in ``recording.py``).
 
 Nodes that saved a value overwritten here see the version bump and raise PyTorch's "modified
 by an inplace operation" error when backward unpacks it (Note [saved tensor versions]).
@@ -29,7 +29,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.node import SavedTensor
-from . import binary, dispatch, indexing, scatter, views
+from . import binary, dispatch, indexing, scatter, upper, views
 from .registry import LINEAR, def_composite, surface
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -186,11 +186,9 @@ def elementwise_(self, name, op, others=(), attrs=None):
     operands = [self, *(dispatch.operand(o, name) for o in others)]
     values = [o._data if isinstance(o, T) else o for o in operands]
     attr_values = [attrs[a] for a in op.attrs]
-    dt = dtypes.result_type(*values, *(a for a in attr_values if a is not None))
-    if op.dtype_rule == "float":
-        dt = dtypes.float_type_for(dt)
+    dt = dispatch.compute_dtype(op, values, attr_values)
     dispatch.check_cast(dt.np, self._data.dtype)
-    _check_shape(name, self, dispatch._result_shape(name, values))
+    _check_shape(name, self, dispatch.result_shape(name, values))
     dispatch.check_writable(self)
     needs = _needs(self, operands, op.differentiable)
     if needs is None:
@@ -198,7 +196,7 @@ def elementwise_(self, name, op, others=(), attrs=None):
         self._version_counter.bump()
         return self
     node = _new_node(op, operands, needs, attrs, self)
-    plan = dispatch._save_plan(op, needs)
+    plan = dispatch.save_plan(op, needs)
     saved = node._saved
     for pname, src in plan:
         if src == "attr":
@@ -246,7 +244,7 @@ def apply_inplace(self, name, compute, *others):
     if self._requires_grad:
         old._grad_fn, old._output_nr = dispatch.gradient_edge(self)
     if fwd:
-        fwd._copy_tangents(self, old)
+        fwd.copy_tangents(self, old)
     result = compute(old)
     _check_result(name, self, result)
     with no_grad():
@@ -268,15 +266,10 @@ def _check_result(name, self, result) -> None:
 
 
 def _forward_ad():
-    """The forward-AD module while a transform hook is active (tangents must follow in-place
-    writes), else None."""
-    if dispatch.transform_hook is None:
-        return None
-    try:
-        from ..autograd import forward_ad
-    except ImportError:  # pragma: no cover - a build without forward AD
-        return None
-    return forward_ad if forward_ad._has_levels() else None
+    """Forward AD's in-place interface while a dual level is open (tangents must follow
+    in-place writes), else None: registered with the transform hook (ops/upper.py)."""
+    tangents = upper.inplace_tangents
+    return tangents if tangents is not None and tangents.has_levels() else None
 
 
 def _root_after(self, result):
@@ -293,9 +286,9 @@ def _take_tangents(fwd, self, result, root_new) -> None:
     """After the write: ``self`` (and its base) carry the tangents of what was written."""
     if fwd is None:
         return
-    fwd._inplace_update(self, result)
+    fwd.inplace_update(self, result)
     if root_new is not None:
-        fwd._inplace_update(self._base, root_new)
+        fwd.inplace_update(self._base, root_new)
 
 
 # --- index/fill in-place ops -------------------------------------------------------------------
@@ -314,14 +307,14 @@ def composite_(self, name, op, others=(), attrs=None):
     dispatch.on_cuda(arrays, name, operands)  # one device; a 0-d CPU operand is uploaded
     arrays = arrays[1:]
     if needs is None:
-        write(dispatch._Ctx(), self._data, *arrays, **attrs)
+        write(dispatch.CompositeCtx(), self._data, *arrays, **attrs)
         self._version_counter.bump()
         return self
     node = _new_node(op, operands, needs, None, self)
     for pname in op.save:
         if pname != "result":
             node._saved[pname] = SavedTensor(operands[op.inputs.index(pname)])
-    ctx = dispatch._Ctx()
+    ctx = dispatch.CompositeCtx()
     write(ctx, self._data, *arrays, **attrs)
     self._version_counter.bump()
     node._attrs = {**attrs, **vars(ctx)}
@@ -467,7 +460,7 @@ def clamp_(self, min=None, max=None):  # noqa: A002 - PyTorch's argument names
                 b = dispatch.operand(bound, "clamp_")
                 values = [self._data, b._data if isinstance(b, T) else b]
                 dispatch.check_cast(dtypes.result_type(*values).np, self._data.dtype)
-                _check_shape("clamp_", self, dispatch._result_shape("clamp_", values))
+                _check_shape("clamp_", self, dispatch.result_shape("clamp_", values))
         if min is not None:
             elementwise_(self, "clamp_", binary.MAXIMUM, (min,))
         if max is not None:

@@ -1,6 +1,6 @@
 """View tracking for autograd: where a view sits in its base, the ``grad_fn`` a view gets when
 its base's history changes (``AsStridedBackward0``), and ``CopySlices``, the node an in-place op
-on a view gives the base (PyTorch's design, Note [view tracking] in ``dispatch.py``).
+on a view gives the base (PyTorch's design, Note [view tracking] in ``recording.py``).
 
 Geometry: a view is located in its root by byte offsets, so any chain of view ops (slices with
 negative steps, transposes, diagonals, expands) reduces to one map ``flat_index`` from the
@@ -119,8 +119,6 @@ def _move_retain_grad(t, node, output_nr=0) -> None:
         if fn is not None:
             node._set_retain_grad_hook(output_nr, fn)
 
-
-dispatch.refresh_view = refresh_view
 
 
 # --- CopySlices -----------------------------------------------------------------------------

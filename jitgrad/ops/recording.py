@@ -1,0 +1,142 @@
+"""Recording: the autograd node an op makes, its edges and what it saves for backward.
+
+Note [view tracking]: a view op (``def_composite(..., view=True)``) whose NumPy result shares
+memory with its input makes a view: ``_base`` is the root tensor (never itself a view), the
+version counter is shared, the view joins ``root._views`` (a WeakSet) and remembers the version
+at which its ``grad_fn`` was made (``_view_version``) and whether grad mode was off
+(``_view_nograd``). An in-place op recorded on the root or on any of its views rebases the
+root's history (``ops/inplace.py``); a view's ``grad_fn`` is then stale, which
+``gradient_edge`` notices by the version and fixes by asking ``ops/views.py`` for a fresh
+``AsStridedBackward0`` over the root's current history (PyTorch regenerates it the same way).
+"""
+from __future__ import annotations
+
+import weakref
+
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.node import SavedTensor
+from . import upper
+from .devices import shares_memory
+
+Tensor = None  # the registered class: ops/upper.py keeps it current (Note [upper registrations])
+upper.bind(globals(), "Tensor")
+
+
+def refresh_view(view) -> None:
+    """Regenerate a stale view's ``grad_fn`` (Note [view tracking]; ``ops/views.py``, imported
+    on this rare path because it builds on this module)."""
+    from . import views
+
+    views.refresh_view(view)
+
+
+def gradient_edge(t) -> tuple:
+    """The ``(node, input_nr)`` a gradient for ``t`` flows into (Note [view tracking])."""
+    if t._base is not None and t._view_version != t._version_counter.value:
+        refresh_view(t)
+    if t._grad_fn is not None:
+        return (t._grad_fn, t._output_nr)
+    if t._requires_grad:
+        return (t._grad_accumulator(), 0)
+    return (None, 0)
+
+
+def connect(node, operands, needs, dtype=None) -> None:
+    """Edges and input metadata of ``node`` (``dtype``: every Tensor operand's, when known)."""
+    node.needs_input_grad = needs
+    edges, meta = [], []
+    for o, need in zip(operands, needs):
+        if need:
+            edges.append(gradient_edge(o))
+            meta.append((o._data.shape, dtype or o.dtype))
+        else:
+            edges.append((None, 0))
+            meta.append(None)
+    node._next_edges, node._next_meta = tuple(edges), tuple(meta)
+
+
+def needs_grad(operands) -> tuple:
+    """``needs_input_grad`` of a node over ``operands``: which are Tensors requiring grad."""
+    return tuple(isinstance(o, Tensor) and o._requires_grad for o in operands)
+
+
+def save_plan(op, needs: tuple) -> tuple:
+    """``(name, source)`` pairs an elementwise node saves for these ``needs_input_grad``:
+    source is an input index, "attr" or "result". Computed once per op and needs pattern."""
+    plan = op.save_plans.get(needs)
+    if plan is None:
+        names = sorted({p for inp, need in zip(op.inputs, needs) if need
+                        for p in op.params.get(inp, ())})
+        plan = op.save_plans[needs] = tuple(
+            (n, "attr" if n in op.attrs else "result" if n == "result" else op.inputs.index(n))
+            for n in names)
+    return plan
+
+
+def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=None) -> None:
+    """Give ``out`` the node of elementwise ``op`` over ``operands`` (some of which need grad),
+    saving what its backward reads (``save_plan``). ``dtype``: every Tensor operand's, when
+    known."""
+    node = op.node_cls()
+    connect(node, operands, needs, dtype)
+    node._attrs = attrs
+    node._output_meta = [(shape, out_dt)]
+    out._grad_fn, out._requires_grad = node, True
+    saved = node._saved
+    for name, source in save_plan(op, needs):
+        if source == "attr":
+            saved[name] = attrs[name]
+        elif source == "result":
+            saved[name] = SavedTensor(out, is_output=True)
+        else:
+            v = operands[source]
+            saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
+
+
+class CompositeCtx:
+    """What a composite forward may stash for its backward (copied onto the node)."""
+
+
+def record_composite(op, operands, arrays, ctx, attrs, outs):
+    """Views, alias copies and the node of a composite op whose outputs are ``outs``."""
+    if op.view:
+        base = operands[0]
+        d = outs[0]._data
+        if getattr(d, "base", None) is base._data or shares_memory(d, base._data):
+            track_view(outs[0], base)
+    else:
+        for o in outs:  # a result aliasing an input would let an in-place op on it write there
+            d = o._data
+            if getattr(d, "base", d) is None and all(d is not a for a in arrays):
+                continue  # a fresh array of its own (the common case)
+            if any(d is a or shares_memory(d, a) for a in arrays):
+                o._data = d.copy()
+    needs = needs_grad(operands)
+    if op.differentiable and any(needs) and is_grad_enabled():
+        node = op.node_cls()
+        connect(node, operands, needs)
+        node._attrs = {**attrs, **vars(ctx)}
+        node._output_meta = [(o.shape, o.dtype) for o in outs]
+        for name in op.save:
+            if name != "result":
+                node._saved[name] = SavedTensor(operands[op.inputs.index(name)])
+        for nr, o in enumerate(outs):
+            if o._data.dtype.kind in "fc":
+                o._grad_fn, o._requires_grad, o._output_nr = node, True, nr
+        if "result" in op.save:
+            node._saved["result"] = SavedTensor(outs[0], is_output=True)
+    return outs[0] if op.n_outputs == 1 else tuple(outs)
+
+
+def track_view(view, base) -> None:
+    """Make ``view`` (whose array shares ``base``'s memory) a view of ``base``'s root: shared
+    version counter, ``_base``, registration in ``root._views`` (Note [view tracking])."""
+    root = base._base if base._base is not None else base
+    view._version_counter = base._version_counter
+    view._base = root
+    view._view_version = base._version_counter.value
+    # PyTorch's CreationMeta.NO_GRAD_MODE, inherited by views of such views
+    view._view_nograd = not is_grad_enabled() or (base._base is not None and base._view_nograd)
+    if root._views is None:
+        root._views = weakref.WeakSet()
+    root._views.add(view)
