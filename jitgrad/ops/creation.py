@@ -59,9 +59,10 @@ def to_array(data, dtype=None) -> np.ndarray:
             arr = arr.astype(np.int64)
         elif arr.dtype.kind == "c" and dtype is None and inferred is None:  # Python complex
             arr = arr.astype(dtypes.default_complex().np)  # follows the default float, as torch
+    checked(arr, "tensor()", data)  # the data's own dtype, as torch (not the one asked for)
     if dtype is not None:
         arr = arr.astype(dtypes.to_dtype(dtype).np, copy=False)
-    return checked(arr, "tensor()", data)
+    return arr
 
 
 def checked(arr: np.ndarray, who: str, data=None) -> np.ndarray:
