@@ -138,7 +138,7 @@ def refuse_graph_cut(data, who: str) -> None:
     ``torch.tensor([x, y])`` copies the values and silently drops ``x``'s graph; jitgrad
     refuses instead (outside ``no_grad``), pointing at the differentiable alternatives."""
     if is_grad_enabled() and any(isinstance(d, dispatch.Tensor) and d.requires_grad
-                                           for d in _flat(data)):
+                                 for d in _flat(data)):
         raise RuntimeError(
             f"{who}: the data holds a tensor that requires grad, and {who} copies values, "
             "which would cut it from the graph. Use jitgrad.stack (or jitgrad.numpy.array, "

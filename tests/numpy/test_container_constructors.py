@@ -118,8 +118,8 @@ def test_object_array_of_tensors_differentiates():
 
 def test_other_numpy_entry_points_differentiate_nested_lists():
     x = jitgrad.tensor(1.5, dtype=jitgrad.float64, requires_grad=True)
-    total = (jnp.sum(jnp.concatenate([[x, 1.0], [x * 2.0]])) + jnp.sum(jnp.vstack([[x, x], [1.0, x]]))
-             + jnp.sum([[x, 2.0], [x, x]]))
+    total = (jnp.sum(jnp.concatenate([[x, 1.0], [x * 2.0]]))
+             + jnp.sum(jnp.vstack([[x, x], [1.0, x]])) + jnp.sum([[x, 2.0], [x, x]]))
     total.backward()
     assert float(x.grad) == pytest.approx(3.0 + 3.0 + 3.0)
 
