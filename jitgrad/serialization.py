@@ -13,12 +13,18 @@ float (including inf/nan), bool and None. A tensor stored twice is stored once a
 as one object. ``requires_grad`` and the Parameter type are kept; gradients and graphs are not.
 A CUDA tensor is stored from a host copy with its device name (``"device": "cuda:0"``) and loads
 back onto that device unless ``map_location`` says otherwise.
+
+Bad files raise ``RuntimeError``: "not a jitgrad file" for something else (another zip, a
+``.npy``, random bytes), "not a valid jitgrad file" for a damaged one. Every member is read in
+full so its zip CRC-32 is verified (a truncated file or a flipped data byte is caught), and each
+array's ``.npy`` header must account for exactly the bytes its data holds.
 """
 from __future__ import annotations
 
 import io
 import json
 import os
+import zipfile
 from collections import OrderedDict
 
 import numpy as np
@@ -151,40 +157,95 @@ def _location_map(map_location):
                     f"of device names, got {type(map_location).__name__}")
 
 
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def _bad_file(reason) -> RuntimeError:
+    return RuntimeError(f"jitgrad.load: not a valid jitgrad file ({reason})")
+
+
 def _load(fh, where=lambda saved: saved):
+    if fh.read(len(_ZIP_MAGIC)) != _ZIP_MAGIC:
+        raise RuntimeError("jitgrad.load: not a jitgrad file (not a zip archive)")
+    fh.seek(-len(_ZIP_MAGIC), io.SEEK_CUR)
     try:
-        archive = np.load(fh, allow_pickle=False)
-    except ValueError as err:
-        raise RuntimeError(f"jitgrad.load: not a jitgrad file ({err})") from None
-    if not isinstance(archive, np.lib.npyio.NpzFile) or _META not in archive.files:
-        raise RuntimeError("jitgrad.load: not a jitgrad file (no __jitgrad__ metadata)")
-    with archive:
-        meta = json.loads(bytes(archive[_META]).decode("utf-8"))
-        if meta.get("format") != _FORMAT:
-            raise RuntimeError("jitgrad.load: unknown file format")
-        if meta.get("version", 0) > _VERSION:
-            raise RuntimeError(f"jitgrad.load: file version {meta['version']} is newer than "
-                               f"this jitgrad supports ({_VERSION})")
-        return _Reader(archive, where).decode(meta["root"])
+        arrays = _read_arrays(fh)
+        if _META not in arrays:
+            raise RuntimeError("jitgrad.load: not a jitgrad file (no __jitgrad__ metadata)")
+        meta = json.loads(arrays[_META].tobytes().decode("utf-8"))
+    except RuntimeError as err:
+        if str(err).startswith("jitgrad.load"):
+            raise
+        raise _bad_file(err) from None  # zipfile's "File is encrypted" (a flipped flag bit)
+    except Exception as err:  # noqa: BLE001 - zipfile, zlib, json and the .npy header parser
+        raise _bad_file(f"{type(err).__name__}: {err}") from None  # raise many types
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+        raise RuntimeError("jitgrad.load: unknown file format")
+    if meta.get("version", 0) > _VERSION:
+        raise RuntimeError(f"jitgrad.load: file version {meta['version']} is newer than "
+                           f"this jitgrad supports ({_VERSION})")
+    try:
+        return _Reader(arrays, where).decode(meta["root"])
+    except (KeyError, TypeError, ValueError, AttributeError) as err:  # a malformed object tree
+        raise _bad_file(f"malformed metadata: {type(err).__name__}: {err}") from None
+
+
+def _read_arrays(fh) -> dict:
+    """Every ``.npy`` member of the zip ``fh`` as a read-only array, by name without ``.npy``.
+
+    Each member is read in full, so ``zipfile`` verifies its CRC-32 (it checks at the end
+    of a member: ``np.load`` reads only as many bytes as the header declares, so it never
+    checks, and never sees data beyond the declared shape). The data must then hold exactly
+    the bytes its header declares."""
+    arrays = {}
+    with zipfile.ZipFile(fh) as archive:
+        for info in archive.infolist():
+            if not info.filename.endswith(".npy"):
+                raise _bad_file(f"unexpected member {info.filename!r}")
+            arrays[info.filename[:-len(".npy")]] = _parse_npy(archive.read(info), info.filename)
+    return arrays
+
+
+def _parse_npy(raw: bytes, name: str) -> np.ndarray:
+    """The array in the ``.npy`` bytes ``raw``, refusing object dtypes (no unpickling) and a
+    header whose shape does not account for every data byte."""
+    stream = io.BytesIO(raw)
+    version = np.lib.format.read_magic(stream)
+    read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                   (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+    if read_header is None:
+        raise _bad_file(f"{name}: unsupported .npy version {version}")
+    shape, fortran_order, dtype = read_header(stream)
+    if dtype.hasobject:
+        raise _bad_file(f"{name}: object arrays are refused (loading them would unpickle)")
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    declared, held = count * dtype.itemsize, len(raw) - stream.tell()
+    if declared != held:
+        raise _bad_file(f"{name}: the header declares shape {shape} of {dtype} ({declared} "
+                        f"bytes) but the data holds {held} bytes")
+    arr = np.frombuffer(raw, dtype=dtype, count=count, offset=stream.tell())
+    return arr.reshape(shape, order="F" if fortran_order else "C")
 
 
 class _Reader:
-    def __init__(self, archive, where=lambda saved: saved):
-        self.archive = archive
+    def __init__(self, arrays, where=lambda saved: saved):
+        self.arrays = arrays
         self.cache: dict = {}
         self.where = where
 
     def _array(self, key):
-        if key not in self.archive.files or key == _META:
-            raise RuntimeError(f"jitgrad.load: corrupt file (missing array {key!r})")
-        arr = self.archive[key]
-        _check_dtype(arr.dtype)
+        if key not in self.arrays or key == _META:
+            raise _bad_file(f"missing array {key!r}")
+        arr = self.arrays[key]
+        if arr.dtype.kind not in "biuf":  # (save writes no others)
+            raise _bad_file(f"array {key!r} has dtype {arr.dtype}; only bool, integer and "
+                            "float arrays are stored")
         return arr
 
     def decode(self, node):
         if not isinstance(node, dict):
             if isinstance(node, list):
-                raise RuntimeError("jitgrad.load: corrupt file (bare list)")
+                raise _bad_file("bare list in the object tree")
             return node
         kind = node.get("$")
         if kind == "tensor":
@@ -214,7 +275,7 @@ class _Reader:
             return [self.decode(v) for v in node["items"]]
         if kind == "tuple":
             return tuple(self.decode(v) for v in node["items"])
-        raise RuntimeError(f"jitgrad.load: corrupt file (unknown node {kind!r})")
+        raise _bad_file(f"unknown node {kind!r}")
 
     def decode_key(self, key):
         if isinstance(key, dict) and key.get("$") == "tuple":

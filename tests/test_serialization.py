@@ -3,6 +3,7 @@ format that never runs code on load."""
 import io
 import json
 import math
+import re
 import zipfile
 from collections import OrderedDict
 
@@ -102,3 +103,113 @@ def test_load_never_unpickles():
     jitgrad.save(jitgrad.ones(2), buf)
     names = zipfile.ZipFile(io.BytesIO(buf.getvalue())).namelist()
     assert sorted(names) == ["__jitgrad__.npy", "a0.npy"]
+
+
+# --- damaged files: the exact original data, or RuntimeError; never another exception, never
+# wrong data -------------------------------------------------------------------------------
+BAD_FILE = r"jitgrad\.load: not a (valid )?jitgrad file"
+
+
+def _sample():
+    rng = np.random.default_rng(5)
+    return {"w": jitgrad.tensor(rng.standard_normal((3, 4)).astype(np.float32), requires_grad=True),
+            "idx": np.arange(7, dtype=np.int64), "flags": jitgrad.tensor([True, False]),
+            "meta": ["name", 2, 2.5, None, (1, 2)]}
+
+
+def _saved_bytes(obj) -> bytes:
+    buf = io.BytesIO()
+    jitgrad.save(obj, buf)
+    return buf.getvalue()
+
+
+def _same(a, b) -> bool:
+    """Equal values, types, dtypes, shapes and requires_grad, bit for bit."""
+    if isinstance(a, jitgrad.Tensor):
+        return (isinstance(b, jitgrad.Tensor) and a.requires_grad == b.requires_grad
+                and _same(a.numpy(), b.numpy()))
+    if isinstance(a, np.ndarray):
+        return (isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape
+                and a.tobytes() == b.tobytes())
+    if isinstance(a, dict):
+        return (type(a) is type(b) and list(a) == list(b)
+                and all(_same(a[k], b[k]) for k in a))
+    if isinstance(a, (list, tuple)):
+        return (type(a) is type(b) and len(a) == len(b)
+                and all(_same(x, y) for x, y in zip(a, b)))
+    return type(a) is type(b) and a == b
+
+
+def _load_bytes(data: bytes):
+    return jitgrad.load(io.BytesIO(data))
+
+
+def test_truncated_files_raise_runtime_error():
+    data = _saved_bytes(_sample())
+    offsets = sorted(set(range(0, len(data), max(1, len(data) // 97))) | set(range(len(data) - 40,
+                                                                                   len(data))))
+    for n in offsets:
+        with pytest.raises(RuntimeError, match=BAD_FILE):
+            _load_bytes(data[:n])
+
+
+def test_random_byte_flips_load_exactly_or_raise():
+    original = _sample()
+    data = _saved_bytes(original)
+    rng = np.random.default_rng(18)
+    outcomes = {"exact": 0, "raised": 0}
+    for _ in range(400):
+        damaged = bytearray(data)
+        for position in rng.integers(0, len(data), size=int(rng.integers(1, 4))):
+            damaged[position] ^= int(rng.integers(1, 256))
+        try:
+            loaded = _load_bytes(bytes(damaged))
+        except RuntimeError as err:
+            assert re.search(BAD_FILE, str(err)) or "unknown file format" in str(err), err
+            outcomes["raised"] += 1
+        else:
+            assert _same(original, loaded), "a damaged file loaded different data silently"
+            outcomes["exact"] += 1
+    assert outcomes["raised"] > 300  # most bytes are data or structure (a few: timestamps...)
+
+
+def _with_member(data: bytes, name: str, payload: bytes) -> bytes:
+    """``data`` (a zip) with member ``name`` replaced by ``payload``, CRCs recomputed."""
+    src, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, payload if info.filename == name else src.read(info))
+    return out.getvalue()
+
+
+def _npy(arr, declared_shape) -> bytes:
+    """The ``.npy`` bytes of ``arr`` with a header declaring ``declared_shape``."""
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": np.lib.format.dtype_to_descr(arr.dtype),
+                                               "fortran_order": False, "shape": declared_shape})
+    return buf.getvalue() + arr.tobytes()
+
+
+@pytest.mark.parametrize("declared", [(3,), (5,), (1, 3), (4, 2), ()],
+                         ids=["fewer", "more", "fewer_2d", "more_2d", "scalar"])
+def test_header_and_data_size_mismatch_raises(declared):
+    data = _saved_bytes(jitgrad.tensor([1.0, 2.0, 3.0, 4.0]))
+    arr = np.array([1.0, 2.0, 3.0, 4.0])
+    assert _same(_load_bytes(_with_member(data, "a0.npy", _npy(arr, (4,)))),
+                 jitgrad.tensor([1.0, 2.0, 3.0, 4.0]))  # the rebuilt file itself is good
+    with pytest.raises(RuntimeError, match=r"not a valid jitgrad file .*header declares"):
+        _load_bytes(_with_member(data, "a0.npy", _npy(arr, declared)))
+
+
+def test_damaged_metadata_and_members_raise_runtime_error():
+    data = _saved_bytes(_sample())
+    for payload in (b"", b"\x93NUMPY", _npy(np.frombuffer(b"{not json", np.uint8), (9,)),
+                    _npy(np.frombuffer(b'{"format": "jitgrad-npz", "root": {"$": "list"}}',
+                                       np.uint8), (48,))):
+        with pytest.raises(RuntimeError, match=BAD_FILE):
+            _load_bytes(_with_member(data, "__jitgrad__.npy", payload))
+    with pytest.raises(RuntimeError, match=BAD_FILE):
+        _load_bytes(_with_member(data, "a0.npy", _npy(np.zeros(2, np.complex128), (2,))))
+    for junk in (b"", b"PK", b"\x00" * 64, b"PK\x03\x04" + bytes(range(200))):
+        with pytest.raises(RuntimeError, match=BAD_FILE):
+            _load_bytes(junk)

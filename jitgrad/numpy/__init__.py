@@ -20,6 +20,7 @@ import numpy as _np
 from ..ops import binary as _b
 from ..ops import registry as _registry
 from ..ops import complex as _cx
+from ..ops import creation as _creation
 from ..ops import linalg as _l
 from ..ops import npfuncs as _nf
 from ..ops import reduce as _r
@@ -47,12 +48,17 @@ def _cast(x, dtype):
 
 def _t(x, dtype=None):
     """A Tensor for ``x`` (Tensors pass through; arrays, lists and numbers are wrapped as
-    constants keeping NumPy's dtype: Python floats are float64)."""
-    if isinstance(x, Tensor):
-        return x if dtype is None or x.dtype.np == _np.dtype(dtype) else _cast(x, _np.dtype(dtype))
-    if isinstance(x, (list, tuple)) and _bi.any(isinstance(v, Tensor) for v in x):
-        return stack([_t(v, dtype) for v in x])
-    return Tensor._make(_np.array(x, dtype=dtype))
+    constants keeping NumPy's dtype: Python floats are float64). Containers holding Tensors at
+    any depth are stacked level by level, recording the graph (``creation.stack_nested``)."""
+    if isinstance(x, Tensor) or _creation.holds_tensor(x):
+        out = _creation.stack_nested(x, _constant)
+        return out if dtype is None or out.dtype.np == _np.dtype(dtype) else _cast(out, dtype)
+    return _constant(x, dtype)
+
+
+def _constant(x, dtype=None):
+    """A constant Tensor holding a copy of the Tensor-free data ``x`` (NumPy's conversion)."""
+    return Tensor._make(_creation.checked(_np.array(x, dtype=dtype), "jitgrad.numpy.array()", x))
 
 
 def _data(x):
@@ -81,11 +87,7 @@ def _wrap(r):
 def array(obj, dtype=None, copy=True, ndmin=0):
     """A constant Tensor holding a copy of ``obj`` (a Tensor keeps its graph; lists of Tensors
     are stacked, recording the graph)."""
-    if isinstance(obj, Tensor) or (isinstance(obj, (list, tuple)) and
-                                   _bi.any(isinstance(v, Tensor) for v in obj)):
-        t = _t(obj, dtype)
-    else:
-        t = Tensor._make(_np.array(obj, dtype=dtype, copy=True))
+    t = _t(obj, dtype)
     while t.ndim < ndmin:
         t = _s.unsqueeze(t, 0)
     return t
@@ -112,6 +114,10 @@ def asarray(obj, dtype=None, *, device=None, copy=None):
 def _creator(fn):
     def make(*args, **kwargs):
         _check_device(kwargs.pop("device", None))
+        # the values of a ``*_like`` function's first argument do not matter; any other Tensor
+        # (a fill value, a linspace end) would be read as a constant, silently cutting its graph
+        valued = list(args[1:] if fn.__name__.endswith("_like") else args) + list(kwargs.values())
+        _creation.refuse_graph_cut(valued, f"jitgrad.numpy.{fn.__name__}()")
         return Tensor._make(_np.asarray(fn(*(_data(a) for a in args),
                                            **{k: _data(v) for k, v in kwargs.items()})))
 

@@ -90,6 +90,12 @@ def _cube_dx(g, x, exponent):
     return g * (3.0 * (x * x))
 
 
+def _root(x, exponent):
+    # x**0.5 is sqrt(x), as NumPy and PyTorch compute it: nan at -inf (libm's pow gives +inf)
+    # and -0.0 at -0.0; the derivative stays PowBackward0's (_pow_scalar_dx)
+    return sm.sqrt(x)
+
+
 def _rpow(x, base):
     return base ** x
 
@@ -144,10 +150,11 @@ def _where_dy(g, condition):
 
 
 def _clamp(x, min, max):  # noqa: A002 - PyTorch's argument names
+    # the bound itself, never ``min + 0 * x``: 0 * inf is nan, and clamp(inf, 0, 1) is 1
     if x < min:
-        return min + 0 * x
+        return min
     if x > max:
-        return max + 0 * x
+        return max
     return x
 
 
@@ -208,7 +215,9 @@ POW_SQUARE = def_elementwise("pow_square", "PowBackward0", ("x",), _square, {"x"
                              attrs=("exponent",), holomorphic=True)
 POW_CUBE = def_elementwise("pow_cube", "PowBackward0", ("x",), _cube, {"x": _cube_dx},
                            attrs=("exponent",))
-_POW_BY_EXPONENT = {2: POW_SQUARE, 3: POW_CUBE}
+POW_ROOT = def_elementwise("pow_root", "PowBackward0", ("x",), _root, {"x": _pow_scalar_dx},
+                           attrs=("exponent",))
+_POW_BY_EXPONENT = {2: POW_SQUARE, 3: POW_CUBE, 0.5: POW_ROOT}
 RPOW = def_elementwise("rpow", "PowBackward2", ("x",), _rpow, {"x": _rpow_dx}, attrs=("base",))
 RSUB = def_elementwise("rsub", "RsubBackward1", ("x",), _rsub, {"x": negate}, attrs=("other",),
                        holomorphic=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..autograd.grad_mode import is_grad_enabled
 from ..device import pool
 from . import dispatch
 
@@ -37,17 +38,20 @@ def to_array(data, dtype=None) -> np.ndarray:
 
     Python floats give the default float dtype, Python ints int64, bools bool; NumPy arrays
     and scalars keep their dtype; a sequence takes the promotion of its elements' dtypes, a
-    float one winning over integers (PyTorch's ``infer_scalar_type``).
+    float one winning over integers (PyTorch's ``infer_scalar_type``). Tensors nested in
+    sequences are copied by value, so one that requires grad raises (``refuse_graph_cut``).
     """
     Tensor = dispatch.Tensor
     if isinstance(data, Tensor):
         arr = pool.copy(data._data)
+    elif holds_tensor(data):
+        refuse_graph_cut(data, "tensor()")
+        inferred = _infer_dtype(data) if dtype is None else None
+        arr = np.array(_tensors_to_lists(data), dtype=inferred)
     elif isinstance(data, (np.ndarray, np.generic)):
         arr = np.array(data)
     else:
         inferred = _infer_dtype(data) if dtype is None else None
-        if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
-            data = _tensors_to_lists(data)
         arr = np.array(data, dtype=inferred)
         if arr.dtype.kind == "f" and dtype is None and inferred is None:  # e.g. []
             arr = arr.astype(dtypes.get_default_dtype().np)
@@ -55,12 +59,28 @@ def to_array(data, dtype=None) -> np.ndarray:
             arr = arr.astype(np.int64)
         elif arr.dtype.kind == "c" and dtype is None and inferred is None:  # Python complex
             arr = arr.astype(dtypes.default_complex().np)  # follows the default float, as torch
-        elif arr.dtype.kind not in "fiubc":
-            raise TypeError(f"tensor(): could not convert data of type {type(data).__name__} "
-                            f"(NumPy dtype {arr.dtype}) to a numeric tensor")
+    checked(arr, "tensor()", data)  # the data's own dtype, as torch (not the one asked for)
     if dtype is not None:
         arr = arr.astype(dtypes.to_dtype(dtype).np, copy=False)
     return arr
+
+
+def checked(arr: np.ndarray, who: str, data=None) -> np.ndarray:
+    """``arr`` itself when jitgrad has a dtype for it; else a TypeError naming the NumPy dtype
+    and the supported ones. Every constructor from user data (``tensor``, ``as_tensor``,
+    ``from_numpy``, ``Tensor(...)``, ``jitgrad.numpy.array``...) ends here, so a tensor of
+    object, string, datetime or structured dtype is never made (its ops would fail later)."""
+    try:
+        dtypes.to_dtype(arr.dtype)
+    except TypeError:
+        got = "" if data is None else f"data of type {type(data).__name__}, "
+        raise TypeError(f"{who}: could not convert {got}NumPy dtype {arr.dtype} to a tensor; "
+                        f"the supported dtypes are {', '.join(_SUPPORTED)}") from None
+    return arr
+
+
+_SUPPORTED = ("float16", "float32", "float64", "complex64", "complex128", "bool", "uint8", "int8",
+              "int16", "int32", "int64")
 
 
 def _infer_dtype(data):
@@ -93,18 +113,72 @@ def _infer_dtype(data):
     return result
 
 
+def _is_container(data) -> bool:
+    """A list/tuple, or an object ndarray (which may hold Tensors)."""
+    return isinstance(data, (list, tuple)) or (isinstance(data, np.ndarray) and
+                                               data.dtype == object)
+
+
 def _flat(data):
-    for d in data:
-        if isinstance(d, (list, tuple)):
+    for d in (data.ravel() if isinstance(data, np.ndarray) else data):
+        if _is_container(d):
             yield from _flat(d)
         else:
             yield d
 
 
+def holds_tensor(data) -> bool:
+    """Whether the container ``data`` holds a Tensor at any nesting depth."""
+    return _is_container(data) and any(isinstance(d, dispatch.Tensor) for d in _flat(data))
+
+
+def refuse_graph_cut(data, who: str) -> None:
+    """Raise when copying ``data`` by value would cut a Tensor that records the graph.
+
+    ``torch.tensor([x, y])`` copies the values and silently drops ``x``'s graph; jitgrad
+    refuses instead (outside ``no_grad``), pointing at the differentiable alternatives."""
+    if is_grad_enabled() and any(isinstance(d, dispatch.Tensor) and d.requires_grad
+                                 for d in _flat(data)):
+        raise RuntimeError(
+            f"{who}: the data holds a tensor that requires grad, and {who} copies values, "
+            "which would cut it from the graph. Use jitgrad.stack (or jitgrad.numpy.array, "
+            "which differentiates through nested lists), or detach() the elements")
+
+
 def _tensors_to_lists(data):
-    if isinstance(data, (list, tuple)):
+    if _is_container(data):
         return [_tensors_to_lists(d) for d in data]
     return data.tolist() if isinstance(data, dispatch.Tensor) else data
+
+
+def stack_nested(data, constant):
+    """A Tensor for ``data`` (a Tensor, or lists/tuples/object arrays nesting Tensors,
+    numbers and arrays at any depth) that records the graph through every Tensor in it.
+
+    Each level is built element by element and stacked, ``out[i] = element_i``, so the
+    derivative sends ``g[i]`` back to element ``i`` (a Tensor in several slots gets the sum).
+    The elements of a level must share one shape (ragged data raises ValueError, as NumPy);
+    their dtypes are promoted as NumPy promotes arrays. ``constant`` turns a Tensor-free
+    element into a constant Tensor (it decides how Python numbers are typed)."""
+    from . import shape, unary
+
+    if isinstance(data, dispatch.Tensor):
+        return data
+    if not holds_tensor(data):
+        return constant(data)
+    parts = [stack_nested(d, constant) for d in data]
+    for i, part in enumerate(parts):
+        if part.shape != parts[0].shape:
+            raise ValueError(
+                "setting an array element with a sequence: the requested array has an "
+                f"inhomogeneous shape (entry 0 has shape {tuple(parts[0].shape)}, entry {i} has "
+                f"shape {tuple(part.shape)})")
+    result = parts[0]._data.dtype
+    for part in parts[1:]:
+        result = np.promote_types(result, part._data.dtype)
+    parts = [part if part._data.dtype == result else unary.cast(part, dtypes.to_dtype(result))
+             for part in parts]
+    return shape.stack(parts, 0)
 
 
 def _device(device) -> str:
@@ -135,8 +209,7 @@ def as_tensor(data, dtype=None, device=None):
     if device is not None and _device(device) != "cpu":
         return tensor(data, dtype, device)
     if isinstance(data, np.ndarray) and (dtype is None or dtypes.to_dtype(dtype).np == data.dtype):
-        dtypes.to_dtype(data.dtype)  # rejects unsupported dtypes
-        return dispatch.Tensor._make(data)
+        return dispatch.Tensor._make(checked(data, "as_tensor()"))
     return tensor(data, dtype)
 
 
@@ -144,8 +217,7 @@ def from_numpy(array: np.ndarray):
     """A tensor sharing memory with ``array`` (writes through either are seen by both)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected np.ndarray (got {type(array).__name__})")
-    dtypes.to_dtype(array.dtype)
-    return dispatch.Tensor._make(array)
+    return dispatch.Tensor._make(checked(array, "from_numpy()"))
 
 
 

@@ -148,9 +148,9 @@ def _sqrt_dx(g, result):
 
 def _sign(x):
     if x > 0:
-        return 1 + 0 * x
+        return 1  # not 1 + 0 * x: that is nan at +-inf
     if x < 0:
-        return -1 + 0 * x
+        return -1
     return x - x  # +0 for both zeros (as PyTorch), nan for nan
 
 
