@@ -29,9 +29,10 @@ _T = _red._T
 
 
 def _matmul_kernel(a, a_off, a_bst, a_rs, a_cs, b, b_off, b_bst, b_rs, b_cs, bshape, nbatch,
-                   N, K, M, zero, out):
-    """out[t, n, m] = sum_k a[t, n, k] * b[t, k, m] for batch t < nbatch (unravelled over
-    ``bshape`` with each operand's batch strides, 0 where broadcast), out contiguous.
+                   N, K, M, zero, bias, bias_off, bias_rs, bias_cs, has_bias, out):
+    """out[t, n, m] = bias[n, m] + sum_k a[t, n, k] * b[t, k, m] for batch t < nbatch
+    (unravelled over ``bshape`` with each operand's batch strides, 0 where broadcast), out
+    contiguous; ``bias`` (read through its strides, one for every batch) only when ``has_bias``.
 
     Each block owns TILE x TILE outputs; per K-step it stages a TILE x TILE tile of a and of b in
     shared memory (zero-padded at the edges), then every thread adds TILE products. Grid-stride
@@ -64,6 +65,8 @@ def _matmul_kernel(a, a_off, a_bst, a_rs, a_cs, b, b_off, b_bst, b_rs, b_cs, bsh
                         acc += sa[ty, kk] * sb[kk, tx]
                     cuda.syncthreads()
                 if n < N and m < M:
+                    if has_bias:
+                        acc += bias[bias_off + n * bias_rs + m * bias_cs]
                     out[(t * N + n) * M + m] = acc
                 tj += cuda.gridDim.x
             ti += cuda.gridDim.y
@@ -79,10 +82,7 @@ def _rowdot_kernel(a, a_off, rshape, rstr, a_ks, v, v_off, v_ks, n_items, K, chu
     tid = cuda.threadIdx.x
     t = cuda.blockIdx.x
     while t < n_items:
-        row = t // P
-        k = (t - row * P) * chunk
-        k1 = min(k + chunk, K)
-        base = a_off + _offset(row, rshape, rstr)
+        _, k, k1, base = _red.work_item(t, P, chunk, K, a_off, rshape, rstr)
         s = zero
         k += tid
         while k < k1:
@@ -123,18 +123,10 @@ def _compute_dtype(a, b):
     return rt, rt
 
 
-def _batch_strides(x, bshape):
-    """x's batch strides broadcast to ``bshape`` (0 on missing or size-1 axes)."""
-    nb = x.ndim - 2
-    lead = len(bshape) - nb
-    st = [0] * lead
-    for n, s, target in zip(x.shape[:nb], x.elem_strides[:nb], bshape[lead:]):
-        st.append(s if n == target else 0)
-    return tuple(st)
-
-
-def _mm(a, b, dt):
-    """(..., N, K) @ (..., K, M), batch dims broadcast: the tiled kernel."""
+def gemm(a, b, dt, bias=None):
+    """(..., N, K) @ (..., K, M), batch dims broadcast, by the tiled kernel in dtype ``dt`` (the
+    operands' dtype); ``bias`` (a view broadcast to (N, M), any strides) is added to every
+    product matrix (``cuda_nn.addmm``)."""
     bshape = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     N, K = a.shape[-2:]
     M = b.shape[-1]
@@ -142,17 +134,21 @@ def _mm(a, b, dt):
     nbatch = math.prod(bshape)
     if out.size == 0:
         return out
-    if K == 0:
+    if K == 0 and bias is None:
         _cu.fill(out, 0)
         return out
+    if bias is None:
+        bias_args = (out.buffer, 0, 0, 0, False)  # not read
+    else:
+        bias_args = (bias.buffer, bias.offset, bias.elem_strides[-2], bias.elem_strides[-1], True)
     grid = (min(-(-M // TILE), _GRID_MAX), min(-(-N // TILE), _GRID_MAX),
             min(nbatch, _GRID_MAX))
     with cuda.gpus[a.index]:
         _get(_matmul_kernel, dt)[grid, (TILE, TILE)](
-            a.buffer, a.offset, _batch_strides(a, bshape) or (0,), a.elem_strides[-2],
-            a.elem_strides[-1], b.buffer, b.offset, _batch_strides(b, bshape) or (0,),
+            a.buffer, a.offset, _cu.batch_strides(a, bshape), a.elem_strides[-2],
+            a.elem_strides[-1], b.buffer, b.offset, _cu.batch_strides(b, bshape),
             b.elem_strides[-2], b.elem_strides[-1], bshape or (1,), nbatch, N, K, M,
-            dt.type(0), out.buffer)
+            dt.type(0), *bias_args, out.buffer)
     return out
 
 
@@ -188,5 +184,5 @@ def matmul(a, b):
     elif a.ndim == 1:  # (K,) @ (..., K, M): the rows of b^T (..., M, K) dotted with a
         out = _rowdot(b.transpose(tuple(range(b.ndim - 2)) + (b.ndim - 1, b.ndim - 2)), a, dt)
     else:
-        out = _mm(a, b, dt)
+        out = gemm(a, b, dt)
     return out if rt == dt else out.astype(rt)

@@ -104,35 +104,36 @@ def _take(v, i, bv, bi):
     return v == bv and i < bi
 
 
-# ---- kernel bodies (``_op``, ``_map``, ``_better``, ``_take``, ``_SDT`` bound per copy) ------
+@cuda.jit(device=True)
+def work_item(t, P, chunk, K, x_off, shape, strides):
+    """(row, k0, k1, base) of work item ``t`` (Note [cuda reduction passes]): its output row
+    ``t // P``, the chunk ``[k0, k1)`` of the row's K reduced positions it folds, and the offset
+    of the row's first element (the row unravelled over ``shape`` with element ``strides``)."""
+    row = t // P
+    k0 = (t - row * P) * chunk
+    return row, k0, min(k0 + chunk, K), x_off + _offset(row, shape, strides)
+
+
+# ---- kernel bodies (``_op``, ``_block_op``, ``_map``, ``_better``, ``_take``, ``_SDT`` bound
+# per copy) ------------------------------------------------------------------------------------
 def _fold_kernel(x, x_off, kshape, kstr, rshape, rstr, n_items, K, chunk, P, c, ident, out):
     """out[t] = op_{k in chunk(t)} map(x[row, k], c, row) for work item t = row * P + chunk,
     chunk covering k in [chunk * (t % P), min(K, chunk * (t % P + 1))); ``ident`` is op's
-    identity (its dtype is the accumulator's). Shared-memory tree over the block's threads."""
+    identity (its dtype is the accumulator's). The threads' partial folds are combined by
+    ``_block_op``, op's shared-memory tree (``cuda.block_reduce``)."""
     sh = cuda.shared.array(_T, _SDT)
     tid = cuda.threadIdx.x
     t = cuda.blockIdx.x
     while t < n_items:
-        row = t // P
-        k = (t - row * P) * chunk
-        k1 = min(k + chunk, K)
-        base = x_off + _offset(row, kshape, kstr)
+        row, k, k1, base = work_item(t, P, chunk, K, x_off, kshape, kstr)
         s = ident
         k += tid
         while k < k1:
             s = _op(s, _map(x[base + _offset(k, rshape, rstr)], c, row))
             k += _T
-        sh[tid] = s
-        cuda.syncthreads()
-        step = _T // 2
-        while step > 0:
-            if tid < step:
-                sh[tid] = _op(sh[tid], sh[tid + step])
-            cuda.syncthreads()
-            step //= 2
+        total = _block_op(sh, s)
         if tid == 0:
-            out[t] = sh[0]
-        cuda.syncthreads()  # sh[0] is read before the next item overwrites sh
+            out[t] = total
         t += cuda.gridDim.x
 
 
@@ -146,10 +147,7 @@ def _arg_kernel(x, x_off, kshape, kstr, rshape, rstr, n_items, K, chunk, P, xi, 
     tid = cuda.threadIdx.x
     t = cuda.blockIdx.x
     while t < n_items:
-        row = t // P
-        k = (t - row * P) * chunk
-        k1 = min(k + chunk, K)
-        base = x_off + _offset(row, kshape, kstr)
+        row, k, k1, base = work_item(t, P, chunk, K, x_off, kshape, kstr)
         bv = x[base]
         bi = -1
         k += tid
@@ -203,8 +201,10 @@ def _get(kind, op, fmap, dt):
             kern = _kernels.get(key)
             if kern is None:
                 if kind == "fold":
+                    block_op = _cu.block_reduce(_dev(op), f"block{op.__name__}")
                     body = _bind(_fold_kernel, f"fold_{op.__name__}{fmap.__name__}_{dt}",
-                                 _op=_dev(op), _map=_dev(fmap), _SDT=_SHARED[dt])
+                                 _op=_dev(op), _block_op=block_op, _map=_dev(fmap),
+                                 _SDT=_SHARED[dt])
                 else:
                     better = _dev(op)
                     body = _bind(_arg_kernel, f"arg_{op.__name__}_{dt}",
