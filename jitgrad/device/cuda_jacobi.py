@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import cuda as _cu
+from . import cuda as cuda_backend
 from .cuda_solver import MAX_SWEEPS, _check, _launch, _mat, _off, _tol, load_matrix
 
 
@@ -282,13 +282,13 @@ def eigh(a, lower=True):
     """(w ascending, V) of the symmetric stack (from its lower or upper triangle)."""
     bshape = tuple(a.shape[:-2])
     n = a.shape[-1]
-    w = _cu.empty(bshape + (n,), a.dtype, a.index)
-    v = _cu.empty(a.shape, a.dtype, a.index)
+    w = cuda_backend.empty(bshape + (n,), a.dtype, a.index)
+    v = cuda_backend.empty(a.shape, a.dtype, a.index)
     nb = math.prod(bshape)
     if v.size == 0:
         return w, v
-    work = _cu.empty((nb * n * n,), a.dtype, a.index)
-    status = _cu.empty((nb,), np.int64, a.index)
+    work = cuda_backend.empty((nb * n * n,), a.dtype, a.index)
+    status = cuda_backend.empty((nb,), np.int64, a.index)
     _launch(_eigh_kernel, nb, a.index, *_mat(a, bshape), n, nb, 1 if lower else 0,
             _tol(a.dtype, n), work.buffer, w.buffer, v.buffer, status.buffer)
     _check(status, "Eigenvalues did not converge")
@@ -306,17 +306,17 @@ def svd(a, compute_uv=True):
     p, q = (m, n) if tall else (n, m)
     dt, idx = a.dtype, a.index
     nb = math.prod(bshape)
-    s = _cu.empty(bshape + (k,), dt, idx)
+    s = cuda_backend.empty(bshape + (k,), dt, idx)
     if compute_uv:
-        u = _cu.empty(bshape + (m, k), dt, idx)
-        vh = _cu.empty(bshape + (k, n), dt, idx)
+        u = cuda_backend.empty(bshape + (m, k), dt, idx)
+        vh = cuda_backend.empty(bshape + (k, n), dt, idx)
     if nb == 0 or k == 0:
         if compute_uv:
-            return _cu.zeros(u.shape, dt, idx), s, _cu.zeros(vh.shape, dt, idx)
+            return cuda_backend.zeros(u.shape, dt, idx), s, cuda_backend.zeros(vh.shape, dt, idx)
         return s
-    status = _cu.empty((nb,), np.int64, idx)
+    status = cuda_backend.empty((nb,), np.int64, idx)
     if not compute_uv:
-        wbuf = _cu.empty((nb * p * q,), dt, idx)
+        wbuf = cuda_backend.empty((nb * p * q,), dt, idx)
         _launch(_svd_kernel, nb, idx, *_mat(a, bshape, not tall), p, q, nb, _tol(dt, p),
                 wbuf.buffer, q, 1, wbuf.buffer, q, 1, 0, s.buffer, status.buffer)
         _check(status, "SVD did not converge")
@@ -340,13 +340,13 @@ def pinv(a, rcond):
     p, q = (m, n) if tall else (n, m)
     dt, idx = a.dtype, a.index
     nb = math.prod(bshape)
-    out = _cu.empty(bshape + (n, m), dt, idx)
+    out = cuda_backend.empty(bshape + (n, m), dt, idx)
     if out.size == 0 or nb == 0:
-        return _cu.zeros(out.shape, dt, idx)
-    wbuf = _cu.empty((nb * p * q,), dt, idx)
-    vbuf = _cu.empty((nb * q * q,), dt, idx)
-    s = _cu.empty((nb * q,), dt, idx)
-    status = _cu.empty((nb,), np.int64, idx)
+        return cuda_backend.zeros(out.shape, dt, idx)
+    wbuf = cuda_backend.empty((nb * p * q,), dt, idx)
+    vbuf = cuda_backend.empty((nb * q * q,), dt, idx)
+    s = cuda_backend.empty((nb * q,), dt, idx)
+    status = cuda_backend.empty((nb,), np.int64, idx)
     _launch(_pinv_kernel, nb, idx, *_mat(a, bshape, not tall), p, q, nb, _tol(dt, p),
             float(rcond), 0 if tall else 1, wbuf.buffer, vbuf.buffer, s.buffer, out.buffer,
             status.buffer)

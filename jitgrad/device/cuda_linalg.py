@@ -18,14 +18,14 @@ import threading
 import numpy as np
 from numba import cuda
 
-from . import cuda as _cu
-from . import cuda_reduce as _red
+from . import cuda as cuda_backend
+from . import cuda_reduce
 
 #: matmul tile edge; a block is TILE x TILE threads (the simulator runs each as a Python thread)
-TILE = 4 if _cu.SIMULATOR else 16
+TILE = 4 if cuda_backend.SIMULATOR else 16
 #: largest grid extent used per axis (grid-stride loops cover the rest)
-_GRID_MAX = 1 if _cu.SIMULATOR else 65535
-_T = _red._T
+_GRID_MAX = 1 if cuda_backend.SIMULATOR else 65535
+_T = cuda_reduce._T
 
 
 def _matmul_kernel(a, a_off, a_bst, a_rs, a_cs, b, b_off, b_bst, b_rs, b_cs, bshape, nbatch,
@@ -82,19 +82,19 @@ def _rowdot_kernel(a, a_off, rshape, rstr, a_ks, v, v_off, v_ks, n_items, K, chu
     tid = cuda.threadIdx.x
     t = cuda.blockIdx.x
     while t < n_items:
-        _, k, k1, base = _red.work_item(t, P, chunk, K, a_off, rshape, rstr)
+        _, k, k1, base = cuda_reduce.work_item(t, P, chunk, K, a_off, rshape, rstr)
         s = zero
         k += tid
         while k < k1:
             s += a[base + k * a_ks] * v[v_off + k * v_ks]
             k += _T
-        total = _cu.block_sum(sh, s)
+        total = cuda_backend.block_sum(sh, s)
         if tid == 0:
             out[t] = total
         t += cuda.gridDim.x
 
 
-_offset = _cu.strided_offset
+_offset = cuda_backend.strided_offset
 _kernels: dict = {}
 _lock = threading.Lock()
 
@@ -106,8 +106,8 @@ def _get(body, dt):
         with _lock:
             kern = _kernels.get(key)
             if kern is None:
-                fn = _red._bind(body, f"{body.__name__}_{dt}", _SDT=_red._SHARED[dt])
-                _cu.tag_kernel(fn, _get, body, dt)
+                fn = cuda_reduce._bind(body, f"{body.__name__}_{dt}", _SDT=cuda_reduce._SHARED[dt])
+                cuda_backend.tag_kernel(fn, _get, body, dt)
                 kern = _kernels[key] = cuda.jit(fn)
     return kern
 
@@ -130,12 +130,12 @@ def gemm(a, b, dt, bias=None):
     bshape = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     N, K = a.shape[-2:]
     M = b.shape[-1]
-    out = _cu.empty(bshape + (N, M), dt, a.index)
+    out = cuda_backend.empty(bshape + (N, M), dt, a.index)
     nbatch = math.prod(bshape)
     if out.size == 0:
         return out
     if K == 0 and bias is None:
-        _cu.fill(out, 0)
+        cuda_backend.fill(out, 0)
         return out
     if bias is None:
         bias_args = (out.buffer, 0, 0, 0, False)  # not read
@@ -145,8 +145,8 @@ def gemm(a, b, dt, bias=None):
             min(nbatch, _GRID_MAX))
     with cuda.gpus[a.index]:
         _get(_matmul_kernel, dt)[grid, (TILE, TILE)](
-            a.buffer, a.offset, _cu.batch_strides(a, bshape), a.elem_strides[-2],
-            a.elem_strides[-1], b.buffer, b.offset, _cu.batch_strides(b, bshape),
+            a.buffer, a.offset, cuda_backend.batch_strides(a, bshape), a.elem_strides[-2],
+            a.elem_strides[-1], b.buffer, b.offset, cuda_backend.batch_strides(b, bshape),
             b.elem_strides[-2], b.elem_strides[-1], bshape or (1,), nbatch, N, K, M,
             dt.type(0), *bias_args, out.buffer)
     return out
@@ -158,15 +158,16 @@ def _rowdot(a, v, dt):
     K = a.shape[-1]
     R = math.prod(rows)
     if R == 0 or K == 0:
-        return _cu.zeros(rows, dt, a.index)
-    rs, rt = _red._collapse(rows, a.elem_strides[:-1])
-    chunk, P = _red._plan(R, K)
-    out = _cu.empty((R * P,), dt, a.index)
-    _red._launch(_get(_rowdot_kernel, dt), R * P, a.index, a.buffer, a.offset, rs, rt,
+        return cuda_backend.zeros(rows, dt, a.index)
+    rs, rt = cuda_reduce._collapse(rows, a.elem_strides[:-1])
+    chunk, P = cuda_reduce._plan(R, K)
+    out = cuda_backend.empty((R * P,), dt, a.index)
+    cuda_reduce._launch(_get(_rowdot_kernel, dt), R * P, a.index, a.buffer, a.offset, rs, rt,
                  a.elem_strides[-1], v.buffer, v.offset, v.elem_strides[0], R * P, K, chunk, P,
                  dt.type(0), out.buffer)
     if P > 1:  # sum the per-chunk partials
-        out = _red._fold(out.reshape(R, P), (1,), _red._add, _red._map_id, None, dt)
+        out = cuda_reduce._fold(out.reshape(R, P), (1,), cuda_reduce._add, cuda_reduce._map_id,
+                                None, dt)
     return out.reshape(rows)
 
 

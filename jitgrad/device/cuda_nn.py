@@ -74,6 +74,14 @@ block_max = cuda_backend.block_reduce(_max_nan, "block_max")
 
 
 @cuda.jit(device=True)
+def channel_pos(j, c, C, L):
+    """The flat position of channel ``c``'s element ``j`` (of ``N * L``, C order over (n, l))
+    in a C-order (N, C, L) array."""
+    n = j // L
+    return (n * C + c) * L + j - n * L
+
+
+@cuda.jit(device=True)
 def safe_div(a, b):
     """``a / b`` with IEEE results for ``b == 0`` (the simulator's Python division raises)."""
     if b == 0:
@@ -275,8 +283,7 @@ def _channel_sum_k(g, out, N, C, L):
         acc = 0.0
         j = tid
         while j < N * L:
-            n = j // L
-            acc += g[(n * C + c) * L + j - n * L]
+            acc += g[channel_pos(j, c, C, L)]
             j += BLOCK
         acc = block_sum(sm, acc)
         if tid == 0:

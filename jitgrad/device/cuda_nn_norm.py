@@ -12,7 +12,8 @@ import numpy as np
 from numba import cuda, float64
 
 from . import cuda as cuda_backend
-from .cuda_nn import BLOCK, block_sum, dummy, flat, launch, launch_rows, safe_div
+from .cuda_nn import (BLOCK, block_sum, channel_pos, dummy, flat, launch, launch_rows,
+                      safe_div)
 
 # the messages of the device-side checks (Note [device asserts] in device/cuda.py)
 _NLL_RANGE = cuda_backend.assert_code("nll_loss: a target is out of bounds (targets must lie in "
@@ -38,15 +39,13 @@ def _bn_fwd_k(x, w, b, has_w, has_b, mean, invstd, rm, rv, has_rm, N, C, L, eps,
             s = 0.0
             j = tid
             while j < M:
-                n = j // L
-                s += x[(n * C + c) * L + j - n * L]
+                s += x[channel_pos(j, c, C, L)]
                 j += BLOCK
             m = block_sum(sm, s) / M
             q = 0.0
             j = tid
             while j < M:
-                n = j // L
-                d = x[(n * C + c) * L + j - n * L] - m
+                d = x[channel_pos(j, c, C, L)] - m
                 q += d * d
                 j += BLOCK
             var = block_sum(sm, q) / M
@@ -64,8 +63,7 @@ def _bn_fwd_k(x, w, b, has_w, has_b, mean, invstd, rm, rv, has_rm, N, C, L, eps,
         shift = (b[c] if has_b else 0.0) - m * scale
         j = tid
         while j < M:
-            n = j // L
-            k = (n * C + c) * L + j - n * L
+            k = channel_pos(j, c, C, L)
             out[k] = x[k] * scale + shift
             j += BLOCK
         c += cuda.gridDim.x
@@ -85,8 +83,7 @@ def _bn_bwd_k(x, g, w, has_w, mean, invstd, N, C, L, training, need_x, gx, gw, g
         sgx = 0.0
         j = tid
         while j < M:
-            n = j // L
-            k = (n * C + c) * L + j - n * L
+            k = channel_pos(j, c, C, L)
             sg += g[k]
             sgx += g[k] * (x[k] - m)
             j += BLOCK
@@ -102,8 +99,7 @@ def _bn_bwd_k(x, g, w, has_w, mean, invstd, N, C, L, training, need_x, gx, gw, g
             gm = sg / M if training else 0.0
             j = tid
             while j < M:
-                n = j // L
-                k = (n * C + c) * L + j - n * L
+                k = channel_pos(j, c, C, L)
                 gx[k] = wc * g[k] - wc * kk * x[k] + wc * (kk * m - gm)
                 j += BLOCK
         c += cuda.gridDim.x
@@ -451,7 +447,9 @@ def pointwise_loss(body, operands, shape, dtype, reduction):
     return reduce_loss(loss, reduction)
 
 
-# --- NLL (cross-entropy after log_softmax) ----------------------------------------------------------
+# --- NLL (cross-entropy after log_softmax) --------------------------------------------------------
+#: the NLL's ``stats`` device array (the forward writes it, the backward reads it): positions
+TOTAL, WEIGHT_SUM = 0, 1
 @cuda.jit
 def _nll_fwd_k(x, t, w, has_w, N, C, ignore, none, mode, losses, stats, res, err, code):
     """``loss_i = -w[t_i] x[i, t_i]`` (0 where ``t_i == ignore``); one block sums the losses
@@ -481,8 +479,8 @@ def _nll_fwd_k(x, t, w, has_w, N, C, ignore, none, mode, losses, stats, res, err
     tot = block_sum(sm, tot)
     ws = block_sum(sm, ws)
     if tid == 0:
-        stats[0] = tot
-        stats[1] = ws
+        stats[TOTAL] = tot
+        stats[WEIGHT_SUM] = ws
         if mode == 1:
             res[0] = safe_div(tot, ws)
         elif mode == 2:
@@ -502,7 +500,8 @@ def _nll_bwd_k(g, t, w, has_w, N, C, ignore, none, mean, stats, gx):
         if j == ti and ti != ignore and ti >= 0 and ti < C:
             scale = 1.0
             if mean:
-                scale = safe_div(1.0, stats[1]) if stats[1] != 0 else math.nan
+                wsum = stats[WEIGHT_SUM]
+                scale = safe_div(1.0, wsum) if wsum != 0 else math.nan
             wi = w[ti] * 1.0 if has_w else 1.0
             v = -wi * (g[r] if none else g[0]) * scale
         gx[i] = v

@@ -30,11 +30,11 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import cuda as _cu
+from . import cuda as cuda_backend
 
 #: the Jacobi methods' sweep limit (they converge quadratically: ~6-10 sweeps for small n)
 MAX_SWEEPS = 60
-_off = _cu.strided_offset
+_off = cuda_backend.strided_offset
 
 
 # ---- device functions ----------------------------------------------------------------------
@@ -232,11 +232,12 @@ def _mat(a, bshape, transposed=False):
     rs, cs = a.elem_strides[-2], a.elem_strides[-1]
     if transposed:
         rs, cs = cs, rs
-    return (a.buffer, a.offset, tuple(bshape) or (1,), _cu.batch_strides(a, bshape), rs, cs)
+    return (a.buffer, a.offset, tuple(bshape) or (1,), cuda_backend.batch_strides(a, bshape), rs,
+            cs)
 
 
 def _launch(kern, nbatch, index, *args):
-    blocks, threads = _cu._launch_config(nbatch)
+    blocks, threads = cuda_backend._launch_config(nbatch)
     with cuda.gpus[index]:
         kern[blocks, threads](*args)
 
@@ -259,37 +260,37 @@ def _lu(a, mode, b=None, vec=False):
     n = a.shape[-1]
     dt, idx = a.dtype, a.index
     if mode <= 1:
-        out = _cu.empty(bshape, dt, idx)
-        out2 = _cu.empty(bshape, dt, idx) if mode == 0 else out
+        out = cuda_backend.empty(bshape, dt, idx)
+        out2 = cuda_backend.empty(bshape, dt, idx) if mode == 0 else out
         nb = out.size
         if nb == 0 or n == 0:
             if nb:
-                _cu.fill(out, 1)
+                cuda_backend.fill(out, 1)
                 if mode == 0:
-                    _cu.fill(out2, 0)
+                    cuda_backend.fill(out2, 0)
             return (out, out2) if mode == 0 else out
         b_args = (a.buffer, a.offset, (0,), 0, 0, 0)
-        status = _cu.empty((1,), np.int64, idx)
+        status = cuda_backend.empty((1,), np.int64, idx)
     elif mode == 3:
-        out = _cu.empty(a.shape, dt, idx)
+        out = cuda_backend.empty(a.shape, dt, idx)
         nb = math.prod(bshape)
         b_args = (a.buffer, a.offset, (0,), 0, 0, n)
     else:
         if vec:  # b (n,) shared by every matrix of the batch (NumPy 2: 1-d b is one vector)
-            out = _cu.empty(bshape + (n,), dt, idx)
+            out = cuda_backend.empty(bshape + (n,), dt, idx)
             b_args = (b.buffer, b.offset, (0,) * max(len(bshape), 1), b.elem_strides[0], 0, 1)
         else:
             bshape = tuple(np.broadcast_shapes(bshape, b.shape[:-2]))
-            out = _cu.empty(bshape + b.shape[-2:], dt, idx)
-            b_args = (b.buffer, b.offset, _cu.batch_strides(b, bshape), b.elem_strides[-2],
+            out = cuda_backend.empty(bshape + b.shape[-2:], dt, idx)
+            b_args = (b.buffer, b.offset, cuda_backend.batch_strides(b, bshape), b.elem_strides[-2],
                       b.elem_strides[-1], b.shape[-1])
         nb = math.prod(bshape)
     if mode >= 2:
         if out.size == 0 or nb == 0:
             return out
-        status = _cu.empty((nb,), np.int64, idx)
-    work = _cu.empty((nb * n * n,), dt, idx)
-    piv = _cu.empty((nb * n,), np.int64, idx)
+        status = cuda_backend.empty((nb,), np.int64, idx)
+    work = cuda_backend.empty((nb * n * n,), dt, idx)
+    piv = cuda_backend.empty((nb * n,), np.int64, idx)
     _launch(_lu_kernel, nb, idx, *_mat(a, bshape), n, nb, *b_args, mode, work.buffer,
             piv.buffer, out.buffer, out2.buffer if mode == 0 else out.buffer, status.buffer)
     if mode == 0:
@@ -324,11 +325,11 @@ def cholesky(a):
     """Lower Cholesky factors; LinAlgError when some matrix is not positive definite."""
     bshape = tuple(a.shape[:-2])
     n = a.shape[-1]
-    out = _cu.empty(a.shape, a.dtype, a.index)
+    out = cuda_backend.empty(a.shape, a.dtype, a.index)
     nb = math.prod(bshape)
     if out.size == 0:
         return out
-    status = _cu.empty((nb,), np.int64, a.index)
+    status = cuda_backend.empty((nb,), np.int64, a.index)
     _launch(_cholesky_kernel, nb, a.index, *_mat(a, bshape), n, nb, out.buffer, status.buffer)
     _check(status, "Matrix is not positive definite")
     return out
@@ -341,12 +342,12 @@ def qr(a):
     K = min(m, n)
     dt, idx = a.dtype, a.index
     nb = math.prod(bshape)
-    q = _cu.empty(bshape + (m, K), dt, idx)
-    r = _cu.empty(bshape + (K, n), dt, idx)
+    q = cuda_backend.empty(bshape + (m, K), dt, idx)
+    r = cuda_backend.empty(bshape + (K, n), dt, idx)
     if nb == 0 or K == 0:
-        return _cu.zeros(q.shape, dt, idx), _cu.zeros(r.shape, dt, idx)
-    work = _cu.empty((nb * m * n,), dt, idx)
-    tau = _cu.empty((nb * K,), dt, idx)
+        return cuda_backend.zeros(q.shape, dt, idx), cuda_backend.zeros(r.shape, dt, idx)
+    work = cuda_backend.empty((nb * m * n,), dt, idx)
+    tau = cuda_backend.empty((nb * K,), dt, idx)
     _launch(_qr_kernel, nb, idx, *_mat(a, bshape), m, n, nb, work.buffer, tau.buffer, q.buffer,
             r.buffer, 1)
     return q, r
