@@ -2,8 +2,8 @@
 
 Imported only when a CUDA tensor is first made (``device="cuda"``): importing ``numba.cuda``
 is slow (docs/cuda.md, "Measurements behind the device code") and needs the ``jitgrad[cuda]``
-extra. With ``NUMBA_ENABLE_CUDASIM=1`` Numba's
-simulator runs the same kernels on the CPU (slowly: tests use small sizes).
+extra. With ``NUMBA_ENABLE_CUDASIM=1`` Numba's simulator runs the same kernels on the CPU
+(slowly: tests use small sizes).
 
 Note [cuda storage]: a :class:`CudaArray` is PyTorch's storage model: a flat 1-D device buffer
 plus ``shape``, element ``strides`` and an element ``offset``. Views (reshape, transpose, basic
