@@ -1,7 +1,18 @@
 """The device layer: WHERE kernels run. Imports nothing else from jitgrad but ``_config``.
 
-``cpu`` builds Numba kernels (serial and parallel) from scalar bodies; ``cpu_reduce`` holds the
-hand-written reduction kernels. A CUDA backend will sit beside them (issue: CUDA target).
+CPU (Numba): ``cpu`` builds the elementwise kernels (serial and parallel) from the ops' scalar
+bodies; ``cpu_reduce`` holds the hand-written reductions, ``cpu_nn`` / ``cpu_norm`` the
+neural-network layers, ``cpu_optim`` the fused optimizer updates; ``vmath`` the vectorisable
+transcendental functions those kernels call, ``pool`` the caching pool of host buffers.
+
+CUDA (``numba-cuda``; never imported from here: ``ops.dispatch`` loads these modules when the
+first CUDA tensor is made): ``cuda`` holds the device arrays, their memory pool and the
+elementwise kernels built from the same scalar bodies; ``cuda_reduce``, ``cuda_linalg``
+(matmul), ``cuda_solver`` and ``cuda_jacobi`` (batched decompositions), ``cuda_index``,
+``cuda_nn`` / ``cuda_nn_norm``, ``cuda_optim`` and ``cuda_special`` are the CPU kernels' twins.
+
+Shared by both targets: ``optim_updates`` (the optimizer formulas, written once) and ``rebind``
+(copies of a kernel body with extra globals, one per specialisation).
 """
 from . import cpu, cpu_reduce  # noqa: F401
 

@@ -43,10 +43,9 @@ except ImportError:  # pragma: no cover - a core without the policy: honour NUM_
         numba.set_num_threads(min(_config.NUM_THREADS, numba.config.NUMBA_NUM_THREADS))
         return True
 
-# Parallel variants pay a ~6-10 us launch on this 2-core box (tbb). These thresholds follow the
-# core's measured crossovers (device/cpu.py: 2^16 elements for memory-bound loops; compute-bound
-# loops win earlier); they were not re-measured for these kernels because the shared box was too
-# loaded for trustworthy 2-thread timings (nn-report.md).
+# A parallel variant pays a thread-pool launch, so small calls run serially. The thresholds
+# follow the core's crossovers (device/cpu.py: memory-bound loops; compute-bound loops win
+# earlier). The measurements: docs/cuda.md, "Measurements behind the device code".
 PAR_MIN_WORK = 1 << 15      # conv / pool / norm: multiply-adds or elements per call
 PAR_MIN_OPTIM = 1 << 16     # optimizer updates: parameter elements
 _FM = {"reassoc", "contract", "arcp", "nsz"}   # vectorised sums, but isnan still works
@@ -308,7 +307,7 @@ def conv_forward(x, w, b, geo: ConvGeom):
 def conv_input_grad(g, w, geo: ConvGeom):
     """The adjoint of ``conv_forward`` in x: gx = conv_transpose(g, w), as one GEMM per image
     and group (w^T g: the columns) and col2im. Always this way: even at 9 taps it beat the
-    direct kernel (0.24 vs 0.57 ms, N=32, 1 -> 16 channels, 28x28, float32, 1 thread)."""
+    direct kernel (the measurement: docs/cuda.md)."""
     gx = pool.empty((geo.N, geo.C, geo.H, geo.W), g.dtype)
     if gx.size == 0:
         return gx
@@ -395,8 +394,8 @@ def _maxpool_fwd(x, out, idx, P, H, W, Ho, Wo, KH, KW, sh, sw, ph, pw, dh, dw):
 
 def _maxpool_fwd_inside(x, out, idx, P, H, W, Ho, Wo, KH, KW, sh, sw):
     """Every window inside the input, no dilation (the common case): no bounds checks, the
-    first element seeds the max. ~2x faster than the general loop (measured; the runtime
-    dilation alone cost that much)."""
+    first element seeds the max. The general loop's runtime dilation alone made it much slower
+    (the measurement: docs/cuda.md)."""
     HW = H * W
     HWo = Ho * Wo
     for p in prange(P):

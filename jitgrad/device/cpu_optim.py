@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from . import optim_updates as U
+from . import optim_updates
 from .cpu_nn import PAR_MIN_OPTIM, _get, _par
 
 # inline='always': the loop body must be one straight block for LLVM to vectorise it
 _jit = njit(nogil=True, error_model="numpy", inline="always")
-_sgd_at, _adam_at = _jit(U.sgd_at), _jit(U.adam_at)
-_rmsprop_at, _adagrad_at = _jit(U.rmsprop_at), _jit(U.adagrad_at)
+_sgd_at, _adam_at = _jit(optim_updates.sgd_at), _jit(optim_updates.adam_at)
+_rmsprop_at, _adagrad_at = _jit(optim_updates.rmsprop_at), _jit(optim_updates.adagrad_at)
 
 
 def _sgd(p, g, buf, lr, sgn, wd, a, c, nest, mom_n, momentum):
@@ -41,5 +41,5 @@ _LOOPS = {"sgd": _sgd, "adam": _adam, "rmsprop": _rmsprop, "adagrad": _adagrad}
 def optimizer_step(kind: str, p: np.ndarray, g: np.ndarray, *state_and_scalars):
     """Run the fused ``kind`` update in place on the flat C-contiguous parameter ``p`` with its
     gradient ``g`` (same dtype/shape). Float scalars are cast to ``p``'s dtype here."""
-    args = U.scalar_args(kind, p.dtype.type, state_and_scalars)
+    args = optim_updates.scalar_args(kind, p.dtype.type, state_and_scalars)
     _get(_LOOPS[kind], _par(p.size, 2, PAR_MIN_OPTIM))(p, g, *args)

@@ -1,8 +1,9 @@
 """The CUDA backend: device arrays and kernels through the ``numba-cuda`` package.
 
 Imported only when a CUDA tensor is first made (``device="cuda"``): importing ``numba.cuda``
-costs ~0.3 s and needs the ``jitgrad[cuda]`` extra. With ``NUMBA_ENABLE_CUDASIM=1`` Numba's
-simulator runs the same kernels on the CPU (slowly: tests use small sizes).
+is slow (docs/cuda.md, "Measurements behind the device code") and needs the ``jitgrad[cuda]``
+extra. With ``NUMBA_ENABLE_CUDASIM=1`` Numba's simulator runs the same kernels on the CPU
+(slowly: tests use small sizes).
 
 Note [cuda storage]: a :class:`CudaArray` is PyTorch's storage model: a flat 1-D device buffer
 plus ``shape``, element ``strides`` and an element ``offset``. Views (reshape, transpose, basic
@@ -23,6 +24,8 @@ import threading
 import numpy as np
 from numba import config as numba_config
 from numba import cuda
+
+from .rebind import bind
 
 SIMULATOR = bool(numba_config.ENABLE_CUDASIM)
 #: threads per block; the simulator runs every thread as a Python thread, so it gets few
@@ -227,11 +230,8 @@ class CudaArray:
     def broadcast_to(self, shape) -> "CudaArray":
         """A read view of ``shape`` repeating size-1 (and missing leading) dimensions."""
         shape = tuple(shape)
-        lead = len(shape) - self.ndim
-        strides = [0] * lead
-        for n, s, target in zip(self.shape, self.elem_strides, shape[lead:]):
-            strides.append(s if n == target else 0)
-        return self._view(shape, strides, self.offset)
+        return self._view(shape, broadcast_strides(self.shape, self.elem_strides, shape),
+                          self.offset)
 
     def __getitem__(self, index) -> "CudaArray":
         """Basic indexing (integers, slices with steps, ``None``, ``...``): a view."""
@@ -286,6 +286,22 @@ class CudaArray:
             src.buffer[src.offset:src.offset + src.size].copy_to_host(host)
         raise_device_errors(self.index)  # the device has caught up: report what went wrong
         return host.reshape(src.shape)
+
+
+def broadcast_strides(shape, strides, target) -> list:
+    """The element strides that read an array of ``shape`` and ``strides`` as ``target``
+    (NumPy broadcasting: 0 on the missing leading dims and on the size-1 dims stretched)."""
+    lead = len(target) - len(shape)
+    out = [0] * lead
+    for n, st, t in zip(shape, strides, target[lead:]):
+        out.append(st if n == t else 0)
+    return out
+
+
+def batch_strides(x: CudaArray, bshape) -> tuple:
+    """The strides of matrix stack ``x``'s batch dims (all but the last two) broadcast to the
+    batch shape ``bshape``; ``(0,)`` when there are none (a kernel's tuple is never empty)."""
+    return tuple(broadcast_strides(x.shape[:-2], x.elem_strides[:-2], tuple(bshape))) or (0,)
 
 
 def _resolve_shape(shape, size) -> tuple:
@@ -410,23 +426,38 @@ def _identity(x):
 
 
 # --- kernels ------------------------------------------------------------------------------
-@cuda.jit(device=True)
-def block_sum(sm, v):
-    """The sum of ``v`` over the block's threads: a shared-memory tree over ``sm`` (a shared
-    array of ``THREADS_PER_BLOCK`` lanes). Every thread of the block must call it; each gets the
-    total."""
+def _block_tree(sm, v):
+    """``_combine`` (bound per copy by ``block_reduce``) of ``v`` over the block's threads."""
     tid = cuda.threadIdx.x
     sm[tid] = v
     cuda.syncthreads()
     s = THREADS_PER_BLOCK // 2
     while s > 0:
         if tid < s:
-            sm[tid] += sm[tid + s]
+            sm[tid] = _combine(sm[tid], sm[tid + s])
         cuda.syncthreads()
         s //= 2
     total = sm[0]
     cuda.syncthreads()  # the next reduction may overwrite sm
     return total
+
+
+def block_reduce(combine, name: str):
+    """A device function ``name(sm, v)``: ``v`` of every thread of the block combined by the
+    device function ``combine(a, b)`` in a shared-memory tree over ``sm`` (a shared array of
+    ``THREADS_PER_BLOCK`` lanes). Every thread of the block must call it; each gets the result.
+    The tree's order is fixed, so the result does not depend on timing."""
+    return cuda.jit(device=True)(bind(_block_tree, name, _combine=combine))
+
+
+@cuda.jit(device=True)
+def _add(a, b):
+    """a + b"""
+    return a + b
+
+
+#: the sum of ``v`` over the block's threads (``block_reduce``)
+block_sum = block_reduce(_add, "block_sum")
 
 
 @cuda.jit(device=True)

@@ -21,28 +21,29 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from . import cuda as dc
+from . import cuda as cuda_backend
+from .cuda import CudaArray
 
 
 # --- views (no data moves; Note [cuda storage] in device/cuda.py) ----------------------------
-def as_strided(a: dc.CudaArray, shape, strides, offset) -> dc.CudaArray:
+def as_strided(a: CudaArray, shape, strides, offset) -> CudaArray:
     """A view of ``a``'s buffer with the given shape, element strides and element offset
     (it holds ``a``'s pool block, so the memory stays allocated while the view lives)."""
     return a._view(shape, strides, offset)
 
 
-def alias(a: dc.CudaArray) -> dc.CudaArray:
+def alias(a: CudaArray) -> CudaArray:
     """A new view of exactly the same elements (``x[...]``, ``x.t()`` of a 0-d tensor)."""
     return as_strided(a, a.shape, a.elem_strides, a.offset)
 
 
-def squeeze(a: dc.CudaArray, dims) -> dc.CudaArray:
+def squeeze(a: CudaArray, dims) -> CudaArray:
     """``a`` without the size-1 dims ``dims`` (a view)."""
     keep = [k for k in range(a.ndim) if k not in dims]
     return as_strided(a, [a.shape[k] for k in keep], [a.elem_strides[k] for k in keep], a.offset)
 
 
-def expand_dims(a: dc.CudaArray, dim: int) -> dc.CudaArray:
+def expand_dims(a: CudaArray, dim: int) -> CudaArray:
     """``a`` with a size-1 dim inserted at ``dim`` (a view; its stride never matters)."""
     shape, strides = list(a.shape), list(a.elem_strides)
     shape.insert(dim, 1)
@@ -50,7 +51,7 @@ def expand_dims(a: dc.CudaArray, dim: int) -> dc.CudaArray:
     return as_strided(a, shape, strides, a.offset)
 
 
-def diagonal(a: dc.CudaArray, offset: int, dim1: int, dim2: int) -> dc.CudaArray:
+def diagonal(a: CudaArray, offset: int, dim1: int, dim2: int) -> CudaArray:
     """The writable view ``y[..., i] = a[..., i, i + offset]`` over ``dim1``/``dim2`` (those
     dims removed, the diagonal last), like ``ops.shape._diagonal_view`` on the CPU."""
     n1, n2 = a.shape[dim1], a.shape[dim2]
@@ -65,7 +66,7 @@ def diagonal(a: dc.CudaArray, offset: int, dim1: int, dim2: int) -> dc.CudaArray
                       a.offset + (start if length else 0))
 
 
-def reshape_view(a: dc.CudaArray, shape) -> dc.CudaArray | None:
+def reshape_view(a: CudaArray, shape) -> CudaArray | None:
     """``a`` reshaped without copying, or None when its strides cannot express ``shape``
     (NumPy's ``_attempt_nocopy_reshape``: groups of old dims that multiply to groups of new
     dims must each be contiguous among themselves)."""
@@ -104,10 +105,10 @@ def index_to_device(index: np.ndarray, device: int = 0):
     block, Note [cuda pool]). Callers hold it until the kernel reading its ``buffer`` is
     queued, so the block cannot be handed out again before."""
     flat = np.ascontiguousarray(np.asarray(index).reshape(-1), dtype=np.int64)
-    return dc.to_device(flat, device)
+    return cuda_backend.to_device(flat, device)
 
 
-def _dims(a: dc.CudaArray) -> tuple:
+def _dims(a: CudaArray) -> tuple:
     """``(shape, strides)`` tuples for a kernel; a 0-d array acts as shape ``(1,)``."""
     return (a.shape, a.elem_strides) if a.ndim else ((1,), (0,))
 
@@ -115,13 +116,13 @@ def _dims(a: dc.CudaArray) -> tuple:
 def _launch(kern, n: int, device: int, *args) -> None:
     if n == 0:
         return
-    blocks, threads = dc._launch_config(n)
+    blocks, threads = cuda_backend._launch_config(n)
     with cuda.gpus[device]:
         kern[blocks, threads](n, *args)
 
 
 # --- kernels -------------------------------------------------------------------------------
-_offset = dc.strided_offset
+_offset = cuda_backend.strided_offset
 
 
 @cuda.jit
@@ -207,10 +208,10 @@ def _dim_scatter_add_kernel(n, shape, dim, src, src_off, src_st, idx, idx_st, al
 
 
 # --- entry points (host side) --------------------------------------------------------------
-def take(src: dc.CudaArray, pos: np.ndarray) -> dc.CudaArray:
+def take(src: CudaArray, pos: np.ndarray) -> CudaArray:
     """``src.flat[pos]`` (C-order positions, already valid) as a new contiguous array shaped
     like ``pos``."""
-    out = dc.empty(np.shape(pos), src.dtype, src.index)
+    out = cuda_backend.empty(np.shape(pos), src.dtype, src.index)
     dev = index_to_device(pos, src.index)
     shape, st = _dims(src)
     _launch(_take_kernel, out.size, src.index, dev.buffer, src.buffer, src.offset, shape, st,
@@ -218,18 +219,18 @@ def take(src: dc.CudaArray, pos: np.ndarray) -> dc.CudaArray:
     return out
 
 
-def _values(vals, shape, dtype, index) -> dc.CudaArray:
+def _values(vals, shape, dtype, index) -> CudaArray:
     """``vals`` (a CudaArray or a number) as a device array of ``dtype`` viewed with
     ``shape`` (broadcast)."""
-    if not isinstance(vals, dc.CudaArray):
-        vals = dc.full((), vals, dtype, index)
+    if not isinstance(vals, CudaArray):
+        vals = cuda_backend.full((), vals, dtype, index)
     elif vals.dtype != dtype:
         vals = vals.astype(dtype)
     return vals.broadcast_to(tuple(shape))
 
 
-def put(out: dc.CudaArray, pos: np.ndarray, vals, accumulate: bool = False,
-        keep: np.ndarray | None = None) -> dc.CudaArray:
+def put(out: CudaArray, pos: np.ndarray, vals, accumulate: bool = False,
+        keep: np.ndarray | None = None) -> CudaArray:
     """In place ``out.flat[pos] = vals`` (``vals`` broadcast to ``pos``'s shape, cast to
     ``out``'s dtype): ``+=`` with repeats accumulating when ``accumulate``, else only the
     writes ``keep`` marks (the last write to each element; None: all, no repeats)."""
@@ -259,18 +260,18 @@ def _dim_index(index: np.ndarray, shape: tuple, dim: int, vector: bool, device: 
     if vector:
         st = tuple(1 if k == dim else 0 for k in range(len(shape)))
     else:
-        st = dc.contiguous_strides(np.shape(index))
+        st = cuda_backend.contiguous_strides(np.shape(index))
     return dev, st
 
 
-def dim_gather(src: dc.CudaArray, dim: int, index: np.ndarray, vector: bool) -> dc.CudaArray:
+def dim_gather(src: CudaArray, dim: int, index: np.ndarray, vector: bool) -> CudaArray:
     """``index_select`` (``vector``: ``out[..., i, ...] = src[..., index[i], ...]``) or
     ``gather`` (``out[c] = src[c with c[dim] = index[c]]``); indices already validated."""
     if vector:
         shape = src.shape[:dim] + (index.size,) + src.shape[dim + 1:]
     else:
         shape = tuple(index.shape)
-    out = dc.empty(shape, src.dtype, src.index)
+    out = cuda_backend.empty(shape, src.dtype, src.index)
     if out.size == 0:
         return out
     dev, ist = _dim_index(index, shape, dim, vector, src.index)
@@ -279,8 +280,8 @@ def dim_gather(src: dc.CudaArray, dim: int, index: np.ndarray, vector: bool) -> 
     return out
 
 
-def dim_scatter_add(out: dc.CudaArray, dim: int, index: np.ndarray, src: dc.CudaArray,
-                    vector: bool, alpha=1) -> dc.CudaArray:
+def dim_scatter_add(out: CudaArray, dim: int, index: np.ndarray, src: CudaArray,
+                    vector: bool, alpha=1) -> CudaArray:
     """In place, the adjoint of ``dim_gather``: ``index_add`` (``vector``:
     ``out[..., index[i], ...] += alpha * src[..., i, ...]``) or ``scatter_add``
     (``out[c with c[dim] = index[c]] += src[c]`` for ``c`` within ``index``'s shape)."""

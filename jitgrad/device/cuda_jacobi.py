@@ -9,8 +9,29 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import cuda as _cu
-from .cuda_solver import MAX_SWEEPS, _check, _launch, _mat, _off, _tol
+from . import cuda as cuda_backend
+from .cuda_solver import MAX_SWEEPS, _check, _launch, _mat, _off, _tol, load_matrix
+
+
+@cuda.jit(device=True)
+def _rotate(A, a0, step, pj, pk, count, c, sn):
+    """The plane rotation (x, y) <- (c x - sn y, sn x + c y) of the two strided vectors
+    x_i = A[a0 + pj + i step], y_i = A[a0 + pk + i step], i < count (two columns or two rows
+    of a matrix), in float64."""
+    for i in range(count):
+        x = float(A[a0 + pj + i * step])
+        y = float(A[a0 + pk + i * step])
+        A[a0 + pj + i * step] = c * x - sn * y
+        A[a0 + pk + i * step] = sn * x + c * y
+
+
+@cuda.jit(device=True)
+def _swap(A, a0, step, pj, pk, count):
+    """Swap the strided vectors A[a0 + pj + i step] and A[a0 + pk + i step], i < count."""
+    for i in range(count):
+        tmp = A[a0 + pj + i * step]
+        A[a0 + pj + i * step] = A[a0 + pk + i * step]
+        A[a0 + pk + i * step] = tmp
 
 @cuda.jit(device=True)
 def _jacobi_svd(W, w0, w_rs, w_cs, V, v0, v_rs, v_cs, p, q, tol, want_v, s, s0):
@@ -57,17 +78,9 @@ def _jacobi_svd(W, w0, w_rs, w_cs, V, v0, v_rs, v_cs, p, q, tol, want_v, s, s0):
                     t = math.copysign(1.0, z) / (abs(z) + math.sqrt(1.0 + z * z))
                 c = 1.0 / math.sqrt(1.0 + t * t)
                 sn = c * t
-                for i in range(p):
-                    x = float(W[w0 + i * w_rs + j * w_cs])
-                    y = float(W[w0 + i * w_rs + k * w_cs])
-                    W[w0 + i * w_rs + j * w_cs] = c * x - sn * y
-                    W[w0 + i * w_rs + k * w_cs] = sn * x + c * y
+                _rotate(W, w0, w_rs, j * w_cs, k * w_cs, p, c, sn)
                 if want_v:
-                    for i in range(q):
-                        x = float(V[v0 + i * v_rs + j * v_cs])
-                        y = float(V[v0 + i * v_rs + k * v_cs])
-                        V[v0 + i * v_rs + j * v_cs] = c * x - sn * y
-                        V[v0 + i * v_rs + k * v_cs] = sn * x + c * y
+                    _rotate(V, v0, v_rs, j * v_cs, k * v_cs, q, c, sn)
         if not rotated:
             ok = 1
             break
@@ -90,15 +103,9 @@ def _jacobi_svd(W, w0, w_rs, w_cs, V, v0, v_rs, v_cs, p, q, tol, want_v, s, s0):
             tmp = s[s0 + j]
             s[s0 + j] = s[s0 + best]
             s[s0 + best] = tmp
-            for i in range(p):
-                tmp = W[w0 + i * w_rs + j * w_cs]
-                W[w0 + i * w_rs + j * w_cs] = W[w0 + i * w_rs + best * w_cs]
-                W[w0 + i * w_rs + best * w_cs] = tmp
+            _swap(W, w0, w_rs, j * w_cs, best * w_cs, p)
             if want_v:
-                for i in range(q):
-                    tmp = V[v0 + i * v_rs + j * v_cs]
-                    V[v0 + i * v_rs + j * v_cs] = V[v0 + i * v_rs + best * v_cs]
-                    V[v0 + i * v_rs + best * v_cs] = tmp
+                _swap(V, v0, v_rs, j * v_cs, best * v_cs, q)
     if want_v:
         _complete_columns(W, w0, w_rs, w_cs, p, q, s, s0, math.sqrt(floor))
     return ok
@@ -190,23 +197,11 @@ def _eigh_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, n, nbatch, lower, tol, wor
                         tt = math.copysign(1.0, th) / (abs(th) + math.sqrt(th * th + 1.0))
                     c = 1.0 / math.sqrt(tt * tt + 1.0)
                     s = tt * c
-                    for k in range(n):  # A J (columns p, q)
-                        x = float(work[o + k * n + p])
-                        y = float(work[o + k * n + q])
-                        work[o + k * n + p] = c * x - s * y
-                        work[o + k * n + q] = s * x + c * y
-                    for k in range(n):  # J^T (A J) (rows p, q)
-                        x = float(work[o + p * n + k])
-                        y = float(work[o + q * n + k])
-                        work[o + p * n + k] = c * x - s * y
-                        work[o + q * n + k] = s * x + c * y
+                    _rotate(work, o, n, p, q, n, c, s)  # A J (columns p, q)
+                    _rotate(work, o, 1, p * n, q * n, n, c, s)  # J^T (A J) (rows p, q)
                     work[o + p * n + q] = 0.0
                     work[o + q * n + p] = 0.0
-                    for k in range(n):  # V J
-                        x = float(v[o + k * n + p])
-                        y = float(v[o + k * n + q])
-                        v[o + k * n + p] = c * x - s * y
-                        v[o + k * n + q] = s * x + c * y
+                    _rotate(v, o, n, p, q, n, c, s)  # V J
             if not rotated:
                 ok = True
                 break
@@ -223,10 +218,7 @@ def _eigh_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, n, nbatch, lower, tol, wor
                 tmp = w[t * n + j]
                 w[t * n + j] = w[t * n + best]
                 w[t * n + best] = tmp
-                for i in range(n):
-                    tmp = v[o + i * n + j]
-                    v[o + i * n + j] = v[o + i * n + best]
-                    v[o + i * n + best] = tmp
+                _swap(v, o, n, j, best, n)
         t += cuda.gridsize(1)
 
 
@@ -241,13 +233,24 @@ def _svd_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, p, q, nbatch, tol, wbuf, w_
     while t < nbatch:
         base = a_off + _off(t, bshape, a_bst)
         w0 = t * p * q
-        for i in range(p):
-            for j in range(q):
-                wbuf[w0 + i * w_rs + j * w_cs] = a[base + i * a_rs + j * a_cs]
+        load_matrix(a, base, a_rs, a_cs, p, q, wbuf, w0, w_rs, w_cs)
         ok = _jacobi_svd(wbuf, w0, w_rs, w_cs, vbuf, t * q * q, v_rs, v_cs, p, q, tol, want_v,
                          s, t * q)
         status[t] = 1 - ok
         t += cuda.gridsize(1)
+
+
+@cuda.jit(device=True)
+def _scaled_product(X, x0, rows, Y, y0, cols, s, s0, k, out, o):
+    """out = X diag(s) Y^T: out[i, j] = sum_kk X[i, kk] s[kk] Y[j, kk] for the rows x k matrix X
+    at ``x0`` and the cols x k matrix Y at ``y0`` (both C order), into rows x cols ``out`` at
+    ``o`` (the pseudo-inverse from the SVD's factors)."""
+    for i in range(rows):
+        for j in range(cols):
+            acc = 0.0
+            for kk in range(k):
+                acc += X[x0 + i * k + kk] * s[s0 + kk] * Y[y0 + j * k + kk]
+            out[o + i * cols + j] = acc
 
 
 @cuda.jit
@@ -260,9 +263,7 @@ def _pinv_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, p, q, nbatch, tol, rcond, 
         base = a_off + _off(t, bshape, a_bst)
         w0 = t * p * q
         v0 = t * q * q
-        for i in range(p):
-            for j in range(q):
-                wbuf[w0 + i * q + j] = a[base + i * a_rs + j * a_cs]
+        load_matrix(a, base, a_rs, a_cs, p, q, wbuf, w0, q, 1)
         ok = _jacobi_svd(wbuf, w0, q, 1, vbuf, v0, q, 1, p, q, tol, 1, s, t * q)
         status[t] = 1 - ok
         cutoff = rcond * s[t * q] if q > 0 else 0.0
@@ -271,19 +272,9 @@ def _pinv_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, p, q, nbatch, tol, rcond, 
             s[t * q + k] = 1.0 / x if x > cutoff else 0.0
         o = t * p * q
         if wide:  # A^T = W S V^T: P = W S^+ V^T, p x q (= n x m)
-            for i in range(p):
-                for j in range(q):
-                    acc = 0.0
-                    for k in range(q):
-                        acc += wbuf[w0 + i * q + k] * s[t * q + k] * vbuf[v0 + j * q + k]
-                    out[o + i * q + j] = acc
+            _scaled_product(wbuf, w0, p, vbuf, v0, q, s, t * q, q, out, o)
         else:  # A = W S V^T: P = V S^+ W^T, q x p (= n x m)
-            for i in range(q):
-                for j in range(p):
-                    acc = 0.0
-                    for k in range(q):
-                        acc += vbuf[v0 + i * q + k] * s[t * q + k] * wbuf[w0 + j * q + k]
-                    out[o + i * p + j] = acc
+            _scaled_product(vbuf, v0, q, wbuf, w0, p, s, t * q, q, out, o)
         t += cuda.gridsize(1)
 
 
@@ -291,13 +282,13 @@ def eigh(a, lower=True):
     """(w ascending, V) of the symmetric stack (from its lower or upper triangle)."""
     bshape = tuple(a.shape[:-2])
     n = a.shape[-1]
-    w = _cu.empty(bshape + (n,), a.dtype, a.index)
-    v = _cu.empty(a.shape, a.dtype, a.index)
+    w = cuda_backend.empty(bshape + (n,), a.dtype, a.index)
+    v = cuda_backend.empty(a.shape, a.dtype, a.index)
     nb = math.prod(bshape)
     if v.size == 0:
         return w, v
-    work = _cu.empty((nb * n * n,), a.dtype, a.index)
-    status = _cu.empty((nb,), np.int64, a.index)
+    work = cuda_backend.empty((nb * n * n,), a.dtype, a.index)
+    status = cuda_backend.empty((nb,), np.int64, a.index)
     _launch(_eigh_kernel, nb, a.index, *_mat(a, bshape), n, nb, 1 if lower else 0,
             _tol(a.dtype, n), work.buffer, w.buffer, v.buffer, status.buffer)
     _check(status, "Eigenvalues did not converge")
@@ -315,17 +306,17 @@ def svd(a, compute_uv=True):
     p, q = (m, n) if tall else (n, m)
     dt, idx = a.dtype, a.index
     nb = math.prod(bshape)
-    s = _cu.empty(bshape + (k,), dt, idx)
+    s = cuda_backend.empty(bshape + (k,), dt, idx)
     if compute_uv:
-        u = _cu.empty(bshape + (m, k), dt, idx)
-        vh = _cu.empty(bshape + (k, n), dt, idx)
+        u = cuda_backend.empty(bshape + (m, k), dt, idx)
+        vh = cuda_backend.empty(bshape + (k, n), dt, idx)
     if nb == 0 or k == 0:
         if compute_uv:
-            return _cu.zeros(u.shape, dt, idx), s, _cu.zeros(vh.shape, dt, idx)
+            return cuda_backend.zeros(u.shape, dt, idx), s, cuda_backend.zeros(vh.shape, dt, idx)
         return s
-    status = _cu.empty((nb,), np.int64, idx)
+    status = cuda_backend.empty((nb,), np.int64, idx)
     if not compute_uv:
-        wbuf = _cu.empty((nb * p * q,), dt, idx)
+        wbuf = cuda_backend.empty((nb * p * q,), dt, idx)
         _launch(_svd_kernel, nb, idx, *_mat(a, bshape, not tall), p, q, nb, _tol(dt, p),
                 wbuf.buffer, q, 1, wbuf.buffer, q, 1, 0, s.buffer, status.buffer)
         _check(status, "SVD did not converge")
@@ -349,13 +340,13 @@ def pinv(a, rcond):
     p, q = (m, n) if tall else (n, m)
     dt, idx = a.dtype, a.index
     nb = math.prod(bshape)
-    out = _cu.empty(bshape + (n, m), dt, idx)
+    out = cuda_backend.empty(bshape + (n, m), dt, idx)
     if out.size == 0 or nb == 0:
-        return _cu.zeros(out.shape, dt, idx)
-    wbuf = _cu.empty((nb * p * q,), dt, idx)
-    vbuf = _cu.empty((nb * q * q,), dt, idx)
-    s = _cu.empty((nb * q,), dt, idx)
-    status = _cu.empty((nb,), np.int64, idx)
+        return cuda_backend.zeros(out.shape, dt, idx)
+    wbuf = cuda_backend.empty((nb * p * q,), dt, idx)
+    vbuf = cuda_backend.empty((nb * q * q,), dt, idx)
+    s = cuda_backend.empty((nb * q,), dt, idx)
+    status = cuda_backend.empty((nb,), np.int64, idx)
     _launch(_pinv_kernel, nb, idx, *_mat(a, bshape, not tall), p, q, nb, _tol(dt, p),
             float(rcond), 0 if tall else 1, wbuf.buffer, vbuf.buffer, s.buffer, out.buffer,
             status.buffer)

@@ -18,20 +18,21 @@ import threading
 import numpy as np
 from numba import cuda
 
-from . import cuda as _cu
-from . import cuda_reduce as _red
+from . import cuda as cuda_backend
+from . import cuda_reduce
 
 #: matmul tile edge; a block is TILE x TILE threads (the simulator runs each as a Python thread)
-TILE = 4 if _cu.SIMULATOR else 16
+TILE = 4 if cuda_backend.SIMULATOR else 16
 #: largest grid extent used per axis (grid-stride loops cover the rest)
-_GRID_MAX = 1 if _cu.SIMULATOR else 65535
-_T = _red._T
+_GRID_MAX = 1 if cuda_backend.SIMULATOR else 65535
+_T = cuda_reduce._T
 
 
 def _matmul_kernel(a, a_off, a_bst, a_rs, a_cs, b, b_off, b_bst, b_rs, b_cs, bshape, nbatch,
-                   N, K, M, zero, out):
-    """out[t, n, m] = sum_k a[t, n, k] * b[t, k, m] for batch t < nbatch (unravelled over
-    ``bshape`` with each operand's batch strides, 0 where broadcast), out contiguous.
+                   N, K, M, zero, bias, bias_off, bias_rs, bias_cs, has_bias, out):
+    """out[t, n, m] = bias[n, m] + sum_k a[t, n, k] * b[t, k, m] for batch t < nbatch
+    (unravelled over ``bshape`` with each operand's batch strides, 0 where broadcast), out
+    contiguous; ``bias`` (read through its strides, one for every batch) only when ``has_bias``.
 
     Each block owns TILE x TILE outputs; per K-step it stages a TILE x TILE tile of a and of b in
     shared memory (zero-padded at the edges), then every thread adds TILE products. Grid-stride
@@ -64,6 +65,8 @@ def _matmul_kernel(a, a_off, a_bst, a_rs, a_cs, b, b_off, b_bst, b_rs, b_cs, bsh
                         acc += sa[ty, kk] * sb[kk, tx]
                     cuda.syncthreads()
                 if n < N and m < M:
+                    if has_bias:
+                        acc += bias[bias_off + n * bias_rs + m * bias_cs]
                     out[(t * N + n) * M + m] = acc
                 tj += cuda.gridDim.x
             ti += cuda.gridDim.y
@@ -79,22 +82,19 @@ def _rowdot_kernel(a, a_off, rshape, rstr, a_ks, v, v_off, v_ks, n_items, K, chu
     tid = cuda.threadIdx.x
     t = cuda.blockIdx.x
     while t < n_items:
-        row = t // P
-        k = (t - row * P) * chunk
-        k1 = min(k + chunk, K)
-        base = a_off + _offset(row, rshape, rstr)
+        _, k, k1, base = cuda_reduce.work_item(t, P, chunk, K, a_off, rshape, rstr)
         s = zero
         k += tid
         while k < k1:
             s += a[base + k * a_ks] * v[v_off + k * v_ks]
             k += _T
-        total = _cu.block_sum(sh, s)
+        total = cuda_backend.block_sum(sh, s)
         if tid == 0:
             out[t] = total
         t += cuda.gridDim.x
 
 
-_offset = _cu.strided_offset
+_offset = cuda_backend.strided_offset
 _kernels: dict = {}
 _lock = threading.Lock()
 
@@ -106,8 +106,8 @@ def _get(body, dt):
         with _lock:
             kern = _kernels.get(key)
             if kern is None:
-                fn = _red._bind(body, f"{body.__name__}_{dt}", _SDT=_red._SHARED[dt])
-                _cu.tag_kernel(fn, _get, body, dt)
+                fn = cuda_reduce._bind(body, f"{body.__name__}_{dt}", _SDT=cuda_reduce._SHARED[dt])
+                cuda_backend.tag_kernel(fn, _get, body, dt)
                 kern = _kernels[key] = cuda.jit(fn)
     return kern
 
@@ -123,36 +123,32 @@ def _compute_dtype(a, b):
     return rt, rt
 
 
-def _batch_strides(x, bshape):
-    """x's batch strides broadcast to ``bshape`` (0 on missing or size-1 axes)."""
-    nb = x.ndim - 2
-    lead = len(bshape) - nb
-    st = [0] * lead
-    for n, s, target in zip(x.shape[:nb], x.elem_strides[:nb], bshape[lead:]):
-        st.append(s if n == target else 0)
-    return tuple(st)
-
-
-def _mm(a, b, dt):
-    """(..., N, K) @ (..., K, M), batch dims broadcast: the tiled kernel."""
+def gemm(a, b, dt, bias=None):
+    """(..., N, K) @ (..., K, M), batch dims broadcast, by the tiled kernel in dtype ``dt`` (the
+    operands' dtype); ``bias`` (a view broadcast to (N, M), any strides) is added to every
+    product matrix (``cuda_nn.addmm``)."""
     bshape = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     N, K = a.shape[-2:]
     M = b.shape[-1]
-    out = _cu.empty(bshape + (N, M), dt, a.index)
+    out = cuda_backend.empty(bshape + (N, M), dt, a.index)
     nbatch = math.prod(bshape)
     if out.size == 0:
         return out
-    if K == 0:
-        _cu.fill(out, 0)
+    if K == 0 and bias is None:
+        cuda_backend.fill(out, 0)
         return out
+    if bias is None:
+        bias_args = (out.buffer, 0, 0, 0, False)  # not read
+    else:
+        bias_args = (bias.buffer, bias.offset, bias.elem_strides[-2], bias.elem_strides[-1], True)
     grid = (min(-(-M // TILE), _GRID_MAX), min(-(-N // TILE), _GRID_MAX),
             min(nbatch, _GRID_MAX))
     with cuda.gpus[a.index]:
         _get(_matmul_kernel, dt)[grid, (TILE, TILE)](
-            a.buffer, a.offset, _batch_strides(a, bshape) or (0,), a.elem_strides[-2],
-            a.elem_strides[-1], b.buffer, b.offset, _batch_strides(b, bshape) or (0,),
+            a.buffer, a.offset, cuda_backend.batch_strides(a, bshape), a.elem_strides[-2],
+            a.elem_strides[-1], b.buffer, b.offset, cuda_backend.batch_strides(b, bshape),
             b.elem_strides[-2], b.elem_strides[-1], bshape or (1,), nbatch, N, K, M,
-            dt.type(0), out.buffer)
+            dt.type(0), *bias_args, out.buffer)
     return out
 
 
@@ -162,15 +158,16 @@ def _rowdot(a, v, dt):
     K = a.shape[-1]
     R = math.prod(rows)
     if R == 0 or K == 0:
-        return _cu.zeros(rows, dt, a.index)
-    rs, rt = _red._collapse(rows, a.elem_strides[:-1])
-    chunk, P = _red._plan(R, K)
-    out = _cu.empty((R * P,), dt, a.index)
-    _red._launch(_get(_rowdot_kernel, dt), R * P, a.index, a.buffer, a.offset, rs, rt,
+        return cuda_backend.zeros(rows, dt, a.index)
+    rs, rt = cuda_reduce._collapse(rows, a.elem_strides[:-1])
+    chunk, P = cuda_reduce._plan(R, K)
+    out = cuda_backend.empty((R * P,), dt, a.index)
+    cuda_reduce._launch(_get(_rowdot_kernel, dt), R * P, a.index, a.buffer, a.offset, rs, rt,
                  a.elem_strides[-1], v.buffer, v.offset, v.elem_strides[0], R * P, K, chunk, P,
                  dt.type(0), out.buffer)
     if P > 1:  # sum the per-chunk partials
-        out = _red._fold(out.reshape(R, P), (1,), _red._add, _red._map_id, None, dt)
+        out = cuda_reduce._fold(out.reshape(R, P), (1,), cuda_reduce._add, cuda_reduce._map_id,
+                                None, dt)
     return out.reshape(rows)
 
 
@@ -188,5 +185,5 @@ def matmul(a, b):
     elif a.ndim == 1:  # (K,) @ (..., K, M): the rows of b^T (..., M, K) dotted with a
         out = _rowdot(b.transpose(tuple(range(b.ndim - 2)) + (b.ndim - 1, b.ndim - 2)), a, dt)
     else:
-        out = _mm(a, b, dt)
+        out = gemm(a, b, dt)
     return out if rt == dt else out.astype(rt)

@@ -11,13 +11,14 @@ import math
 import numpy as np
 from numba import cuda, float64
 
-from . import cuda as dc
-from .cuda_nn import BLOCK, block_sum, dummy, flat, launch, launch_rows, safe_div
+from . import cuda as cuda_backend
+from .cuda_nn import (BLOCK, block_sum, channel_pos, dummy, flat, launch, launch_rows,
+                      safe_div)
 
 # the messages of the device-side checks (Note [device asserts] in device/cuda.py)
-_NLL_RANGE = dc.assert_code("nll_loss: a target is out of bounds (targets must lie in "
+_NLL_RANGE = cuda_backend.assert_code("nll_loss: a target is out of bounds (targets must lie in "
                             "[0, n_classes) or equal ignore_index)")
-_EMB_RANGE = dc.assert_code("embedding: an index is out of range (indices must lie in "
+_EMB_RANGE = cuda_backend.assert_code("embedding: an index is out of range (indices must lie in "
                             "[0, num_embeddings))")
 
 
@@ -38,15 +39,13 @@ def _bn_fwd_k(x, w, b, has_w, has_b, mean, invstd, rm, rv, has_rm, N, C, L, eps,
             s = 0.0
             j = tid
             while j < M:
-                n = j // L
-                s += x[(n * C + c) * L + j - n * L]
+                s += x[channel_pos(j, c, C, L)]
                 j += BLOCK
             m = block_sum(sm, s) / M
             q = 0.0
             j = tid
             while j < M:
-                n = j // L
-                d = x[(n * C + c) * L + j - n * L] - m
+                d = x[channel_pos(j, c, C, L)] - m
                 q += d * d
                 j += BLOCK
             var = block_sum(sm, q) / M
@@ -64,8 +63,7 @@ def _bn_fwd_k(x, w, b, has_w, has_b, mean, invstd, rm, rv, has_rm, N, C, L, eps,
         shift = (b[c] if has_b else 0.0) - m * scale
         j = tid
         while j < M:
-            n = j // L
-            k = (n * C + c) * L + j - n * L
+            k = channel_pos(j, c, C, L)
             out[k] = x[k] * scale + shift
             j += BLOCK
         c += cuda.gridDim.x
@@ -85,8 +83,7 @@ def _bn_bwd_k(x, g, w, has_w, mean, invstd, N, C, L, training, need_x, gx, gw, g
         sgx = 0.0
         j = tid
         while j < M:
-            n = j // L
-            k = (n * C + c) * L + j - n * L
+            k = channel_pos(j, c, C, L)
             sg += g[k]
             sgx += g[k] * (x[k] - m)
             j += BLOCK
@@ -102,8 +99,7 @@ def _bn_bwd_k(x, g, w, has_w, mean, invstd, N, C, L, training, need_x, gx, gw, g
             gm = sg / M if training else 0.0
             j = tid
             while j < M:
-                n = j // L
-                k = (n * C + c) * L + j - n * L
+                k = channel_pos(j, c, C, L)
                 gx[k] = wc * g[k] - wc * kk * x[k] + wc * (kk * m - gm)
                 j += BLOCK
         c += cuda.gridDim.x
@@ -116,14 +112,21 @@ def _opt(a, dtype, index):
     return flat(a), True
 
 
+def _norm_outputs(x, n_stats):
+    """(out shaped like ``x``, mean, inverse standard deviation) of a normalisation forward: the
+    statistics are float64 device arrays of ``n_stats`` entries (channels or rows)."""
+    stat = (n_stats,)
+    return (cuda_backend.empty(x.shape, x.dtype, x.index),
+            cuda_backend.empty(stat, np.float64, x.index),
+            cuda_backend.empty(stat, np.float64, x.index))
+
+
 def batch_norm_forward(x3, w, b, running_mean, running_var, eps, training, momentum):
     """(out, mean, invstd) of batch norm over the (N, C, L) ``x3``; the running stats (device
     arrays, or None) are updated in place on the device in training."""
     N, C, L = x3.shape
     idx = x3.index
-    out = dc.empty(x3.shape, x3.dtype, idx)
-    mean = dc.empty((C,), np.float64, idx)
-    invstd = dc.empty((C,), np.float64, idx)
+    out, mean, invstd = _norm_outputs(x3, C)
     wb, has_w = _opt(w, x3.dtype, idx)
     bb, has_b = _opt(b, x3.dtype, idx)
     has_rm = running_mean is not None
@@ -141,9 +144,9 @@ def batch_norm_forward(x3, w, b, running_mean, running_var, eps, training, momen
 def batch_norm_backward(x3, g3, w, mean, invstd, training, need_x):
     N, C, L = x3.shape
     idx = x3.index
-    gx = dc.empty(x3.shape, x3.dtype, idx) if need_x else dc.empty((0,), x3.dtype, idx)
-    gw = dc.empty((C,), x3.dtype, idx)
-    gb = dc.empty((C,), x3.dtype, idx)
+    gx = cuda_backend.empty(x3.shape if need_x else (0,), x3.dtype, idx)
+    gw = cuda_backend.empty((C,), x3.dtype, idx)
+    gb = cuda_backend.empty((C,), x3.dtype, idx)
     wb, has_w = _opt(w, x3.dtype, idx)
     launch_rows(_bn_bwd_k, C, flat(x3), flat(g3), wb, has_w, mean.buffer, invstd.buffer, N, C, L,
                 bool(training), bool(need_x), gx.buffer, gw.buffer, gb.buffer)
@@ -241,9 +244,7 @@ def layer_norm_forward(x2, w, b, eps):
     """(out, mean, rstd) of the rows of (M, D) ``x2``."""
     M, D = x2.shape
     idx = x2.index
-    out = dc.empty(x2.shape, x2.dtype, idx)
-    mean = dc.empty((M,), np.float64, idx)
-    rstd = dc.empty((M,), np.float64, idx)
+    out, mean, rstd = _norm_outputs(x2, M)
     wb, has_w = _opt(w, x2.dtype, idx)
     bb, has_b = _opt(b, x2.dtype, idx)
     if D:
@@ -256,12 +257,12 @@ def layer_norm_backward(x2, g2, w, mean, rstd, need_x):
     M, D = x2.shape
     idx = x2.index
     xf, gf = flat(x2), flat(g2)
-    gx = dc.empty(x2.shape, x2.dtype, idx) if need_x else dc.empty((0,), x2.dtype, idx)
+    gx = cuda_backend.empty(x2.shape if need_x else (0,), x2.dtype, idx)
     if need_x and D:
         wb, has_w = _opt(w, x2.dtype, idx)
         launch_rows(_ln_bwd_x_k, M, xf, gf, wb, has_w, mean.buffer, rstd.buffer, M, D, gx.buffer)
-    gw = dc.zeros((D,), x2.dtype, idx)
-    gb = dc.zeros((D,), x2.dtype, idx)
+    gw = cuda_backend.zeros((D,), x2.dtype, idx)
+    gb = cuda_backend.zeros((D,), x2.dtype, idx)
     if M:
         launch_rows(_ln_bwd_w_k, D, xf, gf, mean.buffer, rstd.buffer, M, D, gw.buffer, gb.buffer)
     return gx, gw, gb
@@ -324,7 +325,7 @@ def _scale_rows_k(gw, D, n, counts):
 
 
 def _counts(idx, num_weights, index):
-    counts = dc.zeros((num_weights,), np.int64, index)
+    counts = cuda_backend.zeros((num_weights,), np.int64, index)
     launch(_count_k, idx.size, flat(idx), idx.size, num_weights, counts.buffer)
     return counts
 
@@ -333,11 +334,11 @@ def embedding_gather(w2, idx, padding_idx=None, scale_grad_by_freq=False):
     """Rows of (V, D) ``w2`` at int64 ``idx`` (any shape): (idx.size, D). Optionally zero the
     padding rows and divide by the index counts (the embedding gradient's adjoint)."""
     V, D = w2.shape
-    out = dc.empty((idx.size, D), w2.dtype, w2.index)
+    out = cuda_backend.empty((idx.size, D), w2.dtype, w2.index)
     counts = _counts(idx, V, w2.index).buffer if scale_grad_by_freq else dummy(np.int64, w2.index)
     launch(_emb_gather_k, out.size, flat(w2), flat(idx), D, V, out.size,
            -1 if padding_idx is None else int(padding_idx), bool(scale_grad_by_freq), counts,
-           out.buffer, dc.error_flag(w2.index), _EMB_RANGE)
+           out.buffer, cuda_backend.error_flag(w2.index), _EMB_RANGE)
     return out
 
 
@@ -345,7 +346,7 @@ def embedding_backward(g2, idx, num_weights, padding_idx, scale_grad_by_freq):
     """``gw[k] = sum of the gradient rows whose index is k`` (none for ``padding_idx``;
     divided by the count of k with ``scale_grad_by_freq``)."""
     D = g2.shape[1]
-    gw = dc.zeros((num_weights, D), g2.dtype, g2.index)
+    gw = cuda_backend.zeros((num_weights, D), g2.dtype, g2.index)
     launch(_emb_scatter_k, g2.size, flat(g2), flat(idx), D, num_weights, g2.size,
            -1 if padding_idx is None else int(padding_idx), gw.buffer)
     if scale_grad_by_freq:
@@ -374,7 +375,7 @@ def reduce_loss(loss, reduction):
     """The per-element ``loss`` reduced: itself ('none'), its sum or its mean (a 0-d array)."""
     if reduction == "none":
         return loss
-    out = dc.empty((), loss.dtype, loss.index)
+    out = cuda_backend.empty((), loss.dtype, loss.index)
     loss_f = flat(loss)
     _sum_k[1, BLOCK](loss_f, loss.size, reduction == "mean", out.buffer)
     return out
@@ -442,11 +443,13 @@ def bcel_pw_nw_body(x, y, pw):
 
 def pointwise_loss(body, operands, shape, dtype, reduction):
     """The loss ``body`` over broadcast ``operands`` (arrays or scalars), then reduced."""
-    loss = dc.elementwise(body, operands, shape, dtype, dtype)
+    loss = cuda_backend.elementwise(body, operands, shape, dtype, dtype)
     return reduce_loss(loss, reduction)
 
 
-# --- NLL (cross-entropy after log_softmax) ----------------------------------------------------------
+# --- NLL (cross-entropy after log_softmax) --------------------------------------------------------
+#: the NLL's ``stats`` device array (the forward writes it, the backward reads it): positions
+TOTAL, WEIGHT_SUM = 0, 1
 @cuda.jit
 def _nll_fwd_k(x, t, w, has_w, N, C, ignore, none, mode, losses, stats, res, err, code):
     """``loss_i = -w[t_i] x[i, t_i]`` (0 where ``t_i == ignore``); one block sums the losses
@@ -476,8 +479,8 @@ def _nll_fwd_k(x, t, w, has_w, N, C, ignore, none, mode, losses, stats, res, err
     tot = block_sum(sm, tot)
     ws = block_sum(sm, ws)
     if tid == 0:
-        stats[0] = tot
-        stats[1] = ws
+        stats[TOTAL] = tot
+        stats[WEIGHT_SUM] = ws
         if mode == 1:
             res[0] = safe_div(tot, ws)
         elif mode == 2:
@@ -497,7 +500,8 @@ def _nll_bwd_k(g, t, w, has_w, N, C, ignore, none, mean, stats, gx):
         if j == ti and ti != ignore and ti >= 0 and ti < C:
             scale = 1.0
             if mean:
-                scale = safe_div(1.0, stats[1]) if stats[1] != 0 else math.nan
+                wsum = stats[WEIGHT_SUM]
+                scale = safe_div(1.0, wsum) if wsum != 0 else math.nan
             wi = w[ti] * 1.0 if has_w else 1.0
             v = -wi * (g[r] if none else g[0]) * scale
         gx[i] = v
@@ -510,14 +514,14 @@ def nll_forward(x2, t, w, ignore_index, reduction):
     N, C = x2.shape
     idx = x2.index
     none = reduction == "none"
-    losses = dc.empty((N,) if none else (0,), x2.dtype, idx)
-    res = dc.empty((), x2.dtype, idx)
-    stats = dc.empty((2,), np.float64, idx)
+    losses = cuda_backend.empty((N,) if none else (0,), x2.dtype, idx)
+    res = cuda_backend.empty((), x2.dtype, idx)
+    stats = cuda_backend.empty((2,), np.float64, idx)
     wb, has_w = _opt(w, x2.dtype, idx)
     mode = {"none": 0, "mean": 1, "sum": 2}[reduction]
     _nll_fwd_k[1, BLOCK](flat(x2), flat(t) if t.size else dummy(np.int64, idx), wb, has_w, N, C,
                          int(ignore_index), none, mode, losses.buffer, stats.buffer, res.buffer,
-                         dc.error_flag(idx), _NLL_RANGE)
+                         cuda_backend.error_flag(idx), _NLL_RANGE)
     return (losses if none else res), stats
 
 
@@ -525,7 +529,7 @@ def nll_backward(g, t, w, shape, ignore_index, reduction, stats):
     """``gx`` (N, C) of the NLL for the incoming ``g`` ((N,) for 'none', else 0-d)."""
     N, C = shape
     idx = g.index
-    gx = dc.empty((N, C), g.dtype, idx)
+    gx = cuda_backend.empty((N, C), g.dtype, idx)
     wb, has_w = _opt(w, g.dtype, idx)
     launch(_nll_bwd_k, gx.size, flat(g), flat(t) if t.size else dummy(np.int64, idx), wb, has_w,
            N, C, int(ignore_index), reduction == "none", reduction == "mean", stats.buffer,

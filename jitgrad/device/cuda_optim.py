@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from numba import cuda
 
-from . import optim_updates as U
+from . import optim_updates
 from .cuda_nn import launch
 
 
-_sgd_dev = cuda.jit(device=True)(U.sgd_at)
-_adam_dev = cuda.jit(device=True)(U.adam_at)
-_rmsprop_dev = cuda.jit(device=True)(U.rmsprop_at)
-_adagrad_dev = cuda.jit(device=True)(U.adagrad_at)
+_sgd_dev = cuda.jit(device=True)(optim_updates.sgd_at)
+_adam_dev = cuda.jit(device=True)(optim_updates.adam_at)
+_rmsprop_dev = cuda.jit(device=True)(optim_updates.rmsprop_at)
+_adagrad_dev = cuda.jit(device=True)(optim_updates.adagrad_at)
 
 
 @cuda.jit
@@ -57,6 +57,6 @@ def optimizer_step(kind: str, p, g, *state_and_scalars):
     """The fused ``kind`` update (``cpu_optim.optimizer_step``'s arguments) of the flat contiguous
     CUDA parameter ``p`` with its gradient ``g``; float scalars are cast to p's dtype."""
     args = [_buf(a) if hasattr(a, "buffer") else a
-            for a in U.scalar_args(kind, p.dtype.type, state_and_scalars)]
+            for a in optim_updates.scalar_args(kind, p.dtype.type, state_and_scalars)]
     kern = {"sgd": _sgd_k, "adam": _adam_k, "rmsprop": _rmsprop_k, "adagrad": _adagrad_k}[kind]
     launch(kern, p.size, _buf(p), _buf(g), *args)

@@ -30,24 +30,24 @@ import numba
 import numpy as np
 from numba import cuda
 
-from . import cuda as _cu
+from . import cuda as cuda_backend
 from .rebind import bind as _bind
 
 #: threads per reduction block: a power of two (the tree halves it); few under the simulator
-_T = _cu.THREADS_PER_BLOCK
+_T = cuda_backend.THREADS_PER_BLOCK
 #: elements per work item before a row is split into several chunks (8 per thread)
 CHUNK = 8 * _T
 #: rows at which one item per row already fills the device (no split below this)
-SPLIT_ROWS = 8 if _cu.SIMULATOR else 1024
+SPLIT_ROWS = 8 if cuda_backend.SIMULATOR else 1024
 #: the number of work items a split aims at (a few per multiprocessor on a GPU)
-TARGET_ITEMS = 8 if _cu.SIMULATOR else 2048
+TARGET_ITEMS = 8 if cuda_backend.SIMULATOR else 2048
 
 _SHARED = {np.dtype(np.float64): numba.float64, np.dtype(np.float32): numba.float32,
            np.dtype(np.int64): numba.int64, np.dtype(np.uint8): numba.uint8}
 
 
 # ---- device functions ----------------------------------------------------------------------
-_offset = _cu.strided_offset
+_offset = cuda_backend.strided_offset
 
 
 @cuda.jit(device=True)
@@ -104,35 +104,36 @@ def _take(v, i, bv, bi):
     return v == bv and i < bi
 
 
-# ---- kernel bodies (``_op``, ``_map``, ``_better``, ``_take``, ``_SDT`` bound per copy) ------
+@cuda.jit(device=True)
+def work_item(t, P, chunk, K, x_off, shape, strides):
+    """(row, k0, k1, base) of work item ``t`` (Note [cuda reduction passes]): its output row
+    ``t // P``, the chunk ``[k0, k1)`` of the row's K reduced positions it folds, and the offset
+    of the row's first element (the row unravelled over ``shape`` with element ``strides``)."""
+    row = t // P
+    k0 = (t - row * P) * chunk
+    return row, k0, min(k0 + chunk, K), x_off + _offset(row, shape, strides)
+
+
+# ---- kernel bodies (``_op``, ``_block_op``, ``_map``, ``_better``, ``_take``, ``_SDT`` bound
+# per copy) ------------------------------------------------------------------------------------
 def _fold_kernel(x, x_off, kshape, kstr, rshape, rstr, n_items, K, chunk, P, c, ident, out):
     """out[t] = op_{k in chunk(t)} map(x[row, k], c, row) for work item t = row * P + chunk,
     chunk covering k in [chunk * (t % P), min(K, chunk * (t % P + 1))); ``ident`` is op's
-    identity (its dtype is the accumulator's). Shared-memory tree over the block's threads."""
+    identity (its dtype is the accumulator's). The threads' partial folds are combined by
+    ``_block_op``, op's shared-memory tree (``cuda.block_reduce``)."""
     sh = cuda.shared.array(_T, _SDT)
     tid = cuda.threadIdx.x
     t = cuda.blockIdx.x
     while t < n_items:
-        row = t // P
-        k = (t - row * P) * chunk
-        k1 = min(k + chunk, K)
-        base = x_off + _offset(row, kshape, kstr)
+        row, k, k1, base = work_item(t, P, chunk, K, x_off, kshape, kstr)
         s = ident
         k += tid
         while k < k1:
             s = _op(s, _map(x[base + _offset(k, rshape, rstr)], c, row))
             k += _T
-        sh[tid] = s
-        cuda.syncthreads()
-        step = _T // 2
-        while step > 0:
-            if tid < step:
-                sh[tid] = _op(sh[tid], sh[tid + step])
-            cuda.syncthreads()
-            step //= 2
+        total = _block_op(sh, s)
         if tid == 0:
-            out[t] = sh[0]
-        cuda.syncthreads()  # sh[0] is read before the next item overwrites sh
+            out[t] = total
         t += cuda.gridDim.x
 
 
@@ -146,10 +147,7 @@ def _arg_kernel(x, x_off, kshape, kstr, rshape, rstr, n_items, K, chunk, P, xi, 
     tid = cuda.threadIdx.x
     t = cuda.blockIdx.x
     while t < n_items:
-        row = t // P
-        k = (t - row * P) * chunk
-        k1 = min(k + chunk, K)
-        base = x_off + _offset(row, kshape, kstr)
+        row, k, k1, base = work_item(t, P, chunk, K, x_off, kshape, kstr)
         bv = x[base]
         bi = -1
         k += tid
@@ -203,13 +201,15 @@ def _get(kind, op, fmap, dt):
             kern = _kernels.get(key)
             if kern is None:
                 if kind == "fold":
+                    block_op = cuda_backend.block_reduce(_dev(op), f"block{op.__name__}")
                     body = _bind(_fold_kernel, f"fold_{op.__name__}{fmap.__name__}_{dt}",
-                                 _op=_dev(op), _map=_dev(fmap), _SDT=_SHARED[dt])
+                                 _op=_dev(op), _block_op=block_op, _map=_dev(fmap),
+                                 _SDT=_SHARED[dt])
                 else:
                     better = _dev(op)
                     body = _bind(_arg_kernel, f"arg_{op.__name__}_{dt}",
                                  _take=_dev(_take, _better=better), _SDT=_SHARED[dt])
-                _cu.tag_kernel(body, _get, kind, op, fmap, dt)
+                cuda_backend.tag_kernel(body, _get, kind, op, fmap, dt)
                 kern = _kernels[key] = cuda.jit(body)
     return kern
 
@@ -223,7 +223,7 @@ def _prod_others(dt):
             kern = _kernels.get(key)
             if kern is None:
                 body = _bind(_prod_others_kernel, f"prod_others_{dt}", _SDT=_SHARED[dt])
-                _cu.tag_kernel(body, _prod_others, dt)
+                cuda_backend.tag_kernel(body, _prod_others, dt)
                 kern = _kernels[key] = cuda.jit(body)
     return kern
 
@@ -262,7 +262,7 @@ def _plan(M, K):
 
 
 def _launch(kern, n_items, index, *args):
-    blocks = min(max(n_items, 1), _cu.MAX_BLOCKS)
+    blocks = min(max(n_items, 1), cuda_backend.MAX_BLOCKS)
     with cuda.gpus[index]:
         kern[blocks, _T](*args)
 
@@ -274,10 +274,10 @@ def _fold(x, dims, op, fmap, c, acc_dt):
     ident = acc_dt.type(1 if op is _mul else 0)
     ks, kt, rs, rt, M, K = _split(x, dims)
     if M == 0 or K == 0:
-        return _cu.full((M,), ident, acc_dt, x.index)
+        return cuda_backend.full((M,), ident, acc_dt, x.index)
     c = x.buffer if c is None else c.buffer  # unused by the identity map
     chunk, P = _plan(M, K)
-    out = _cu.empty((M * P,), acc_dt, x.index)
+    out = cuda_backend.empty((M * P,), acc_dt, x.index)
     _launch(_get("fold", op, fmap, acc_dt), M * P, x.index, x.buffer, x.offset, ks, kt, rs, rt,
             M * P, K, chunk, P, c, ident, out.buffer)
     if P == 1:
@@ -291,14 +291,14 @@ def _arg(x, dims, better, xi=None):
     ks, kt, rs, rt, M, K = _split(x, dims)
     if K == 0:
         raise ValueError("the reduction has zero elements (reduced dimension of size 0)")
-    vals = _cu.empty((M,), x.dtype, x.index)
-    idx = _cu.empty((M,), np.int64, x.index)
+    vals = cuda_backend.empty((M,), x.dtype, x.index)
+    idx = cuda_backend.empty((M,), np.int64, x.index)
     if M == 0:
         return vals, idx
     chunk, P = _plan(M, K)
     if P > 1:
-        vals = _cu.empty((M * P,), x.dtype, x.index)
-        idx = _cu.empty((M * P,), np.int64, x.index)
+        vals = cuda_backend.empty((M * P,), x.dtype, x.index)
+        idx = cuda_backend.empty((M * P,), np.int64, x.index)
     has = xi is not None
     _launch(_get("arg", better, None, x.dtype), M * P, x.index, x.buffer, x.offset, ks, kt, rs,
             rt, M * P, K, chunk, P, xi.buffer if has else idx.buffer, has, vals.buffer,
@@ -380,11 +380,11 @@ def reduce_var(x, dims, correction=1):
     ks, kt, rs, rt, M, K = _split(x, dims)
     shape = _kept_shape(x, dims)
     if K == 0:
-        return _cu.full(shape, np.nan, dt, x.index)
+        return cuda_backend.full(shape, np.nan, dt, x.index)
     mean = _fold(x, dims, _add, _map_id, None, dt)
-    mean = _cu.elementwise(_div, [mean, dt.type(K)], mean.shape, dt, dt)
+    mean = cuda_backend.elementwise(_div, [mean, dt.type(K)], mean.shape, dt, dt)
     ss = _fold(x, dims, _add, _map_sq, mean, dt)
-    return _cu.elementwise(_div, [ss, dt.type(max(0, K - correction))], ss.shape, dt,
+    return cuda_backend.elementwise(_div, [ss, dt.type(max(0, K - correction))], ss.shape, dt,
                            dt).reshape(shape)
 
 
@@ -400,10 +400,11 @@ def reduce_logsumexp(x, dims):
     in float64; +inf/-inf/NaN maxima pass through; -inf when K == 0 (as the CPU)."""
     shape = _kept_shape(x, dims)
     if math.prod(x.shape[d] for d in dims) == 0:
-        return _cu.full(shape, -np.inf, x.dtype, x.index)
+        return cuda_backend.full(shape, -np.inf, x.dtype, x.index)
     m, _ = _arg(x, dims, _gt)
     s = _fold(x, dims, _add, _map_exp, m, np.float64)
-    return _cu.elementwise(_lse_finish, [s, m], m.shape, x.dtype, np.float64).reshape(shape)
+    return cuda_backend.elementwise(_lse_finish, [s, m], m.shape, x.dtype,
+                                    np.float64).reshape(shape)
 
 
 def _sqrt(v):
@@ -413,7 +414,7 @@ def _sqrt(v):
 
 def sqrt(x):
     """Elementwise square root into a new array (std from var)."""
-    return _cu.elementwise(_sqrt, [x], x.shape, x.dtype, x.dtype)
+    return cuda_backend.elementwise(_sqrt, [x], x.shape, x.dtype, x.dtype)
 
 
 # ---- gather / put along one dim (the max/min gradient and its transpose) -------------------
@@ -473,14 +474,14 @@ def take_along_dim(x, index, dim):
     Indices are not bounds-checked (a device-side check would need a host sync)."""
     shape = tuple(max(a, b) if d != dim else b
                   for d, (a, b) in enumerate(zip(x.shape, index.shape)))
-    out = _cu.empty(shape, x.dtype, x.index)
+    out = cuda_backend.empty(shape, x.dtype, x.index)
     n = out.size
     if n == 0:
         return out
     xb = x.broadcast_to(tuple(x.shape[d] if d == dim else shape[d] for d in range(x.ndim)))
     ib = index.broadcast_to(shape)
     x_st = tuple(0 if d == dim else s for d, s in enumerate(xb.elem_strides))
-    blocks, threads = _cu._launch_config(n)
+    blocks, threads = cuda_backend._launch_config(n)
     with cuda.gpus[x.index]:
         _gather_kernel[blocks, threads](n, shape, out.buffer, xb.buffer, xb.offset, x_st,
                                         xb.elem_strides[dim], x.shape[dim], ib.buffer, ib.offset,
@@ -492,7 +493,7 @@ def index_scatter(g, index, dim, shape):
     """Zeros of ``shape`` (g's dtype) with ``g`` put at ``index`` along ``dim``
     (``np.put_along_axis``; g broadcast to the index's shape)."""
     shape = tuple(shape)
-    out = _cu.zeros(shape, g.dtype, g.index)
+    out = cuda_backend.zeros(shape, g.dtype, g.index)
     bshape = tuple(max(a, b) if d != dim else a
                    for d, (a, b) in enumerate(zip(index.shape, shape)))
     n = math.prod(bshape)
@@ -500,7 +501,7 @@ def index_scatter(g, index, dim, shape):
         return out
     gb, ib = g.broadcast_to(bshape), index.broadcast_to(bshape)
     o_st = tuple(0 if d == dim else s for d, s in enumerate(out.elem_strides))
-    blocks, threads = _cu._launch_config(n)
+    blocks, threads = cuda_backend._launch_config(n)
     with cuda.gpus[g.index]:
         _put_kernel[blocks, threads](n, bshape, out.buffer, o_st, out.elem_strides[dim],
                                      shape[dim], gb.buffer, gb.offset, gb.elem_strides,
@@ -510,7 +511,7 @@ def index_scatter(g, index, dim, shape):
 
 def divide(x, n):
     """x / n in x's dtype (mean from a sum; 0/0 gives nan)."""
-    return _cu.elementwise(_div, [x, x.dtype.type(n)], x.shape, x.dtype, x.dtype)
+    return cuda_backend.elementwise(_div, [x, x.dtype.type(n)], x.shape, x.dtype, x.dtype)
 
 
 def _prod_others_kernel(x, x_off, kshape, kstr, rshape, rstr, M, K, per, one, out):
@@ -564,7 +565,7 @@ def prod_others(x, dims):
         x = x.astype(dt)
     ks, kt, rs, rt, M, K = _split(x, dims)
     kept = [d for d in range(x.ndim) if d not in dims]
-    out = _cu.empty((M * K,), dt, x.index)
+    out = cuda_backend.empty((M * K,), dt, x.index)
     if M and K:
         kern = _prod_others(dt)
         _launch(kern, M, x.index, x.buffer, x.offset, ks, kt, rs, rt, M, K, -(-K // _T),

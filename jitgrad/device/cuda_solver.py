@@ -30,11 +30,35 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import cuda as _cu
+from . import cuda as cuda_backend
 
 #: the Jacobi methods' sweep limit (they converge quadratically: ~6-10 sweeps for small n)
 MAX_SWEEPS = 60
-_off = _cu.strided_offset
+_off = cuda_backend.strided_offset
+
+
+# ---- device functions ----------------------------------------------------------------------
+@cuda.jit(device=True)
+def load_matrix(a, base, a_rs, a_cs, rows, cols, dst, d0, d_rs, d_cs):
+    """dst[i, j] = a[i, j] for the rows x cols matrix at ``base`` of ``a`` (row and column
+    strides a_rs, a_cs) into a thread's scratch at ``d0`` of ``dst`` (strides d_rs, d_cs)."""
+    for i in range(rows):
+        for j in range(cols):
+            dst[d0 + i * d_rs + j * d_cs] = a[base + i * a_rs + j * a_cs]
+
+
+@cuda.jit(device=True)
+def _reflect_column(work, w0, n, i, m, tau, mat, m0, ld, j):
+    """mat[i:m, j] -= tau v (v . mat[i:m, j]): the Householder reflector H_i = I - tau v v^T
+    applied to column j of the matrix at ``m0`` of ``mat`` (row stride ``ld``), v = (1,
+    work[i+1:m, i]) stored below the diagonal of the m x n ``work`` at ``w0`` (dgeqrf's layout)."""
+    acc = mat[m0 + i * ld + j]
+    for rr in range(i + 1, m):
+        acc += work[w0 + rr * n + i] * mat[m0 + rr * ld + j]
+    acc *= tau
+    mat[m0 + i * ld + j] = mat[m0 + i * ld + j] - acc
+    for rr in range(i + 1, m):
+        mat[m0 + rr * ld + j] = mat[m0 + rr * ld + j] - acc * work[w0 + rr * n + i]
 
 
 # ---- kernels -------------------------------------------------------------------------------
@@ -52,9 +76,7 @@ def _lu_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, n, nbatch, b, b_off, b_bst, 
     while t < nbatch:
         base = a_off + _off(t, bshape, a_bst)
         w0 = t * n * n
-        for i in range(n):
-            for j in range(n):
-                work[w0 + i * n + j] = a[base + i * a_rs + j * a_cs]
+        load_matrix(a, base, a_rs, a_cs, n, n, work, w0, n, 1)
         sign = 1.0
         logabs = 0.0
         singular = False
@@ -168,9 +190,7 @@ def _qr_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, m, n, nbatch, work, tau, q, 
     while t < nbatch:
         base = a_off + _off(t, bshape, a_bst)
         w0 = t * m * n
-        for i in range(m):
-            for j in range(n):
-                work[w0 + i * n + j] = a[base + i * a_rs + j * a_cs]
+        load_matrix(a, base, a_rs, a_cs, m, n, work, w0, n, 1)
         for i in range(K):
             alpha = float(work[w0 + i * n + i])
             xn = 0.0
@@ -186,13 +206,7 @@ def _qr_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, m, n, nbatch, work, tau, q, 
                     work[w0 + rr * n + i] = work[w0 + rr * n + i] * scal
                 work[w0 + i * n + i] = beta
                 for j in range(i + 1, n):
-                    acc = work[w0 + i * n + j]
-                    for rr in range(i + 1, m):
-                        acc += work[w0 + rr * n + i] * work[w0 + rr * n + j]
-                    acc *= tv
-                    work[w0 + i * n + j] = work[w0 + i * n + j] - acc
-                    for rr in range(i + 1, m):
-                        work[w0 + rr * n + j] = work[w0 + rr * n + j] - acc * work[w0 + rr * n + i]
+                    _reflect_column(work, w0, n, i, m, tv, work, w0, n, j)
             tau[t * K + i] = tv
         ro = t * K * n
         for i in range(K):
@@ -208,37 +222,22 @@ def _qr_kernel(a, a_off, bshape, a_bst, a_rs, a_cs, m, n, nbatch, work, tau, q, 
                 if tv == 0.0:
                     continue
                 for j in range(i, K):
-                    acc = q[qo + i * K + j]
-                    for rr in range(i + 1, m):
-                        acc += work[w0 + rr * n + i] * q[qo + rr * K + j]
-                    acc *= tv
-                    q[qo + i * K + j] = q[qo + i * K + j] - acc
-                    for rr in range(i + 1, m):
-                        q[qo + rr * K + j] = q[qo + rr * K + j] - acc * work[w0 + rr * n + i]
+                    _reflect_column(work, w0, n, i, m, tv, q, qo, K, j)
         t += cuda.gridsize(1)
 
 
 # ---- host side -----------------------------------------------------------------------------
-def _batch_strides(x, bshape):
-    """x's batch strides (its dims before the last two) broadcast to ``bshape``."""
-    nb = x.ndim - 2
-    lead = len(bshape) - nb
-    st = [0] * lead
-    for n, s, target in zip(x.shape[:nb], x.elem_strides[:nb], bshape[lead:]):
-        st.append(s if n == target else 0)
-    return tuple(st) or (0,)
-
-
 def _mat(a, bshape, transposed=False):
     """Kernel arguments reading matrix stack ``a`` (broadcast to ``bshape``) in place."""
     rs, cs = a.elem_strides[-2], a.elem_strides[-1]
     if transposed:
         rs, cs = cs, rs
-    return (a.buffer, a.offset, tuple(bshape) or (1,), _batch_strides(a, bshape), rs, cs)
+    return (a.buffer, a.offset, tuple(bshape) or (1,), cuda_backend.batch_strides(a, bshape), rs,
+            cs)
 
 
 def _launch(kern, nbatch, index, *args):
-    blocks, threads = _cu._launch_config(nbatch)
+    blocks, threads = cuda_backend._launch_config(nbatch)
     with cuda.gpus[index]:
         kern[blocks, threads](*args)
 
@@ -261,37 +260,37 @@ def _lu(a, mode, b=None, vec=False):
     n = a.shape[-1]
     dt, idx = a.dtype, a.index
     if mode <= 1:
-        out = _cu.empty(bshape, dt, idx)
-        out2 = _cu.empty(bshape, dt, idx) if mode == 0 else out
+        out = cuda_backend.empty(bshape, dt, idx)
+        out2 = cuda_backend.empty(bshape, dt, idx) if mode == 0 else out
         nb = out.size
         if nb == 0 or n == 0:
             if nb:
-                _cu.fill(out, 1)
+                cuda_backend.fill(out, 1)
                 if mode == 0:
-                    _cu.fill(out2, 0)
+                    cuda_backend.fill(out2, 0)
             return (out, out2) if mode == 0 else out
         b_args = (a.buffer, a.offset, (0,), 0, 0, 0)
-        status = _cu.empty((1,), np.int64, idx)
+        status = cuda_backend.empty((1,), np.int64, idx)
     elif mode == 3:
-        out = _cu.empty(a.shape, dt, idx)
+        out = cuda_backend.empty(a.shape, dt, idx)
         nb = math.prod(bshape)
         b_args = (a.buffer, a.offset, (0,), 0, 0, n)
     else:
         if vec:  # b (n,) shared by every matrix of the batch (NumPy 2: 1-d b is one vector)
-            out = _cu.empty(bshape + (n,), dt, idx)
+            out = cuda_backend.empty(bshape + (n,), dt, idx)
             b_args = (b.buffer, b.offset, (0,) * max(len(bshape), 1), b.elem_strides[0], 0, 1)
         else:
             bshape = tuple(np.broadcast_shapes(bshape, b.shape[:-2]))
-            out = _cu.empty(bshape + b.shape[-2:], dt, idx)
-            b_args = (b.buffer, b.offset, _batch_strides(b, bshape), b.elem_strides[-2],
+            out = cuda_backend.empty(bshape + b.shape[-2:], dt, idx)
+            b_args = (b.buffer, b.offset, cuda_backend.batch_strides(b, bshape), b.elem_strides[-2],
                       b.elem_strides[-1], b.shape[-1])
         nb = math.prod(bshape)
     if mode >= 2:
         if out.size == 0 or nb == 0:
             return out
-        status = _cu.empty((nb,), np.int64, idx)
-    work = _cu.empty((nb * n * n,), dt, idx)
-    piv = _cu.empty((nb * n,), np.int64, idx)
+        status = cuda_backend.empty((nb,), np.int64, idx)
+    work = cuda_backend.empty((nb * n * n,), dt, idx)
+    piv = cuda_backend.empty((nb * n,), np.int64, idx)
     _launch(_lu_kernel, nb, idx, *_mat(a, bshape), n, nb, *b_args, mode, work.buffer,
             piv.buffer, out.buffer, out2.buffer if mode == 0 else out.buffer, status.buffer)
     if mode == 0:
@@ -326,11 +325,11 @@ def cholesky(a):
     """Lower Cholesky factors; LinAlgError when some matrix is not positive definite."""
     bshape = tuple(a.shape[:-2])
     n = a.shape[-1]
-    out = _cu.empty(a.shape, a.dtype, a.index)
+    out = cuda_backend.empty(a.shape, a.dtype, a.index)
     nb = math.prod(bshape)
     if out.size == 0:
         return out
-    status = _cu.empty((nb,), np.int64, a.index)
+    status = cuda_backend.empty((nb,), np.int64, a.index)
     _launch(_cholesky_kernel, nb, a.index, *_mat(a, bshape), n, nb, out.buffer, status.buffer)
     _check(status, "Matrix is not positive definite")
     return out
@@ -343,12 +342,12 @@ def qr(a):
     K = min(m, n)
     dt, idx = a.dtype, a.index
     nb = math.prod(bshape)
-    q = _cu.empty(bshape + (m, K), dt, idx)
-    r = _cu.empty(bshape + (K, n), dt, idx)
+    q = cuda_backend.empty(bshape + (m, K), dt, idx)
+    r = cuda_backend.empty(bshape + (K, n), dt, idx)
     if nb == 0 or K == 0:
-        return _cu.zeros(q.shape, dt, idx), _cu.zeros(r.shape, dt, idx)
-    work = _cu.empty((nb * m * n,), dt, idx)
-    tau = _cu.empty((nb * K,), dt, idx)
+        return cuda_backend.zeros(q.shape, dt, idx), cuda_backend.zeros(r.shape, dt, idx)
+    work = cuda_backend.empty((nb * m * n,), dt, idx)
+    tau = cuda_backend.empty((nb * K,), dt, idx)
     _launch(_qr_kernel, nb, idx, *_mat(a, bshape), m, n, nb, work.buffer, tau.buffer, q.buffer,
             r.buffer, 1)
     return q, r

@@ -7,11 +7,11 @@ Plain Python here: this module imports no compiler.
 
 Note [branch-free updates]: hyper-parameter switches (maximize, weight decay, decoupled decay,
 first step, Nesterov) enter as precomputed factors, not branches: with four invariant branches
-in the loop the float32 Adam update did not vectorise and ran 15-20x slower (measured: 4.3 ms vs
-0.2-0.3 ms for 670k parameters). One or two invariant branches remain (weight decay: adding
-``0 * p`` would turn an inf parameter into nan; amsgrad; centered/momentum), which LLVM still
-vectorises. ``1 - beta`` factors are computed by the caller in the parameter's dtype, so
-float32 math stays float32 and both devices round alike.
+in the loop the float32 Adam update did not vectorise, and ran many times slower (the
+measurement: docs/cuda.md, "Measurements behind the device code"). One or two invariant
+branches remain (weight decay: adding ``0 * p`` would turn an inf parameter into nan; amsgrad;
+centered/momentum), which LLVM still vectorises. ``1 - beta`` factors are computed by the
+caller in the parameter's dtype, so float32 math stays float32 and both devices round alike.
 """
 import math
 
