@@ -69,9 +69,10 @@ def _math_tag() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha1()
     # optim_updates.py: the update formulas inlined into the optimizer loops (device/cpu_optim.py)
-    sources = [("device", "optim_updates.py")]
+    # smath.py in both modes: its overloads hold the integer and libm forms too
+    sources = [("device", "optim_updates.py"), ("ops", "smath.py")]
     if FAST_MATH:
-        sources += [("device", "vmath.py"), ("ops", "smath.py")]
+        sources.append(("device", "vmath.py"))
     for rel in sources:
         with open(os.path.join(here, *rel), "rb") as fh:
             digest.update(fh.read())

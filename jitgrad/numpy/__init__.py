@@ -138,7 +138,16 @@ def _unary(fn, name):
         return fn(_t(x))
 
     f.__name__ = name
-    f.__doc__ = f"``numpy.{name}`` elementwise, differentiable (see jitgrad.ops)."
+    f.__doc__ = f"``numpy.{name}`` elementwise, differentiable: {fn.__doc__}"
+    return f
+
+
+def _binary(fn, name):
+    def f(x, y):
+        return fn(_t(x), _t(y))
+
+    f.__name__ = name
+    f.__doc__ = f"``numpy.{name}`` elementwise with broadcasting, differentiable: {fn.__doc__}"
     return f
 
 
@@ -146,20 +155,11 @@ def _unary(fn, name):
 # tanh, sinh, cosh, exp, log, sqrt, expm1, log1p, negative, sign, reciprocal, absolute (= abs,
 # fabs); one wrapper per row, named by its first name
 for _names, _fn, _op in _registry.surface("numpy"):
-    _f = _unary(_fn, _names[0])
+    _f = (_unary if len(_op.inputs) == 1 else _binary)(_fn, _names[0])
     for _n in _names:
         globals()[_n] = _f
 del _names, _fn, _op, _f, _n, _registry
 
-# --- ops/npfuncs.py's unary rows, listed by hand until that file (being rewritten) gives its
-# rows ``numpy=`` names: then this block goes and the loop above covers them
-(arcsin, arccos, arctan, arcsinh, arccosh, arctanh, exp2, log2, log10, cbrt, sinc, floor, ceil,
- trunc, rint) = (_unary(lambda x, n=n: _nf.unary(n, x), n) for n in (
-     "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "exp2", "log2", "log10", "cbrt",
-     "sinc", "floor", "ceil", "trunc", "rint"))
-# --- end of the npfuncs block
-asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
-fix = trunc
 
 
 def positive(x):
@@ -255,23 +255,7 @@ def fmin(x, y):
     return _b.where(isnan(y), x, _b.where(isnan(x), y, _b.minimum(x, y)))
 
 
-def _nfbinary(name):
-    def f(x, y):
-        return _nf.binary(name, _t(x), _t(y))
 
-    f.__name__ = name
-    f.__doc__ = f"``numpy.{name}`` elementwise with broadcasting, differentiable in both inputs."
-    return f
-
-
-# --- ops/npfuncs.py's binary rows, listed by hand until that file (being rewritten) gives its
-# rows ``numpy=`` names
-arctan2, hypot, logaddexp, logaddexp2, remainder, fmod, copysign = (
-    _nfbinary(n) for n in ("arctan2", "hypot", "logaddexp", "logaddexp2", "remainder", "fmod",
-                           "copysign"))
-# --- end of the npfuncs block
-mod = remainder
-atan2 = arctan2
 
 
 def floor_divide(x, y):

@@ -105,7 +105,7 @@ def _finish(res: np.ndarray, a: np.ndarray, shape: tuple) -> np.ndarray:
     return res
 
 
-def _stash(ctx, x, dims, keepdim):
+def stash_reduction(ctx, x, dims, keepdim):
     ctx.dims, ctx.keepdim = dims, keepdim
     ctx.in_shape, ctx.keep_shape = x.shape, _keep_shape(x.shape, dims)
     return _out_shape(x.shape, dims, keepdim)
@@ -138,7 +138,7 @@ def _expand_back(ctx, g):
 # --- sum / mean ----------------------------------------------------------------------------
 def _fold_fwd(kernel):
     def forward(ctx, x, dims, keepdim, dtype):
-        shape = _stash(ctx, x, dims, keepdim)
+        shape = stash_reduction(ctx, x, dims, keepdim)
         out_np = None if dtype is None or dtype is dtypes.float16 else dtype.np
         res = _finish(kernel(_to3(x, dims), out_np), x, shape)
         return res if dtype is None else res.astype(dtype.np, copy=False)
@@ -200,7 +200,7 @@ def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - NumPy's and PyT
 
 
 def _mean_fwd(ctx, x, dims, keepdim):
-    shape = _stash(ctx, x, dims, keepdim)
+    shape = stash_reduction(ctx, x, dims, keepdim)
     ctx.n = math.prod(x.shape[d] for d in dims)
     s = _sum3(_to3(x, dims))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -410,7 +410,7 @@ def _extreme_full_bwd(ctx, g, x, result):
 
 
 def _extreme_dim_fwd(ctx, x, dims, keepdim, kind):
-    shape = _stash(ctx, x, dims, keepdim)
+    shape = stash_reduction(ctx, x, dims, keepdim)
     vals, idx = _KERNELS[kind](_to3(x, dims))
     ctx.indices = idx.reshape(ctx.keep_shape)  # where the backward scatters the gradient
     # a selected value keeps the input's dtype (the kernels widen small ints to int64)
@@ -477,7 +477,7 @@ def _extreme_rows(kind, upper):
 
 
 def _extreme_values_fwd(ctx, x, dims, keepdim, kind):
-    shape = _stash(ctx, x, dims, keepdim)
+    shape = stash_reduction(ctx, x, dims, keepdim)
     return _finish(_KERNELS[kind](_to3(x, dims))[0], x, shape).astype(x.dtype, copy=False)
 
 
@@ -579,7 +579,7 @@ def argmin(x, dim=None, keepdim=False):
 
 # --- var / std / logsumexp -----------------------------------------------------------------
 def _var_fwd(ctx, x, dims, keepdim, correction, sqrt):
-    shape = _stash(ctx, x, dims, keepdim)
+    shape = stash_reduction(ctx, x, dims, keepdim)
     ctx.n = math.prod(x.shape[d] for d in dims)
     if ctx.n - correction <= 0:
         warnings.warn(f"{'std' if sqrt else 'var'}(): degrees of freedom is <= 0. Correction should "
@@ -667,7 +667,7 @@ def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def _lse_fwd(ctx, x, dims, keepdim):
-    shape = _stash(ctx, x, dims, keepdim)
+    shape = stash_reduction(ctx, x, dims, keepdim)
     return _finish(cpu_reduce.reduce_logsumexp(_to3(x, dims)), x, shape)
 
 

@@ -26,11 +26,11 @@ def cuda_in(a):
 
 
 def _stash(ctx, x, dims, keepdim):
-    """``ops.reduce._stash`` (what the backward needs on ``ctx``, and the output shape), found
-    at call time: ``ops.reduce`` imports this module at its top."""
-    from .reduce import _stash as stash
+    """``ops.reduce.stash_reduction`` (what the backward needs on ``ctx``, and the output
+    shape), found at call time: ``ops.reduce`` imports this module at its top."""
+    from .reduce import stash_reduction
 
-    return stash(ctx, x, dims, keepdim)
+    return stash_reduction(ctx, x, dims, keepdim)
 
 
 def _cuda_finish(res, a, shape):

@@ -162,7 +162,7 @@ def _reciprocal_dx(g, result):
     return -g * (result * result)  # PyTorch: -grad * (result * result), a Mul on top
 
 
-def _zero_dx(g):
+def zero_dx(g):
     return sm.zero(g)  # not 0 * g: an inf gradient must give 0, not nan
 
 
@@ -202,7 +202,7 @@ ABS = def_elementwise("abs", "AbsBackward0", ("x",), _abs, {"x": _abs_dx},
                       numpy=("absolute", "abs", "fabs"))
 SQRT = def_elementwise("sqrt", "SqrtBackward0", ("x",), _sqrt, {"x": _sqrt_dx}, dtype_rule="float",
                        method=True, inplace=True, export=True, numpy=True)
-SIGN = def_elementwise("sign", "SignBackward0", ("x",), _sign, {"x": _zero_dx},
+SIGN = def_elementwise("sign", "SignBackward0", ("x",), _sign, {"x": zero_dx},
                        method=True, inplace=True, export=True, numpy=True)
 RECIPROCAL = def_elementwise("reciprocal", "ReciprocalBackward0", ("x",), _reciprocal,
                              {"x": _reciprocal_dx}, dtype_rule="float",
