@@ -299,7 +299,7 @@ class AccumulateGrad(Node):
             return []
         var = self.variable
         # 2 references are the engine's: the input buffer's slot and ``new_grad``
-        owned = isinstance(grad_outputs, list) and sole_owner(new_grad, 2)
+        owned = type(grad_outputs) is list and sole_owner(new_grad, 2)
         with grad_lock(var):
             var._accumulate_grad(new_grad, owned)
         for hook in list(var._post_accumulate_hooks.values()) if var._post_accumulate_hooks else ():

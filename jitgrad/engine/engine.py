@@ -186,7 +186,7 @@ def execute(root_edges, root_grads, keep_graph: bool, create_graph: bool,
             task.captures.setdefault(node, []).append((nr, idx))
         task.needed = reachable_needed(root, set(task.captures), accumulate)
     count_dependencies(task, root)
-    task.ready.push(root, InputBuffer())
+    task.ready.push(root, [])
     threads = task.threads
     caller_mode = grad_mode.is_grad_enabled()
     outermost = workers.enter()
@@ -232,6 +232,7 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
     deterministic = task.deterministic
     share = owner and _config.NUM_INTEROP_THREADS > 1  # the owner may share the task
     mode = grad_mode._state  # this thread's grad mode
+    held = None  # alone: the node to run next, made ready while the queue was empty
     while True:
         shared = threads.shared
         if shared:
@@ -244,20 +245,24 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
             node, inputs = item
             timed = False
         else:  # the owner alone
-            if not ready:
-                return
-            if share and len(ready) > 1 and threads.pending and _worth_sharing(threads):
-                threads.share()
-                workers.POOL.request(task)
-                continue
-            node, inputs = ready.pop()
+            if held is not None:  # what ``ready.pop()`` would return (the queue is empty)
+                node, inputs = held
+                held = None
+            else:
+                if not ready:
+                    return
+                if share and len(ready) > 1 and threads.pending and _worth_sharing(threads):
+                    threads.share()
+                    workers.POOL.request(task)
+                    continue
+                node, inputs = ready.pop()
             timed = share and ready  # another node is ready: time this one (never in a chain)
         # the node AND its hooks run with grad mode = create_graph, as in PyTorch (set per
         # node: a hook may have changed it)
         mode.enabled = create_graph
         try:
             if deterministic:
-                inputs = inputs.variables(create_graph)
+                inputs = OrderedInputBuffer.variables(inputs, create_graph)
             if timed:
                 t0 = time.perf_counter()
                 source, outputs = _run_node(task, node, inputs)
@@ -266,7 +271,12 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
             else:
                 source, outputs = _run_node(task, node, inputs)
             inputs = None
-            help_wanted = _pass_on(task, source, outputs, shared, share and not shared)
+            if not shared:  # alone: pass on at once, no lock
+                if outputs is not None:
+                    held = _deliver(task, source._next_edges, outputs, source._sequence_nr,
+                                    False, share)
+                continue
+            help_wanted = _pass_on(task, source, outputs)
         except BaseException as exc:
             _annotate(exc, node)
             if not shared:
@@ -310,23 +320,19 @@ def _next_shared(task: GraphTask, owner: bool):
         threads.wait(lambda: ready or threads.running == 0 or task.error is not None)
 
 
-def _pass_on(task: GraphTask, source, outputs, shared: bool, track: bool) -> bool:
-    """Pass a node's output gradients on (``_deliver``) from ``source`` (the node, or the fused
-    region it ran). Alone: at once. Shared: under the task's lock; gradients meeting one already
-    waiting in a slot are added up outside the lock and delivered again (Note [threaded
-    engine]); ends the node's ``running`` count. ``track``: note nodes made ready beside others
-    for the hand-off rule. Returns whether idle workers should be asked to help."""
-    if not shared:
-        if outputs is not None:
-            _deliver(task, source._next_edges, outputs, source._sequence_nr, False, track)
-        return False
+def _pass_on(task: GraphTask, source, outputs) -> bool:
+    """Shared mode: pass a node's output gradients on from ``source`` (the node, or the fused
+    region it ran) under the task's lock (``_deliver``); gradients meeting one already waiting
+    in a slot are added up outside the lock and delivered again (Note [threaded engine]). Ends
+    the node's ``running`` count. Returns whether idle workers should be asked to help. (Alone,
+    the owner calls ``_deliver`` itself: no lock, no deferred sums.)"""
     threads, create_graph = task.threads, task.create_graph
     edges, grads, seq = source._next_edges, outputs or (), source._sequence_nr
     while True:
         with threads.lock:
             sums = None
             if task.error is None:
-                sums = _deliver(task, edges, grads, seq, not task.deterministic, False)
+                sums = _deliver(task, edges, grads, seq, not task.deterministic, False, True)
             if not sums:
                 threads.running -= 1
                 if threads.owner_waiting and (task.ready or threads.running == 0
@@ -344,7 +350,8 @@ def _pass_on(task: GraphTask, source, outputs, shared: bool, track: bool) -> boo
         a = g = None
 
 
-def _deliver(task: GraphTask, edges, grads: list, seq, defer: bool, track: bool):
+def _deliver(task: GraphTask, edges, grads: list, seq, defer: bool, track: bool,
+             shared: bool = False):
     """The one path of a gradient into the next node: move ``grads[i]`` into the input buffer of
     the node ``edges[i]`` leads to, count that node's dependency down, and push it into the
     ready queue when none is left. A node fed by one edge (a chain) never enters ``not_ready``.
@@ -354,28 +361,40 @@ def _deliver(task: GraphTask, edges, grads: list, seq, defer: bool, track: bool)
     is not added here; the slot is emptied and both are returned as ``(node, input_nr, waiting,
     new)`` for the caller to add up outside the lock (the count drops when the sum is stored).
     ``track``: nodes made ready while another is ready are hand-off candidates
-    (``threads.pending``). ``seq``: the producer's ``sequence_nr``, for deterministic mode."""
+    (``threads.pending``). ``seq``: the producer's ``sequence_nr``, for deterministic mode.
+
+    Returns the deferred sums when ``shared``. Alone, it returns the one node made ready, with
+    its buffer, when the queue was empty and no other node became ready here: it would be the
+    next popped, so the owner runs it without queueing it (a chain never touches the queue);
+    a second node made ready pushes it first, in the order they became ready."""
     deps, not_ready, needed, ready = task.dependencies, task.not_ready, task.needed, task.ready
-    buffer_type = OrderedInputBuffer if task.deterministic else InputBuffer
+    ordered = task.deterministic
+    buffer_type = OrderedInputBuffer if ordered else InputBuffer
     create_graph = task.create_graph
-    sums = None
+    sums = held = None
     for i in range(len(grads)):
         nxt, nr = edges[i]
         if nxt is None or (needed is not None and not task.receives(nxt)):
             continue
         buffer = not_ready.get(nxt)
         if buffer is None:
-            buffer = buffer_type.for_node(nxt, nr)
+            size = len(nxt._output_meta)  # a new buffer: one slot per forward output
+            buffer = [None] * (size if size > nr else nr + 1)
             fresh = True
+            if ordered:
+                buffer_type.add(buffer, nr, grads, i, seq, create_graph)
+            else:  # nothing to add to: ``add`` would only store it
+                buffer[nr] = grads[i]
+                grads[i] = None  # moved: ``buffer`` holds it alone (Note [owned buffers])
         else:
             fresh = False
             if defer and grads[i] is not None and buffer[nr] is not None:
                 if sums is None:
                     sums = []
-                sums.append((nxt, nr, buffer.take(nr), grads[i]))
+                sums.append((nxt, nr, InputBuffer.take(buffer, nr), grads[i]))
                 grads[i] = None  # moved (Note [owned buffers])
                 continue
-        buffer.add(nr, grads, i, (seq, i), create_graph)
+            buffer_type.add(buffer, nr, grads, i, seq, create_graph)
         remaining = deps[nxt] - 1
         deps[nxt] = remaining
         if remaining:
@@ -384,13 +403,19 @@ def _deliver(task: GraphTask, edges, grads: list, seq, defer: bool, track: bool)
         else:
             if not fresh:
                 del not_ready[nxt]
+            if not (shared or ready or held):
+                held = nxt, buffer
+                continue
+            if held is not None:
+                ready.push(*held)
+                held = None
             if track and ready:  # ready beside another: a candidate for a hand-off
                 pending = task.threads.pending
                 if len(ready) == 1:
                     pending.append(ready.peek())
                 pending.append(nxt)
             ready.push(nxt, buffer)
-    return sums
+    return sums if shared else held
 
 
 # --- the hand-off rule -------------------------------------------------------------------------

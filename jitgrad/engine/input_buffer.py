@@ -5,7 +5,8 @@ Every gradient a node returns is shaped like the forward input it belongs to
 node that edge leads to: one slot per forward output of that node, as PyTorch's InputBuffer.
 The engine counts the node's dependencies down as contributions are stored; when the count
 reaches zero the buffer goes into the ready queue with its node, and the node's ``apply``
-receives the buffer itself (a list: ``buffer[k]`` is the gradient of forward output ``k``).
+receives the buffer itself (a plain list: ``buffer[k]`` is the gradient of forward output
+``k``). In deterministic mode the buffers are handled by ``OrderedInputBuffer``.
 
 Note [broadcast reduction]: a gradient whose shape differs from the forward input's recorded
 shape is summed down to it here, in one place (PyTorch's ``validate_outputs``), so no op's
@@ -15,10 +16,6 @@ backward rule unbroadcasts by hand. Tensors are handled by duck typing (``shape`
 from __future__ import annotations
 
 from ..autograd.node import sole_owner
-
-# buffers of a few slots are made from these (a list subclass copies a tuple fastest)
-_EMPTY = tuple((None,) * n for n in range(8))
-
 
 def validate_outputs(node, grads) -> list:
     """The engine's own list of ``node``'s gradients, one per next edge, each summed down to
@@ -67,45 +64,44 @@ def sum_gradients(a, b, create_graph: bool):
     return a + b  # recorded iff create_graph
 
 
-class InputBuffer(list):
-    """The gradients a node has received so far, one slot per forward output of the node
-    (None: nothing yet). Made by ``for_node`` when the first gradient for the node arrives."""
+class InputBuffer:
+    """The gradients a node has received so far: a plain list, one slot per forward output of
+    the node (None: nothing yet), which the node's ``apply`` receives as it is once every
+    contribution has arrived. This class holds what is done to such a list (PyTorch's
+    InputBuffer wraps a vector the same way). The list is not an instance of a subclass: one is
+    made per node that receives a gradient (``[None] * n``, in ``engine._deliver``), and a
+    subclass cost ~0.1 us more per node of a chain to make and index (docs/engine.md)."""
 
     __slots__ = ()
 
-    @classmethod
-    def for_node(cls, node, input_nr: int) -> "InputBuffer":
-        """An empty buffer for ``node``, with a slot for ``input_nr`` at least."""
-        size = len(node._output_meta)
-        if size <= input_nr:
-            size = input_nr + 1
-        return cls(_EMPTY[size] if size < len(_EMPTY) else (None,) * size)
-
-    def add(self, input_nr: int, grads: list, i: int, key, create_graph: bool) -> None:
+    @staticmethod
+    def add(buffer: list, input_nr: int, grads: list, i: int, seq, create_graph: bool) -> None:
         """Move ``grads[i]`` into slot ``input_nr``; a gradient already there is summed with it
-        (``sum_gradients``, in place when the engine owns one of the two). ``key``: the
-        producer's ``(sequence_nr, edge)``, which only ``OrderedInputBuffer`` keeps."""
+        (``sum_gradients``, in place when the engine owns one of the two). ``seq``: the
+        producer's ``sequence_nr``; only ``OrderedInputBuffer`` keeps it (with ``i``)."""
         grad = grads[i]
         grads[i] = None  # moved: ``grad`` is its only holder here (Note [owned buffers])
         if grad is None:
             return
-        old = self[input_nr]
+        old = buffer[input_nr]
         if old is None:
-            self[input_nr] = grad
+            buffer[input_nr] = grad
         else:
-            self[input_nr] = None
-            self[input_nr] = sum_gradients(old, grad, create_graph)
+            buffer[input_nr] = None
+            buffer[input_nr] = sum_gradients(old, grad, create_graph)
 
-    def take(self, input_nr: int):
+    @staticmethod
+    def take(buffer: list, input_nr: int):
         """Take the gradient out of slot ``input_nr`` (to add to it outside a lock, or to hand
         it to a fused region's kernel)."""
-        grad = self[input_nr]
-        self[input_nr] = None
+        grad = buffer[input_nr]
+        buffer[input_nr] = None
         return grad
 
-    def variables(self, create_graph: bool) -> "InputBuffer":
+    @staticmethod
+    def variables(buffer: list, create_graph: bool) -> list:
         """The node's input gradients, once every contribution has arrived."""
-        return self
+        return buffer
 
 
 class _Contributions(list):
@@ -125,19 +121,21 @@ class OrderedInputBuffer(InputBuffer):
 
     __slots__ = ()
 
-    def add(self, input_nr: int, grads: list, i: int, key, create_graph: bool) -> None:
+    @staticmethod
+    def add(buffer: list, input_nr: int, grads: list, i: int, seq, create_graph: bool) -> None:
         grad = grads[i]
         grads[i] = None  # moved into the slot (Note [owned buffers])
         if grad is None:
             return
-        slot = self[input_nr]
+        slot = buffer[input_nr]
         if slot is None:
-            slot = self[input_nr] = _Contributions()
-        slot.append((key, grad))
+            slot = buffer[input_nr] = _Contributions()
+        slot.append(((seq, i), grad))
 
-    def variables(self, create_graph: bool) -> "OrderedInputBuffer":
-        for nr in range(len(self)):
-            slot = self[nr]
+    @staticmethod
+    def variables(buffer: list, create_graph: bool) -> list:
+        for nr in range(len(buffer)):
+            slot = buffer[nr]
             if type(slot) is _Contributions:
                 slot.sort(key=_key, reverse=True)
                 total = None
@@ -145,5 +143,5 @@ class OrderedInputBuffer(InputBuffer):
                     g = slot[k][1]
                     slot[k] = None  # moved out: ``g`` is its only holder here (Note [owned buffers])
                     total = g if total is None else sum_gradients(total, g, create_graph)
-                self[nr] = total
-        return self
+                buffer[nr] = total
+        return buffer

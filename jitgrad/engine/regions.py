@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..autograd.node import sole_owner
-from .input_buffer import validate_outputs
+from .input_buffer import InputBuffer, validate_outputs
 
 # Note [fused regions]: at most this many nodes per region (a long chain fuses piecewise): the
 # generated kernel's compile time and operand count grow with it
@@ -172,7 +172,7 @@ def _take_partials(task, edges: list):
         buffer = not_ready.get(nxt)
         if buffer is None or nr >= len(buffer) or buffer[nr] is None:
             continue
-        old = buffer.take(nr)
+        old = InputBuffer.take(buffer, nr)
         if sole_owner(old, 1):  # ``old`` here, nowhere else
             if partials is None:
                 partials = [None] * len(edges)
