@@ -8,10 +8,10 @@ One ``execute`` call is one ``GraphTask`` (``graph_task.py``):
 3. ``run_nodes``, the one loop every thread runs: pop a ready node; tensor pre-hooks,
    ``retain_grad``, captures for ``autograd.grad``, node pre-hooks, ``apply``, post-hooks,
    ``validate_outputs`` (Note [broadcast reduction] in ``input_buffer.py``), release of saved
-   tensors (``_run_node``); then ``_pass_on``: each gradient is added into the ``InputBuffer``
-   of the node it feeds, whose dependency count goes down, and which goes into the ready queue
-   when the count reaches zero (``_deliver``: the one path for this, alone, shared and
-   deterministic). Gradients meeting in a buffer are added in place into one the engine holds
+   tensors (``_run_node``); then ``_deliver``, the one path for it alone, shared (through
+   ``_pass_on``, under the lock) and deterministic: each gradient is added into the input
+   buffer of the node it feeds (``InputBuffer``), whose dependency count goes down, and which
+   goes into the ready queue when the count reaches zero. Gradients meeting in a buffer are added in place into one the engine holds
    alone, and AccumulateGrad keeps such a gradient as ``.grad`` without a copy (Note [owned
    buffers] in ``autograd/node.py``); the engine moves gradients out of its lists as it passes
    them on, so that reference counts show when nothing else holds them.
