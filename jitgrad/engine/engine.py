@@ -332,7 +332,7 @@ def _pass_on(task: GraphTask, source, outputs) -> bool:
         with threads.lock:
             sums = None
             if task.error is None:
-                sums = _deliver(task, edges, grads, seq, not task.deterministic, False, True)
+                sums = _deliver(task, edges, grads, seq, True, False)
             if not sums:
                 threads.running -= 1
                 if threads.owner_waiting and (task.ready or threads.running == 0
@@ -350,15 +350,12 @@ def _pass_on(task: GraphTask, source, outputs) -> bool:
         a = g = None
 
 
-def _deliver(task: GraphTask, edges, grads: list, seq, defer: bool, track: bool,
-             shared: bool = False):
+def _deliver(task: GraphTask, edges, grads: list, seq, shared: bool, track: bool):
     """The one path of a gradient into the next node: move ``grads[i]`` into the input buffer of
     the node ``edges[i]`` leads to, count that node's dependency down, and push it into the
     ready queue when none is left. A node fed by one edge (a chain) never enters ``not_ready``.
-    The caller holds the task's lock when it is shared.
-
-    ``defer`` (shared, not deterministic): a gradient that meets another already in its slot
-    is not added here; the slot is emptied and both are returned as ``(node, input_nr, waiting,
+    ``shared``: the caller holds the task's lock, and (not in deterministic mode) a gradient
+    that meets another already in its slot is not added here; the slot is emptied and both are returned as ``(node, input_nr, waiting,
     new)`` for the caller to add up outside the lock (the count drops when the sum is stored).
     ``track``: nodes made ready while another is ready are hand-off candidates
     (``threads.pending``). ``seq``: the producer's ``sequence_nr``, for deterministic mode.
@@ -369,6 +366,7 @@ def _deliver(task: GraphTask, edges, grads: list, seq, defer: bool, track: bool,
     a second node made ready pushes it first, in the order they became ready."""
     deps, not_ready, needed, ready = task.dependencies, task.not_ready, task.needed, task.ready
     ordered = task.deterministic
+    defer = shared and not ordered
     buffer_type = OrderedInputBuffer if ordered else InputBuffer
     create_graph = task.create_graph
     sums = held = None
