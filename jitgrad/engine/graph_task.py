@@ -23,6 +23,8 @@ class ReadyQueue(list):
     (``workers.Pool``), a reentrant task being newer than the task that waits on it."""
 
     __slots__ = ("pushed",)
+    # the engine's hot path (``engine._deliver``, ``engine.run_nodes``) does ``push`` and
+    # ``pop`` inline: keep the entry's layout in step with it
 
     def __init__(self):
         super().__init__()
