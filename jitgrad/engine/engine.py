@@ -271,7 +271,6 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
                 threads.timed += 1
             else:
                 source, outputs = _run_node(task, node, inputs)
-            inputs = None
             if not shared:  # alone: pass on at once, no lock
                 if outputs is not None:
                     held = _deliver(task, source._next_edges, outputs, source._sequence_nr,
@@ -367,8 +366,6 @@ def _deliver(task: GraphTask, edges, grads: list, seq, shared: bool, track: bool
     a second node made ready pushes it first, in the order they became ready."""
     deps, not_ready, needed, ready = task.dependencies, task.not_ready, task.needed, task.ready
     ordered = task.deterministic
-    defer = shared and not ordered
-    buffer_type = OrderedInputBuffer if ordered else InputBuffer
     create_graph = task.create_graph
     sums = held = None
     for i in range(len(grads)):
@@ -381,19 +378,22 @@ def _deliver(task: GraphTask, edges, grads: list, seq, shared: bool, track: bool
             buffer = [None] * (size if size > nr else nr + 1)
             fresh = True
             if ordered:
-                buffer_type.add(buffer, nr, grads, i, seq, create_graph)
+                OrderedInputBuffer.add(buffer, nr, grads, i, seq, create_graph)
             else:  # nothing to add to: ``add`` would only store it
                 buffer[nr] = grads[i]
                 grads[i] = None  # moved: ``buffer`` holds it alone (Note [owned buffers])
         else:
             fresh = False
-            if defer and grads[i] is not None and buffer[nr] is not None:
+            if ordered:
+                OrderedInputBuffer.add(buffer, nr, grads, i, seq, create_graph)
+            elif shared and grads[i] is not None and buffer[nr] is not None:
                 if sums is None:
                     sums = []
                 sums.append((nxt, nr, InputBuffer.take(buffer, nr), grads[i]))
                 grads[i] = None  # moved (Note [owned buffers])
                 continue
-            buffer_type.add(buffer, nr, grads, i, seq, create_graph)
+            else:
+                InputBuffer.add(buffer, nr, grads, i, seq, create_graph)
         remaining = deps[nxt] - 1
         deps[nxt] = remaining
         if remaining:
