@@ -413,8 +413,8 @@ def _deliver(task: GraphTask, edges, grads: list, seq, shared: bool, track: bool
                 if len(ready) == 1:
                     pending.append(ready.peek())
                 pending.append(nxt)
-            # ready.push(nxt, buffer), inline: on a wide graph of trivial nodes the calls to
-            # push and pop were 4% of the engine's own time per node (docs/engine.md)
+            # ready.push(nxt, buffer), inline: a call each to push and pop showed in the
+            # engine's own time per node of a wide graph (docs/engine.md, "Pieces")
             ready.pushed += 1
             heappush(ready, (-nxt._sequence_nr, ready.pushed, nxt, buffer))
     return sums if shared else held

@@ -70,7 +70,7 @@ class InputBuffer:
     contribution has arrived. This class holds what is done to such a list (PyTorch's
     InputBuffer wraps a vector the same way). The list is not an instance of a subclass: one is
     made per node that receives a gradient (``[None] * n``, in ``engine._deliver``), and a
-    subclass cost ~0.1 us more per node of a chain to make and index (docs/engine.md)."""
+    subclass was measurably slower to make and index per node of a chain (docs/engine.md)."""
 
     __slots__ = ()
 
