@@ -1,37 +1,37 @@
-"""Reverse-mode engine: GraphTask, ReadyQueue, and the threads that run nodes.
+"""Reverse-mode engine: runs a backward graph, modelled on PyTorch's engine.
 
-Modelled on PyTorch's engine. One ``execute`` call is one GraphTask:
+One ``execute`` call is one ``GraphTask`` (``graph_task.py``):
 
 1. dependency counts by an iterative walk from the root (no recursion: graphs can be 100k deep);
    with ``inputs`` given, only nodes on a path to an input are counted ("needed");
-2. a ready queue ordered by ``sequence_nr`` (later-created first), so the order matches PyTorch;
-3. per node: tensor pre-hooks, ``retain_grad``, captures for ``autograd.grad``, node pre-hooks,
-   ``apply``, post-hooks, output validation, release of saved tensors, then each gradient is added
-   into the input buffer of the next node, which becomes ready when its count reaches zero.
-   Gradients meeting in a buffer are added in place into one the engine holds alone, and
-   AccumulateGrad keeps such a gradient as ``.grad`` without a copy (Note [owned buffers] in
-   ``autograd/node.py``); the engine moves gradients out of its lists as it passes them on, so
-   that reference counts show when nothing else holds them.
-
-Note [broadcast reduction]: a gradient whose shape differs from the forward input's recorded shape
-is summed down to it here, in one place (PyTorch's ``validate_outputs``), so no op's backward
-rule unbroadcasts by hand. Tensors are handled by duck typing (``shape``, ``dtype``,
-``_data.dtype``, ``_sum_to_shape``, ``_cast``, ``+``, ``_add_in_place``).
+2. a ``ReadyQueue`` ordered by ``sequence_nr`` (later-created first), so the order matches PyTorch;
+3. ``run_nodes``, the one loop every thread runs: pop a ready node; tensor pre-hooks,
+   ``retain_grad``, captures for ``autograd.grad``, node pre-hooks, ``apply``, post-hooks,
+   ``validate_outputs`` (Note [broadcast reduction] in ``input_buffer.py``), release of saved
+   tensors (``_run_node``); then ``_deliver``, the one path for it alone, shared (through
+   ``_pass_on``, under the lock) and deterministic: each gradient is added into the input
+   buffer of the node it feeds (``InputBuffer``), whose dependency count goes down, and which
+   goes into the ready queue when the count reaches zero. Gradients meeting in a buffer are added in place into one the engine holds
+   alone, and AccumulateGrad keeps such a gradient as ``.grad`` without a copy (Note [owned
+   buffers] in ``autograd/node.py``); the engine moves gradients out of its lists as it passes
+   them on, so that reference counts show when nothing else holds them.
 
 Note [threaded engine]: the calling thread (the task's *owner*) always runs nodes. While at most
 one node is ready it runs them alone, touching the task without locks (no other thread can see
 it). When more than one node is ready, the nodes run so far in this wide part of the graph took
 long enough on average to be worth a hand-off, and a ready node's gradient is of a size where
-that pays (Note [hand-off rule]), the owner *shares* the task: from then on the ready queue,
-dependency counts and input buffers are changed only under ``task.lock``, and idle workers
-(``workers.py``) pop ready nodes too. Kernels release the GIL, so nodes on different threads
-overlap; the bookkeeping between them is short. When the owner finds one node ready and no
-other thread inside the task, it takes the task back (lock-free again). Gradients meeting in an
-input buffer are added outside the lock (the slot is emptied, the sum computed, then stored; the
-dependency count drops only when a contribution is stored, so a node never becomes ready with a
-sum in flight). In deterministic mode (``use_deterministic_algorithms``) contributions are kept
-with their producer's ``(sequence_nr, edge)`` and summed in that order when the node is popped,
-so results do not depend on which thread finished first (nor on the number of threads).
+that pays (Note [hand-off rule]), the owner *shares* the task (``task.threads``, a
+``workers.TaskThreads``): from then on the ready queue, dependency counts and input buffers are
+changed only under ``task.threads.lock``, and idle workers (``workers.py``) run the same loop,
+popping ready nodes too. Kernels release the GIL, so nodes on different threads overlap; the
+bookkeeping between them is short. When the owner finds one node ready and no other thread
+inside the task, it takes the task back (lock-free again). Gradients meeting in an input buffer
+are added outside the lock (the slot is emptied, the sum computed, then stored; the dependency
+count drops only when a contribution is stored, so a node never becomes ready with a sum in
+flight). In deterministic mode (``use_deterministic_algorithms``) the buffers are
+``OrderedInputBuffer``s: contributions are kept with their producer's ``(sequence_nr, edge)``
+and summed in that order when the node is popped, so results do not depend on which thread
+finished first (nor on the number of threads).
 
 Errors: the first exception raised by a node, a hook or an add is stored on the task (with a
 note naming the node); no thread takes its nodes any more, the owner waits until nodes running
@@ -46,15 +46,16 @@ worker is busy; owners wait only for nodes that other threads are running now.
 """
 from __future__ import annotations
 
-import heapq
 import math
-import threading
 import time
+from heapq import heappop, heappush
 
 from .. import _config
 from ..autograd import anomaly, grad_mode
-from ..autograd.node import GraphRoot, sole_owner
+from ..autograd.node import GraphRoot
 from . import regions, workers
+from .graph_task import GraphTask, count_dependencies, reachable_needed
+from .input_buffer import InputBuffer, OrderedInputBuffer, sum_gradients, validate_outputs
 
 # Note [hand-off rule]: measured on 2 cores (docs/engine.md). Two threads run Python (the
 # bookkeeping and dispatch of a node, ~9-14 us) one at a time under the GIL; only kernels
@@ -73,115 +74,6 @@ HANDOFF_MIN_SECONDS = 50e-6
 HANDOFF_WARMUP_NODES = 8
 HANDOFF_MIN_ELEMENTS = 1 << 10
 HANDOFF_MAX_ELEMENTS = 1 << 18
-
-
-class GraphTask:
-    """State of one backward()/grad() call."""
-
-    __slots__ = ("keep_graph", "create_graph", "deterministic", "dependencies", "buffers",
-                 "needed", "captures", "captured", "ready", "tie", "pending", "timed",
-                 "time_sum", "lock", "cond", "shared", "published", "running", "error",
-                 "owner_waiting", "fuse")
-
-    def __init__(self, keep_graph, create_graph=False):
-        self.keep_graph = keep_graph
-        self.create_graph = create_graph
-        # Note [fused regions]: not while recording a graph of the backward, nor under anomaly
-        # detection (it checks every node's outputs)
-        self.fuse = _config.FUSION and not create_graph and not anomaly._state.enabled
-        self.deterministic = _config.DETERMINISTIC
-        self.dependencies: dict = {}
-        self.buffers: dict = {}
-        self.needed = None  # set of nodes to execute, or None for all
-        self.captures: dict = {}  # node -> [(input_nr, capture index)]
-        self.captured: list = []
-        self.ready: list = []  # heap of (-sequence_nr, tie, node, input buffer)
-        self.tie = 0
-        self.pending: list = []  # nodes made ready beside others, not yet checked for hand-off
-        self.timed = 0  # nodes the owner timed while others were ready (Note [hand-off rule])
-        self.time_sum = 0.0
-        self.lock = self.cond = None  # made when the task is first shared
-        self.shared = False  # other threads may run nodes: every change under ``lock``
-        self.published = False  # listed in the worker pool
-        self.running = 0  # nodes being run now (shared mode)
-        self.error = None  # first exception; stops the task
-        self.owner_waiting = False
-
-    def runs(self, node) -> bool:
-        return self.needed is None or node in self.needed
-
-    def receives(self, node) -> bool:
-        return self.needed is None or node in self.needed or node in self.captures
-
-
-def _reachable_needed(root, targets, run_sinks: bool):
-    """Nodes from which some target node can be reached through at least one edge (iterative
-    post-order walk). Target sinks (``AccumulateGrad``) are included when ``run_sinks``: that is
-    ``backward(inputs=...)``; ``autograd.grad`` only captures what arrives at its inputs."""
-    needed = set()
-    state = {}
-    stack = [root]
-    while stack:
-        node = stack[-1]
-        if node not in state:
-            state[node] = 0
-            for nxt, _ in node._next_edges:
-                if nxt is not None and nxt not in state:
-                    stack.append(nxt)
-            continue
-        stack.pop()
-        if state[node] == 1:
-            continue
-        state[node] = 1
-        if any(n in needed or n in targets for n, _ in node._next_edges if n is not None):
-            needed.add(node)
-    if run_sinks:
-        needed.update(t for t in targets if not t._next_edges)
-    return needed
-
-
-def _count_dependencies(task: GraphTask, root) -> None:
-    """Count, for every node that will receive gradients, the edges that feed it."""
-    deps, needed = task.dependencies, task.needed
-    stack = [root]  # the root (made per call) is no node's next edge: ``deps`` is the seen set
-    while stack:
-        node = stack.pop()
-        for nxt, _ in node._next_edges:
-            if nxt is None or (needed is not None and not task.receives(nxt)):
-                continue
-            if nxt in deps:
-                deps[nxt] += 1
-            else:
-                deps[nxt] = 1
-                if needed is None or nxt in needed:
-                    stack.append(nxt)
-
-
-def _validate(node, grads):
-    if len(grads) != len(node._next_edges):
-        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
-                           f"(expected {len(node._next_edges)}, got {len(grads)})")
-    out = list(grads)  # the engine's own list: it moves gradients out of it (_pass_on)
-    metas = node._next_meta
-    for i in range(len(out)):
-        g = out[i]
-        if g is None:
-            continue
-        meta = metas[i]
-        if meta is None:
-            continue
-        shape, dtype = meta
-        if g.shape != shape:
-            try:
-                g = g._sum_to_shape(shape)
-            except ValueError:
-                raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                    f"{list(g.shape)} but expected shape compatible with {list(shape)}") from None
-        if g._data.dtype is not dtype.np and g.dtype is not dtype:  # the first test is cheap
-            g = g._cast(dtype)
-        out[i] = g
-    return out
 
 
 def _hook_name(hook) -> str:
@@ -233,7 +125,7 @@ def _run_node(task: GraphTask, node, inputs: list):
         meta = node._output_meta[0]  # the size test first: most nodes stop here
         if (meta is not None and math.prod(meta[0]) >= _config.FUSION_MIN_ELEMENTS
                 and inputs[0] is not None and not regions.observed(node)):
-            fused = regions.run(task, node, inputs[0], _validate)
+            fused = regions.run(task, node, inputs[0])
             if fused is not None:
                 return fused
     if node._has_tensor_hooks():
@@ -260,89 +152,13 @@ def _run_node(task: GraphTask, node, inputs: list):
         anomaly.check_backward_outputs(node, outputs)
     if not task.keep_graph:
         node._release()
-    outputs = _validate(node, outputs)  # post hooks see gradients shaped like the inputs
+    outputs = validate_outputs(node, outputs)  # post hooks see gradients shaped like the inputs
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
             res = hook(tuple(outputs), tuple(inputs))
             if res is not None:
                 outputs = _check_hook_values(hook, tuple(outputs), res)
     return node, outputs
-
-
-# --- running a task --------------------------------------------------------------------------
-class _Contributions(list):
-    """Deterministic mode: the ``(key, gradient)`` pairs that reached one input slot."""
-
-    __slots__ = ()
-
-
-def _key(item):
-    return item[0]
-
-
-def _sum_inputs(inputs: list, create_graph: bool) -> list:
-    """Deterministic mode: add each slot's contributions in a fixed order (producer
-    ``sequence_nr`` then edge index, latest first), whatever order they arrived in."""
-    for nr in range(len(inputs)):
-        slot = inputs[nr]
-        if type(slot) is _Contributions:
-            slot.sort(key=_key, reverse=True)
-            total = None
-            for k in range(len(slot)):
-                g = slot[k][1]
-                slot[k] = None  # moved out: ``g`` is its only holder here (Note [owned buffers])
-                total = g if total is None else _sum(total, g, create_graph)
-            inputs[nr] = total
-    return inputs
-
-
-def _sum(a, b, create_graph: bool):
-    """``a + b`` for two gradients meeting in one input slot; the caller holds each in exactly
-    one variable and nowhere else. Unless recorded (``create_graph``), the sum is written into
-    whichever of the two the engine holds alone (Note [owned buffers] in autograd/node.py), as
-    PyTorch's InputBuffer does: no new buffer per addition, and the result is again the
-    engine's alone for the next one (and for AccumulateGrad to keep). The tensor decides
-    whether a raw in-place add is exact (``_add_in_place``: not while a transform needs the
-    tangents added too, not for subclasses). Floating-point addition is commutative: the
-    result is bitwise the same either way."""
-    if not create_graph and a is not b:
-        if sole_owner(a, 2) and a._add_in_place(b):  # 2: the caller's variable and ``a``
-            return a
-        if sole_owner(b, 2) and b._add_in_place(a):
-            return b
-    return a + b  # recorded iff create_graph
-
-
-def _heavy(node) -> bool:
-    """Whether the gradient ``node`` receives is of a size worth another thread."""
-    meta = node._output_meta
-    if meta:
-        m = meta[0]
-        return m is not None and HANDOFF_MIN_ELEMENTS <= math.prod(m[0]) < HANDOFF_MAX_ELEMENTS
-    return False
-
-
-def _worth_sharing(task: GraphTask) -> bool:
-    """Called by the owner, alone, when more than one node is ready (Note [hand-off rule]):
-    share the task if the nodes timed so far took long enough on average and one of the ready
-    nodes is of a size worth a hand-off. A light node next to heavy ones counts too: it often
-    unlocks a heavy branch. Only nodes made ready since the last size check are looked at
-    (``task.pending``): a chain never fills it."""
-    if task.timed < HANDOFF_WARMUP_NODES or task.time_sum < HANDOFF_MIN_SECONDS * task.timed:
-        return False
-    pending = task.pending
-    heavy = any(_heavy(node) for node in pending)
-    pending.clear()
-    return heavy
-
-
-def _share(task: GraphTask) -> None:
-    if task.lock is None:
-        task.lock = threading.Lock()
-        task.cond = threading.Condition(task.lock)
-    with task.lock:
-        task.shared = True
-    workers.POOL.request(task)
 
 
 def _annotate(exc: BaseException, node) -> None:
@@ -355,6 +171,7 @@ def _annotate(exc: BaseException, node) -> None:
             pass
 
 
+# --- running a task --------------------------------------------------------------------------
 def execute(root_edges, root_grads, keep_graph: bool, create_graph: bool,
             capture_edges=None, accumulate: bool = True):
     """Run backward from ``root_edges`` (``(node, input_nr)`` pairs) seeded with ``root_grads``.
@@ -368,22 +185,22 @@ def execute(root_edges, root_grads, keep_graph: bool, create_graph: bool,
         task.captured = [None] * len(capture_edges)
         for idx, (node, nr) in enumerate(capture_edges):
             task.captures.setdefault(node, []).append((nr, idx))
-        task.needed = _reachable_needed(root, set(task.captures), accumulate)
-    _count_dependencies(task, root)
-    task.ready.append((0, 0, root, []))
+        task.needed = reachable_needed(root, set(task.captures), accumulate)
+    count_dependencies(task, root)
+    task.ready.push(root, [])
+    threads = task.threads
     caller_mode = grad_mode.is_grad_enabled()
     outermost = workers.enter()
     try:
-        while not (_run_shared(task) if task.shared else _run_alone(task)):
-            pass
+        run_nodes(task, owner=True)
     except BaseException as exc:
-        if task.shared and task.error is None:
-            with task.lock:  # stop the workers (KeyboardInterrupt while waiting, for example)
+        if threads.shared and task.error is None:
+            with threads.lock:  # stop the workers (KeyboardInterrupt while waiting, for example)
                 if task.error is None:
                     task.error = exc
         raise
     finally:
-        if task.published:
+        if threads.published:
             workers.POOL.withdraw(task)
         if outermost:
             workers.leave()
@@ -397,249 +214,232 @@ def execute(root_edges, root_grads, keep_graph: bool, create_graph: bool,
     return task.captured
 
 
-def _run_alone(task: GraphTask) -> bool:
-    """The owner runs the task with no other thread (lock-free). Returns True when the task is
-    done, False after sharing it (more than one node ready, one of them heavy)."""
-    ready = task.ready
+# what ``_next_shared`` returns besides a node: the owner took the task back (it runs alone)
+_TAKEN_BACK = object()
+
+
+def run_nodes(task: GraphTask, owner: bool) -> None:
+    """Run ready nodes of ``task`` until none is left: the one loop of the owner (``owner``,
+    the thread inside ``execute``) and of the workers that help it (Note [threaded engine]).
+
+    While the task is not shared (the owner alone) nodes are popped and passed on without a
+    lock, the nodes run beside other ready ones are timed, and the owner shares the task when
+    the hand-off rule says it pays. Once shared, nodes are popped and passed on under the
+    task's lock (``_next_shared``), and a node's exception is recorded on the task instead of
+    raised. The owner returns when the task is done or failed (no node of it runs anywhere); a
+    worker, when no node is ready, the task failed, or its owner took it back."""
+    ready, threads = task.ready, task.threads
     create_graph = bool(task.create_graph)
     deterministic = task.deterministic
-    share = _config.NUM_INTEROP_THREADS > 1
+    share = owner and _config.NUM_INTEROP_THREADS > 1  # the owner may share the task
     mode = grad_mode._state  # this thread's grad mode
-    tie = task.tie
-    try:
-        while ready:
-            if share and len(ready) > 1 and task.pending and _worth_sharing(task):
-                _share(task)
-                return False
-            _, _, node, inputs = heapq.heappop(ready)
-            # the node AND its hooks run with grad mode = create_graph, as in PyTorch (set per
-            # node: a hook may have changed it)
-            mode.enabled = create_graph
-            timed = share and ready  # another node is ready: time this one (never in a chain)
-            try:
-                if deterministic:
-                    inputs = _sum_inputs(inputs, create_graph)
-                if timed:
-                    t0 = time.perf_counter()
-                    source, outputs = _run_node(task, node, inputs)
-                    task.time_sum += time.perf_counter() - t0
-                    task.timed += 1
-                else:
-                    source, outputs = _run_node(task, node, inputs)
-                if outputs is not None:
-                    if deterministic:
-                        task.tie = tie
-                        _pass_on_ordered(task, source, outputs, share)
-                        tie = task.tie
-                    else:
-                        tie = _pass_on(task, source, outputs, ready, tie, share)
-            except BaseException as exc:
-                _annotate(exc, node)
-                raise
-    finally:
-        task.tie = tie
-    return True
-
-
-def _pass_on(task: GraphTask, node, outputs, ready: list, tie: int, share: bool) -> int:
-    """Add a node's output gradients into the input buffers of the nodes they feed; push the
-    nodes whose dependencies are all satisfied (the owner alone: no lock). Returns the updated
-    tie-breaker counter."""
-    deps, buffers, create_graph = task.dependencies, task.buffers, task.create_graph
-    needed = task.needed
-    edges = node._next_edges
-    for i in range(len(outputs)):
-        nxt, nr = edges[i]
-        if nxt is None or (needed is not None and not task.receives(nxt)):
-            continue
-        grad = outputs[i]
-        outputs[i] = None  # moved: ``grad`` is its only holder here (Note [owned buffers])
-        remaining = deps[nxt] - 1
-        deps[nxt] = remaining
-        # a node fed by one edge (a chain) never enters ``buffers``
-        buf = buffers.get(nxt) if remaining else buffers.pop(nxt, None)
-        if buf is None:
-            size = len(nxt._output_meta)  # one slot per forward output
-            buf = [None] * (size if size > nr else nr + 1)
-            if remaining:
-                buffers[nxt] = buf
-        if grad is not None:
-            old = buf[nr]
-            if old is None:
-                buf[nr] = grad
-            else:
-                buf[nr] = None
-                buf[nr] = _sum(old, grad, create_graph)
-        if not remaining:
-            if share and ready:  # ready beside another: a candidate for a hand-off
-                if len(ready) == 1:
-                    task.pending.append(ready[0][2])
-                task.pending.append(nxt)
-            tie += 1
-            heapq.heappush(ready, (-nxt._sequence_nr, tie, nxt, buf))
-    return tie
-
-
-def _pass_on_ordered(task: GraphTask, node, outputs, share: bool) -> None:
-    """``_pass_on`` in deterministic mode: keep each contribution with its key (the caller
-    holds ``task.lock`` when the task is shared)."""
-    deps, buffers, ready = task.dependencies, task.buffers, task.ready
-    seq = node._sequence_nr
-    edges = node._next_edges
-    for i in range(len(outputs)):
-        nxt, nr = edges[i]
-        if nxt is None or not task.receives(nxt):
-            continue
-        grad = outputs[i]
-        outputs[i] = None  # moved into the slot (Note [owned buffers])
-        buf = buffers.get(nxt)
-        if buf is None:
-            buf = buffers[nxt] = [None] * max(nxt._num_outputs, nr + 1)
-        if grad is not None:
-            slot = buf[nr]
-            if slot is None:
-                slot = buf[nr] = _Contributions()
-            slot.append(((seq, i), grad))
-        deps[nxt] -= 1
-        if deps[nxt] == 0:
-            del buffers[nxt]
-            if share and ready and not task.shared:
-                if len(ready) == 1:
-                    task.pending.append(ready[0][2])
-                task.pending.append(nxt)
-            task.tie += 1
-            heapq.heappush(ready, (-nxt._sequence_nr, task.tie, nxt, buf))
-
-
-# --- shared mode ------------------------------------------------------------------------------
-def _run_shared(task: GraphTask) -> bool:
-    """The owner's loop while other threads may run the task's nodes. Returns True when the
-    task is done (or failed: every other thread has left its nodes), False after taking the
-    task back (one node ready, no other thread inside)."""
-    lock, ready = task.lock, task.ready
+    held = None  # alone: the node to run next, made ready while the queue was empty
     while True:
-        with lock:
-            while True:
-                if task.error is not None:
-                    _wait(task, lambda: task.running == 0)
-                    return True
-                if ready:
-                    if task.running == 0 and len(ready) == 1:
-                        task.shared = False  # alone again: workers see it under the lock
-                        task.pending.clear()
-                        return False
-                    item = heapq.heappop(ready)
-                    task.running += 1
-                    break
-                if task.running == 0:
-                    task.shared = False
-                    return True
-                _wait(task, lambda: ready or task.running == 0 or task.error is not None)
-        _run_one(task, item)
-
-
-def _wait(task: GraphTask, done) -> None:
-    """Owner sleeps on the task's condition (lock held) until ``done()``; it does not count as
-    busy meanwhile (Note [engine busy count])."""
-    if done():
-        return
-    workers.adjust_busy(-1)
-    task.owner_waiting = True
-    try:
-        while not done():
-            task.cond.wait()
-    finally:
-        task.owner_waiting = False
-        workers.adjust_busy(1)
-
-
-def help_task(task: GraphTask) -> None:
-    """A worker runs ready nodes of ``task`` until none is left (or the task failed or was taken
-    back by its owner)."""
-    lock, ready = task.lock, task.ready
-    while True:
-        with lock:
-            if not task.shared or task.error is not None or not ready:
+        shared = threads.shared
+        if shared:
+            with threads.lock:
+                item = _next_shared(task, owner)
+            if item is None:
                 return
-            item = heapq.heappop(ready)
-            task.running += 1
-        _run_one(task, item)
+            if item is _TAKEN_BACK:
+                continue
+            node, inputs = item
+            timed = False
+        else:  # the owner alone
+            if held is not None:  # what ``ready.pop()`` would return (the queue is empty)
+                node, inputs = held
+                held = None
+            else:
+                if not ready:
+                    return
+                if share and len(ready) > 1 and threads.pending and _worth_sharing(threads):
+                    threads.share()
+                    workers.POOL.request(task)
+                    continue
+                _, _, node, inputs = heappop(ready)  # ready.pop(), inline (see _deliver)
+            timed = share and ready  # another node is ready: time this one (never in a chain)
+        # the node AND its hooks run with grad mode = create_graph, as in PyTorch (set per
+        # node: a hook may have changed it)
+        mode.enabled = create_graph
+        try:
+            if deterministic:
+                inputs = OrderedInputBuffer.variables(inputs, create_graph)
+            if timed:
+                t0 = time.perf_counter()
+                source, outputs = _run_node(task, node, inputs)
+                threads.time_sum += time.perf_counter() - t0
+                threads.timed += 1
+            else:
+                source, outputs = _run_node(task, node, inputs)
+            if not shared:  # alone: pass on at once, no lock
+                if outputs is not None:
+                    held = _deliver(task, source._next_edges, outputs, source._sequence_nr,
+                                    False, share)
+                continue
+            help_wanted = _pass_on(task, source, outputs)
+        except BaseException as exc:
+            _annotate(exc, node)
+            if not shared:
+                raise
+            with threads.lock:
+                if task.error is None:
+                    task.error = exc
+                threads.running -= 1
+                if threads.owner_waiting:
+                    threads.cond.notify()
+            continue
+        if help_wanted:
+            workers.POOL.request(task)
 
 
-def _run_one(task: GraphTask, item) -> None:
-    """Run one popped node in shared mode (owner or worker) and pass its gradients on. Any
-    exception is recorded on the task, never raised here."""
-    node, inputs = item[2], item[3]
-    try:
-        grad_mode._set_enabled(task.create_graph)
-        if task.deterministic:
-            inputs = _sum_inputs(inputs, task.create_graph)
-        source, outputs = _run_node(task, node, inputs)
-        help_wanted = _pass_on_shared(task, source, outputs or ())
-    except BaseException as exc:
-        _annotate(exc, node)
-        with task.lock:
-            if task.error is None:
-                task.error = exc
-            task.running -= 1
-            if task.owner_waiting:
-                task.cond.notify()
-        return
-    if help_wanted:
-        workers.POOL.request(task)
-
-
-def _pass_on_shared(task: GraphTask, node, outputs) -> bool:
-    """``_pass_on`` under ``task.lock``; additions of gradients meeting in a buffer happen
-    outside the lock (Note [threaded engine]). Ends the node's ``running`` count. Returns
-    whether idle workers should be asked to help."""
-    lock, create_graph = task.lock, task.create_graph
-    todo = None
-    if not task.deterministic:
-        todo, edges = [], node._next_edges
-        for i in range(len(outputs)):
-            nxt, nr = edges[i]
-            if nxt is not None and task.receives(nxt):
-                todo.append((nxt, nr, outputs[i]))
-                outputs[i] = None  # moved (Note [owned buffers])
+def _next_shared(task: GraphTask, owner: bool):
+    """Under the task's lock, in shared mode: the next ``(node, buffer)`` to run, counted in
+    ``threads.running``; None when this thread should stop (the task is done or failed, and for
+    a worker also when nothing is ready or the owner took the task back); ``_TAKEN_BACK`` when
+    the owner takes the task back (one node ready, no other thread inside)."""
+    threads, ready = task.threads, task.ready
     while True:
-        adds = []
-        with lock:
+        if task.error is not None:
+            if owner:  # wait for the nodes other threads are running
+                threads.wait(lambda: threads.running == 0)
+            return None
+        if not threads.shared:  # a worker: the owner took the task back
+            return None
+        if ready:
+            if owner and threads.running == 0 and len(ready) == 1:
+                threads.shared = False  # alone again: workers see it under the lock
+                threads.pending.clear()
+                return _TAKEN_BACK
+            threads.running += 1
+            return ready.pop()
+        if not owner:
+            return None
+        if threads.running == 0:
+            threads.shared = False
+            return None
+        threads.wait(lambda: ready or threads.running == 0 or task.error is not None)
+
+
+def _pass_on(task: GraphTask, source, outputs) -> bool:
+    """Shared mode: pass a node's output gradients on from ``source`` (the node, or the fused
+    region it ran) under the task's lock (``_deliver``); gradients meeting one already waiting
+    in a slot are added up outside the lock and delivered again (Note [threaded engine]). Ends
+    the node's ``running`` count. Returns whether idle workers should be asked to help. (Alone,
+    the owner calls ``_deliver`` itself: no lock, no deferred sums.)"""
+    threads, create_graph = task.threads, task.create_graph
+    edges, grads, seq = source._next_edges, outputs or (), source._sequence_nr
+    while True:
+        with threads.lock:
+            sums = None
             if task.error is None:
-                if todo is None:
-                    _pass_on_ordered(task, node, outputs, False)
-                else:
-                    deps, buffers = task.dependencies, task.buffers
-                    for k in range(len(todo)):
-                        nxt, nr, grad = todo[k]
-                        todo[k] = None  # moved: a node made ready here may run at once elsewhere
-                        buf = buffers.get(nxt)
-                        if buf is None:
-                            buf = buffers[nxt] = [None] * max(nxt._num_outputs, nr + 1)
-                        if grad is not None:
-                            if buf[nr] is None:
-                                buf[nr] = grad
-                            else:  # take the partial sum out; add it up after the lock
-                                adds.append((nxt, nr, buf[nr], grad))
-                                buf[nr] = None
-                                continue
-                        deps[nxt] -= 1
-                        if deps[nxt] == 0:
-                            del buffers[nxt]
-                            task.tie += 1
-                            heapq.heappush(task.ready, (-nxt._sequence_nr, task.tie, nxt, buf))
-                    grad = None
-            if not adds:
-                task.running -= 1
-                if task.owner_waiting and (task.ready or task.running == 0
-                                           or task.error is not None):
-                    task.cond.notify()
+                sums = _deliver(task, edges, grads, seq, True, False)
+            if not sums:
+                threads.running -= 1
+                if threads.owner_waiting and (task.ready or threads.running == 0
+                                              or task.error is not None):
+                    threads.cond.notify()
                 return task.error is None and len(task.ready) > 1
         # add up outside the lock; each gradient is moved out of its tuple first, so that ``a``
         # and ``g`` are its only holders here (Note [owned buffers])
-        todo = []
-        for k in range(len(adds)):
-            nxt, nr, a, g = adds[k]
-            adds[k] = None
-            todo.append((nxt, nr, _sum(a, g, create_graph)))
+        edges, grads = [], []
+        for k in range(len(sums)):
+            nxt, nr, a, g = sums[k]
+            sums[k] = None
+            edges.append((nxt, nr))
+            grads.append(sum_gradients(a, g, create_graph))
         a = g = None
+
+
+def _deliver(task: GraphTask, edges, grads: list, seq, shared: bool, track: bool):
+    """The one path of a gradient into the next node: move ``grads[i]`` into the input buffer of
+    the node ``edges[i]`` leads to, count that node's dependency down, and push it into the
+    ready queue when none is left. A node fed by one edge (a chain) never enters ``not_ready``.
+    ``shared``: the caller holds the task's lock, and (not in deterministic mode) a gradient
+    that meets another already in its slot is not added here; the slot is emptied and both are returned as ``(node, input_nr, waiting,
+    new)`` for the caller to add up outside the lock (the count drops when the sum is stored).
+    ``track``: nodes made ready while another is ready are hand-off candidates
+    (``threads.pending``). ``seq``: the producer's ``sequence_nr``, for deterministic mode.
+
+    Returns the deferred sums when ``shared``. Alone, it returns the one node made ready, with
+    its buffer, when the queue was empty and no other node became ready here: it would be the
+    next popped, so the owner runs it without queueing it (a chain never touches the queue);
+    a second node made ready pushes it first, in the order they became ready."""
+    deps, not_ready, needed, ready = task.dependencies, task.not_ready, task.needed, task.ready
+    ordered = task.deterministic
+    create_graph = task.create_graph
+    sums = held = None
+    for i in range(len(grads)):
+        nxt, nr = edges[i]
+        if nxt is None or (needed is not None and not task.receives(nxt)):
+            continue
+        buffer = not_ready.get(nxt)
+        if buffer is None:
+            size = len(nxt._output_meta)  # a new buffer: one slot per forward output
+            buffer = [None] * (size if size > nr else nr + 1)
+            fresh = True
+            if ordered:
+                OrderedInputBuffer.add(buffer, nr, grads, i, seq, create_graph)
+            else:  # nothing to add to: ``add`` would only store it
+                buffer[nr] = grads[i]
+                grads[i] = None  # moved: ``buffer`` holds it alone (Note [owned buffers])
+        else:
+            fresh = False
+            if ordered:
+                OrderedInputBuffer.add(buffer, nr, grads, i, seq, create_graph)
+            elif shared and grads[i] is not None and buffer[nr] is not None:
+                if sums is None:
+                    sums = []
+                sums.append((nxt, nr, InputBuffer.take(buffer, nr), grads[i]))
+                grads[i] = None  # moved (Note [owned buffers])
+                continue
+            else:
+                InputBuffer.add(buffer, nr, grads, i, seq, create_graph)
+        remaining = deps[nxt] - 1
+        deps[nxt] = remaining
+        if remaining:
+            if fresh:
+                not_ready[nxt] = buffer
+        else:
+            if not fresh:
+                del not_ready[nxt]
+            if not (shared or ready or held):
+                held = nxt, buffer
+                continue
+            if held is not None:
+                ready.push(*held)
+                held = None
+            if track and ready:  # ready beside another: a candidate for a hand-off
+                pending = task.threads.pending
+                if len(ready) == 1:
+                    pending.append(ready.peek())
+                pending.append(nxt)
+            # ready.push(nxt, buffer), inline: a call each to push and pop showed in the
+            # engine's own time per node of a wide graph (docs/engine.md, "Pieces")
+            ready.pushed += 1
+            heappush(ready, (-nxt._sequence_nr, ready.pushed, nxt, buffer))
+    return sums if shared else held
+
+
+# --- the hand-off rule -------------------------------------------------------------------------
+def _heavy(node) -> bool:
+    """Whether the gradient ``node`` receives is of a size worth another thread."""
+    meta = node._output_meta
+    if meta:
+        m = meta[0]
+        return m is not None and HANDOFF_MIN_ELEMENTS <= math.prod(m[0]) < HANDOFF_MAX_ELEMENTS
+    return False
+
+
+def _worth_sharing(threads: workers.TaskThreads) -> bool:
+    """Called by the owner, alone, when more than one node is ready (Note [hand-off rule]):
+    share the task if the nodes timed so far took long enough on average and one of the ready
+    nodes is of a size worth a hand-off. A light node next to heavy ones counts too: it often
+    unlocks a heavy branch. Only nodes made ready since the last size check are looked at
+    (``threads.pending``): a chain never fills it."""
+    if (threads.timed < HANDOFF_WARMUP_NODES
+            or threads.time_sum < HANDOFF_MIN_SECONDS * threads.timed):
+        return False
+    pending = threads.pending
+    heavy = any(_heavy(node) for node in pending)
+    pending.clear()
+    return heavy

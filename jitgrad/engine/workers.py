@@ -1,4 +1,5 @@
-"""The worker pool that helps run the ready nodes of a backward graph (see ``engine.py``).
+"""The threads around a backward graph: each task's ``TaskThreads``, and the worker pool that
+helps run the ready nodes (see ``engine.py``).
 
 Workers are daemon ``threading.Thread`` objects, started on first need and kept for the life of
 the process. A worker sleeps on the pool's condition until an owner (a thread inside
@@ -50,6 +51,48 @@ def leave() -> None:
     adjust_busy(-1)
 
 
+class TaskThreads:
+    """How threads share one GraphTask (Note [threaded engine] in ``engine.py``): whether it is
+    shared, who is inside, and the statistics of the hand-off rule that decides (Note [hand-off
+    rule]). Only the owner reads and writes it while the task is not shared; once shared, every
+    field but the statistics changes under ``lock``."""
+
+    __slots__ = ("shared", "published", "running", "owner_waiting", "lock", "cond", "pending",
+                 "timed", "time_sum")
+
+    def __init__(self):
+        self.shared = False  # other threads may run nodes: every change under ``lock``
+        self.published = False  # listed in the worker pool
+        self.running = 0  # nodes being run now (shared mode)
+        self.owner_waiting = False
+        self.lock = self.cond = None  # made when the task is first shared
+        self.pending: list = []  # nodes made ready beside others, not yet checked for hand-off
+        self.timed = 0  # nodes the owner timed while others were ready
+        self.time_sum = 0.0
+
+    def share(self) -> None:
+        """From now on other threads may run the task's nodes."""
+        if self.lock is None:
+            self.lock = threading.Lock()
+            self.cond = threading.Condition(self.lock)
+        with self.lock:
+            self.shared = True
+
+    def wait(self, done) -> None:
+        """The owner sleeps on the task's condition (``lock`` held) until ``done()``; it does
+        not count as busy meanwhile (Note [engine busy count])."""
+        if done():
+            return
+        adjust_busy(-1)
+        self.owner_waiting = True
+        try:
+            while not done():
+                self.cond.wait()
+        finally:
+            self.owner_waiting = False
+            adjust_busy(1)
+
+
 class Pool:
     """Shared tasks and the worker threads that help them (one pool per process)."""
 
@@ -65,12 +108,13 @@ class Pool:
     def request(self, task) -> None:
         """Publish ``task`` (if needed) and wake one idle worker, starting one if none is
         idle and fewer than wanted exist."""
-        if (task.published and self.idle <= self.wakeups
+        threads = task.threads
+        if (threads.published and self.idle <= self.wakeups
                 and len(self.threads) >= _config.NUM_INTEROP_THREADS - 1):
             return  # nobody to wake (read without the lock: a missed wake-up costs speed only)
         with self.lock:
-            if not task.published:
-                task.published = True
+            if not threads.published:
+                threads.published = True
                 self.tasks.append(task)
             if self.idle > self.wakeups:
                 self.wakeups += 1
@@ -84,7 +128,7 @@ class Pool:
     def withdraw(self, task) -> None:
         """Called by the owner when its task is over."""
         with self.lock:
-            task.published = False
+            task.threads.published = False
             try:
                 self.tasks.remove(task)
             except ValueError:
@@ -99,14 +143,14 @@ class Pool:
 
     def _pick(self):
         """The newest shared task that has a ready node and no error, or None. Reads the task's
-        fields without its lock: a hint, checked again under the lock in ``engine.help_task``."""
+        fields without its lock: a hint, checked again under the lock in ``engine.run_nodes``."""
         for task in reversed(self.tasks):
-            if task.shared and task.error is None and task.ready:
+            if task.threads.shared and task.error is None and task.ready:
                 return task
         return None
 
     def _loop(self, index: int) -> None:
-        from .engine import help_task
+        from .engine import run_nodes
 
         _tls.in_engine = True
         while True:
@@ -129,8 +173,8 @@ class Pool:
                     continue
             adjust_busy(1)
             try:
-                help_task(task)
-            except BaseException:  # pragma: no cover - help_task records node errors itself
+                run_nodes(task, owner=False)
+            except BaseException:  # pragma: no cover - run_nodes records node errors itself
                 pass
             finally:
                 adjust_busy(-1)

@@ -1,7 +1,7 @@
 """Fused backward: a region of elementwise nodes runs as one generated kernel.
 
 Note [fused backward]: the engine hands an elementwise node the *region* below it (Note [fused
-regions] in ``engine/engine.py``): elementwise nodes of its output shape and dtype whose whole
+regions] in ``engine/regions.py``): elementwise nodes of its output shape and dtype whose whole
 gradient is computed inside the region. Run node by node, every node writes a full-size gradient
 that the next one reads back, and pays the Python cost of a node, per node and input. Fused, the
 region is ONE kernel whose scalar body is generated here from the ops' own backward bodies (the
@@ -31,40 +31,55 @@ import hashlib
 import inspect
 import sys
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
 from ..device import cpu
+from ..engine.regions import Destination, FusedGradients
 from . import dispatch
 from .registry import passthrough
 
-_FUSED: dict = {}  # structure key -> (body or None, output of each outside edge), or None
+_FUSED: dict = {}  # _Structure -> (body or None, output of each outside edge), or None
 # CPython passes more than 30 arguments as a tuple (CALL_FUNCTION_EX), which Numba cannot inline
 MAX_OPERANDS = 28
 _lock = threading.Lock()
 
 
-def apply_fused(nodes, dests, n_edges: int, g, into=None):
-    """The gradients leaving the region ``nodes`` (Note [fused regions] in engine/regions.py)
-    through its ``n_edges`` outside edges, computed by one kernel; None to decline (run node by
-    node).
-    ``into``: per edge, a partial sum the engine alone holds (or None): where the kernel can,
-    its output for that edge is the partial plus its gradient (one pass, not two), and
-    ``into[t]`` is set to None (taken). The output is a new array, not the partial's: a kernel
-    writing over an operand it reads fails LLVM's alias check and runs unvectorised (measured:
-    W5h backward on one thread 21 -> 42 ms)."""
+class _Structure(NamedTuple):
+    """What a region's generated body depends on (the key of its compiled kernel):
+    ``n_edges`` outside edges; per member, ``(op name, destination of each input's gradient or
+    None)``; the operand index of each saved value the bodies read, in order; and
+    ``(outside edge, operand index)`` of each waiting partial sum added in."""
+
+    n_edges: int
+    members: tuple
+    slots: tuple
+    partials: tuple
+
+
+def apply_fused(region, g):
+    """The gradients leaving ``region`` (a ``FusedRegion``, Note [fused regions] in
+    engine/regions.py) through its outside edges, computed by one kernel, as
+    ``FusedGradients``; None to decline (run node by node). ``g``: the root's gradient.
+    A partial sum the engine hands over for an edge (``region.partials``) is added into the
+    kernel's output for that edge where it can (one pass, not two) and listed in ``added``.
+    The output is a new array, not the partial's: a kernel writing over an operand it reads
+    fails LLVM's alias check and runs unvectorised (measured: W5h backward on one thread
+    21 -> 42 ms)."""
+    nodes, n_edges = region.nodes, region.n_edges
     data = g._data
     if type(data) is not np.ndarray:  # CUDA: node by node (its kernels queue asynchronously)
         nodes[0]._fusible = False  # no need to ask again
         return None
     if data.dtype.kind != "f" or data.dtype.itemsize < 4 or dispatch.transform_hook is not None:
         return None
-    key, operands, slots, seen = [n_edges], [data], [], {}
-    for node, node_dests in zip(nodes, dests):
+    members, operands, slots, seen = [], [data], [], {}
+    for node, node_destinations in zip(nodes, region.destinations):
         op = node._op
         params = op.params
         entry = [op.name]
-        for name, dest, need in zip(op.inputs, node_dests, node.needs_input_grad):
+        for name, dest, need in zip(op.inputs, node_destinations, node.needs_input_grad):
             if dest is None or not need:
                 entry.append(None)
                 continue
@@ -85,11 +100,11 @@ def apply_fused(nodes, dests, n_edges: int, g, into=None):
                     if type(value) is np.ndarray:
                         seen[id(value)] = slot
                 slots.append(slot)
-        key.append(tuple(entry))
+        members.append(tuple(entry))
     shape, dt = nodes[0]._output_meta[0][0], data.dtype
     partials = []  # (edge, operand index) of the partial sums added into
-    if into is not None:
-        for t, old in enumerate(into):
+    if region.partials is not None:
+        for t, old in enumerate(region.partials):
             a = old._data if type(old) is dispatch.Tensor else None
             if (type(a) is np.ndarray and a.shape == shape and a.dtype == dt
                     and a.flags.c_contiguous and a.flags.writeable):
@@ -97,9 +112,7 @@ def apply_fused(nodes, dests, n_edges: int, g, into=None):
                 operands.append(a)
     if len(operands) > MAX_OPERANDS:
         return None
-    key.append(tuple(slots))
-    key.append(tuple(partials))
-    key = tuple(key)
+    key = _Structure(n_edges, tuple(members), tuple(slots), tuple(partials))
     if key not in _FUSED:
         with _lock:
             if key not in _FUSED:
@@ -109,14 +122,12 @@ def apply_fused(nodes, dests, n_edges: int, g, into=None):
         return None
     body, which = fused
     if body is None:
-        return [None] * n_edges
+        return FusedGradients([None] * n_edges, ())
     n_out = 1 + max(w for w in which if w is not None)
     result = cpu.elementwise(body, operands, shape, dt, dt, n_out=n_out)
     result = [dispatch.Tensor._make(r) for r in (result if n_out > 1 else (result,))]
-    for t, _ in partials:
-        if which[t] is not None:
-            into[t] = None  # added in: the engine drops it
-    return [None if w is None else result[w] for w in which]
+    added = tuple(t for t, _ in partials if which[t] is not None)
+    return FusedGradients([None if w is None else result[w] for w in which], added)
 
 
 def _importable(body) -> bool:
@@ -124,18 +135,18 @@ def _importable(body) -> bool:
     return module is not None and getattr(module, body.__name__, None) is body
 
 
-def _build(nodes, key):
+def _build(nodes, key: _Structure):
     """Generate and load the fused body for a region structure ``key`` (see the Note); None
     when a derivative body is not importable by name (the generated module imports it)."""
-    n_edges, slots, partials = key[0], iter(key[-2]), dict(key[-1])
+    slots, partials = iter(key.slots), dict(key.partials)
     lines, imports = [], {}
-    contributions: dict = {}  # member index, or -1 - edge: terms of its gradient
-    for k, (node, entry) in enumerate(zip(nodes, key[1:-2])):
+    contributions: dict = {}  # Destination -> terms of the gradient it receives
+    for k, (node, entry) in enumerate(zip(nodes, key.members)):
         op = node._op
         if k == 0:
             grad = "g"
         else:
-            terms = contributions.pop(k, None)
+            terms = contributions.pop(Destination(False, k), None)
             grad = f"g{k}" if terms else None
             if terms:
                 lines.append(f"    g{k} = {' + '.join(terms)}")
@@ -156,8 +167,8 @@ def _build(nodes, key):
                 lines.append(f"    {term} = {alias}({', '.join([grad] + args)})")
             contributions.setdefault(dest, []).append(term)
     outputs, which = [], []
-    for t in range(n_edges):
-        terms = contributions.get(-1 - t)
+    for t in range(key.n_edges):
+        terms = contributions.get(Destination(True, t))
         if not terms:
             which.append(None)
             continue
@@ -178,7 +189,7 @@ def _build(nodes, key):
         digest = hashlib.sha1(inspect.getsource(body).encode()).hexdigest()[:12]
         header += [f"from {body.__module__} import {body.__name__} as _{alias}  # {digest}",
                    f"{alias} = njit(nogil=True, error_model='numpy', inline='always')(_{alias})"]
-    n_args = 1 + max([*key[-2], *partials.values()], default=0)  # operand 0 is g
+    n_args = 1 + max([*key.slots, *partials.values()], default=0)  # operand 0 is g
     params = ", ".join(["g"] + [f"a{j}" for j in range(1, n_args)])
     text = "\n".join(header + ["", "", f"def fused({params}):"] + lines) + "\n"
     digest = hashlib.sha1(text.encode()).hexdigest()[:16]

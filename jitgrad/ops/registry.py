@@ -146,9 +146,10 @@ class OpNode(Node):
             result = (result,)
         return [r if need else None for r, need in zip(result, self.needs_input_grad)]
 
-    def _apply_fused(self, nodes, dests, n_edges, g, into=None):
-        """Note [fused backward] (ops/fusion.py): this node and the region below it at once."""
-        return fusion.apply_fused(nodes, dests, n_edges, g, into)
+    def _apply_fused(self, region, g):
+        """Note [fused backward] (ops/fusion.py): this node and the ``FusedRegion`` below it at
+        once, from this node's gradient ``g``: ``FusedGradients``, or None to decline."""
+        return fusion.apply_fused(region, g)
 
     def _apply_elementwise(self, g):
         op = self._op

@@ -1,4 +1,4 @@
-"""Fused backward regions (Note [fused regions] in engine/engine.py, Note [fused backward] in
+"""Fused backward regions (Note [fused regions] in engine/regions.py, Note [fused backward] in
 ops/fusion.py).
 
 Every test compares against finite differences or against the same backward run node by node
@@ -26,13 +26,13 @@ def fused(monkeypatch):
     sizes = []
     real = fusion.apply_fused
 
-    def counting(nodes, dests, n_edges, g, into=None):
-        offered = 0 if into is None else sum(i is not None for i in into)
-        out = real(nodes, dests, n_edges, g, into)
+    def counting(region, g):
+        out = real(region, g)
         if out is not None:
-            sizes.append(len(nodes))
-            if offered and sum(i is not None for i in into) < offered:  # taken
-                ADDED_INTO.append(len(nodes))
+            sizes.append(len(region.nodes))
+            if out.added:  # a waiting partial sum was added in by the kernel
+                assert all(region.partials[t] is not None for t in out.added)
+                ADDED_INTO.append(len(region.nodes))
         return out
 
     monkeypatch.setattr(fusion, "apply_fused", counting)
