@@ -324,6 +324,36 @@ def reciprocal(x):
     return dispatch.elementwise(RECIPROCAL, x)
 
 
+# --- logit: the whole op in one place (bodies, row, public function) ---------------------------
+def _logit(x, low, high):
+    # clamped to [low, high] (the infinities when no eps is given: no clamp); nan stays nan
+    z = low if x < low else (high if x > high else x)
+    return sm.log(z / (1.0 - z))
+
+
+def _logit_dx(g, x, result, low, high):
+    # PyTorch's rule: nan where the value is (x outside [0, 1] without eps, or nan), 0 where
+    # the input was clamped away, else g / (x (1 - x))
+    inside = sm.where(x < low, 0.0, sm.where(x > high, 0.0, g / (x * (1.0 - x))))
+    return sm.where(result != result, result, inside)
+
+
+LOGIT = def_elementwise("logit", "LogitBackward0", ("x",), _logit, {"x": _logit_dx},
+                        attrs=("low", "high"), dtype_rule="float", method=True, export=True)
+
+
+@public(LOGIT)
+def logit(x, eps=None):
+    """Log-odds ``log(z / (1 - z))`` with ``z = clamp(x, eps, 1 - eps)`` (``z = x`` when ``eps``
+    is None: nan outside [0, 1], -inf and inf at 0 and 1), as ``torch.logit``. Derivative:
+    ``g / (x (1 - x))`` where ``eps <= x <= 1 - eps``, 0 where ``x`` was clamped (nan where
+    the value is nan)."""
+    if eps is None:
+        return dispatch.elementwise(LOGIT, x, low=-math.inf, high=math.inf)
+    eps = float(eps)
+    return dispatch.elementwise(LOGIT, x, low=eps, high=1.0 - eps)
+
+
 # --- copies and dtype conversion (composite rows) -------------------------------------------
 def _clone_forward(ctx, x):
     return pool.copy(x)

@@ -63,6 +63,25 @@ _entry("sign", jitgrad.sign, np.sign, _unary_samples(_away_from_zero), gradgrad=
        rows=("sign",))
 
 
+def _logit_samples(rng, dtype):
+    """Inside (0, 1) without eps; with eps = 0.2 also clamped values, kept off the kinks."""
+    def unit(shape, low=0.05, high=0.95):
+        x = np.asarray(rng.uniform(low, high, shape), dtype=dtype)
+        x[np.abs(np.abs(x - 0.5) - 0.3) < 0.03] = 0.5
+        return x
+
+    return ([Sample((unit(s),)) for s in [(), (5,), (2, 3)]]
+            + [Sample((unit((2, 4), 0.01, 0.99),), {"eps": 0.2})])
+
+
+def _logit_ref(x, eps=None):
+    z = x if eps is None else np.clip(x, eps, 1.0 - eps)
+    return np.log(z / (1.0 - z)).astype(x.dtype)
+
+
+_entry("logit", jitgrad.logit, _logit_ref, _logit_samples, rows=("logit",))
+
+
 def _binary_samples(gen_x, gen_y, scalars=(2.5,)):
     """Same shapes, both broadcast patterns the kernels specialise, an odd pattern, scalars."""
 

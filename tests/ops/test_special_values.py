@@ -11,6 +11,7 @@ import scipy.special
 import jitgrad
 from jitgrad.ops import dispatch
 from jitgrad.ops.registry import OPS
+from jitgrad.testing.op_db import all_entries
 
 DTYPES = ["float64", "float32"]
 
@@ -94,9 +95,53 @@ DIFFERENT = {("gelu", -math.inf): _TORCH_FORMULA, ("gelu_tanh", -math.inf): _TOR
              ("silu", -math.inf): _TORCH_FORMULA}
 
 
+def _database_calls() -> dict:
+    """row -> (entry, arity, kwargs) for the elementwise rows the tables above do not list: the
+    first op-database entry naming the row whose first sample is one or two float arrays (plus
+    keywords). The sweep calls the entry's function at the special values and takes the
+    entry's reference as the expected value, so a new row needs nothing here."""
+    listed = set(UNARY) | set(BINARY) | set(TERNARY)
+    calls = {}
+    for entry in all_entries():
+        sample = entry.samples(np.random.default_rng(0), np.dtype("float64"))[0]
+        arrays = [a for a in sample.args if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+        if not 1 <= len(sample.args) == len(arrays) <= 2:
+            continue
+        for row in entry.rows:
+            op = OPS.get(row)  # (per-arity rows such as einsum2 exist once called)
+            if op is not None and op.elementwise and row not in listed and row not in calls:
+                calls[row] = (entry, len(arrays), sample.kwargs)
+    return calls
+
+
+DATABASE_CALLS = _database_calls()
+#: rows swept through their database entry whose accuracy is looser than 2 ulp: row -> ulp
+DATABASE_ULP: dict = {}
+
+
 def test_every_elementwise_row_is_swept():
     rows = {name for name, op in OPS.items() if op.elementwise}
-    assert rows == set(UNARY) | set(BINARY) | set(TERNARY)
+    assert rows == set(UNARY) | set(BINARY) | set(TERNARY) | set(DATABASE_CALLS)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("row", sorted(DATABASE_CALLS))
+def test_database_rows_forward(row, dtype):
+    entry, arity, kwargs = DATABASE_CALLS[row]
+    values = special_values(dtype)
+    if arity == 1:
+        operands = [values]
+    else:
+        operands = [np.repeat(values, len(values)), np.tile(values, len(values))]
+    with np.errstate(all="ignore"):
+        expected = np.asarray(entry.ref(*operands, **kwargs))
+    got = np.asarray(entry.fn(*(jitgrad.tensor(o) for o in operands), **kwargs).numpy())
+    assert got.dtype == expected.dtype, (row, got.dtype, expected.dtype)
+    max_ulp = DATABASE_ULP.get(row, 2)
+    bad = [(*(o[i] for o in operands), g, e)
+           for i, (g, e) in enumerate(zip(got.ravel(), expected.ravel()))
+           if not _close_scalar(g, e, max_ulp)]
+    assert not bad, f"{entry.name} {dtype}: (operands, got, reference) {bad[:8]}"
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
