@@ -35,7 +35,7 @@ class Tensor:
     ``backward`` follow PyTorch.
     """
 
-    # _view_version / _view_nograd are set only on views (Note [view tracking], ops/dispatch.py)
+    # _view_version / _view_nograd are set only on views (Note [view tracking], ops/recording.py)
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter",
                  "_base", "_grad_acc_ref", "_leaf_hooks", "_post_accumulate_hooks",
                  "_retains_grad", "_views", "_view_version", "_view_nograd", "__weakref__")

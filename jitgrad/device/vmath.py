@@ -12,7 +12,7 @@ argument's type (float32 arguments are computed with float32 polynomials, so flo
 accept a float (returning a float) or a NumPy array (returning an array of its float dtype; other
 dtypes are computed as float64), for tests and benchmarks.
 
-Rules the implementations follow (Note [vectorisable bodies]):
+Note [vectorisable bodies]: the rules the implementations follow:
 * no branches that survive to LLVM: ``a if cond else b`` on scalars becomes a ``select``;
 * no calls except LLVM intrinsics that have packed forms (``llvm.fma``); divisions use ``_fdiv``
   so no zero-division check is emitted whatever the caller's ``error_model``;
@@ -908,7 +908,7 @@ def _pow32(x, y):
 
 # ------------------------------------------- huge trig arguments: a masked scalar fallback
 #
-# Note [huge trig arguments]. The vectorised reduction is exact enough only for |x| below
+# Note [huge trig arguments]: The vectorised reduction is exact enough only for |x| below
 # _TRIG_BIG (2**40 in float64, 2**28 in float32). A branch-free Payne-Hanek reduction for the rest
 # would run for every lane (SIMD cannot skip it) and double the cost of sin; a plain conditional
 # `math.sin(x)` is either speculated for every lane (llvm.sin is speculatable: 18 ns/element

@@ -197,7 +197,7 @@ def _logical_or(x, y):
 # --- rows ----------------------------------------------------------------------------------
 XY = ("x", "y")
 # holomorphic=True: these also run on complex tensors, with PyTorch's conj(f'(z)) convention
-# (Note [complex support] in ops/dispatch.py)
+# (Note [complex support] in ops/operands.py)
 ADD = def_elementwise("add", "AddBackward0", XY, _add, {"x": passthrough, "y": passthrough},
                       holomorphic=True, method=True, inplace=True, export=True)
 SUB = def_elementwise("sub", "SubBackward0", XY, _sub, {"x": passthrough, "y": negate},

@@ -1,5 +1,5 @@
 """Complex numbers: ``real``, ``imag``, ``conj``, ``angle`` and complex ``abs``, and the list of
-dtype-agnostic rows that accept complex tensors (Note [complex support] in ``ops/dispatch.py``).
+dtype-agnostic rows that accept complex tensors (Note [complex support] in ``ops/operands.py``).
 
 Gradient convention (PyTorch's, "Autograd for Complex Numbers"): for a real loss ``L`` of a
 complex ``z = x + iy``, ``z.grad = dL/dx + i dL/dy`` (twice the conjugate Wirtinger derivative),

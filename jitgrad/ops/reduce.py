@@ -147,7 +147,7 @@ def _fold_fwd(kernel):
 
 def _sum3(x3, out_dtype=None):
     """``cpu_reduce.reduce_sum``; complex input takes NumPy's pairwise sum instead (the fold
-    kernels are compiled for real dtypes only; Note [complex support] in ops/dispatch.py)."""
+    kernels are compiled for real dtypes only; Note [complex support] in ops/operands.py)."""
     if x3.dtype.kind == "c":
         return x3.sum(axis=1, dtype=out_dtype)
     return cpu_reduce.reduce_sum(x3, out_dtype)

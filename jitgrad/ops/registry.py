@@ -80,7 +80,7 @@ class OpDef:
     # ``forward``; None: the op raises a clear error on CUDA tensors. Elementwise rows need none:
     # their scalar bodies compile for CUDA too.
     cuda_forward: object = None
-    # Note [complex support] (ops/dispatch.py): the row accepts complex tensors; ``holomorphic``
+    # Note [complex support] (ops/operands.py): the row accepts complex tensors; ``holomorphic``
     # (elementwise rows): its backward bodies are ``g * f'(...)`` with real coefficients, so the
     # complex gradient ``g * conj(f'(z))`` is the same body run on conjugated saved operands
     complex_ok: bool = False
@@ -214,7 +214,7 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
                     cpu_ufunc=None, jvp=None, complex_ok=False, holomorphic=False, method=None,
                     inplace=None, export=None, numpy=None):
     """Declare an elementwise op from scalar bodies (see the module docstring); ``complex_ok``
-    and ``holomorphic``: Note [complex support] (ops/dispatch.py); ``method``, ``inplace``,
+    and ``holomorphic``: Note [complex support] (ops/operands.py); ``method``, ``inplace``,
     ``export``, ``numpy``: Note [derived surface]."""
     backward = backward or {}
     params = {inp: tuple(inspect.signature(body).parameters)[1:] for inp, body in backward.items()}

@@ -167,7 +167,7 @@ def zero_dx(g):
 
 
 # --- rows ----------------------------------------------------------------------------------
-# holomorphic=True: complex tensors too (Note [complex support] in ops/dispatch.py)
+# holomorphic=True: complex tensors too (Note [complex support] in ops/operands.py)
 NEG = def_elementwise("neg", "NegBackward0", ("x",), _neg, {"x": negate}, holomorphic=True,
                       method=("neg", "negative"), inplace=True, export=True, numpy="negative")
 EXP = def_elementwise("exp", "ExpBackward0", ("x",), _exp, {"x": _exp_dx}, dtype_rule="float",
@@ -366,7 +366,7 @@ def _clone_backward(ctx, g):
 def _cast_forward(ctx, x, dtype):
     if x.dtype.kind == "c" and dtype.np.kind != "c":
         # complex -> real keeps the real part (no ComplexWarning): this is also how a complex
-        # gradient reaching a real input becomes real (Note [complex support], ops/dispatch.py)
+        # gradient reaching a real input becomes real (Note [complex support], ops/operands.py)
         x = x.real
     return x.astype(dtype.np)
 
