@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import cuda as _cu
+from . import cuda as cuda_backend
 
 NAN = math.nan
 INF = math.inf
@@ -389,18 +389,18 @@ def scan(x, axis: int, out_dtype, prod: bool):
     out_dtype = np.dtype(out_dtype)
     if x.dtype != out_dtype:
         x = x.astype(out_dtype)
-    out = _cu.empty(x.shape, out_dtype, x.index)
+    out = cuda_backend.empty(x.shape, out_dtype, x.index)
     if out.size == 0:
         return out
     if x.ndim == 0:
-        _cu.copy_into(out, x)
+        cuda_backend.copy_into(out, x)
         return out
     keep = [d for d in range(x.ndim) if d != axis]
     rshape = tuple(x.shape[d] for d in keep) or (1,)
     xrst = tuple(x.elem_strides[d] for d in keep) or (0,)
     orst = tuple(out.elem_strides[d] for d in keep) or (0,)
     n_rows = out.size // x.shape[axis]
-    blocks, threads = _cu._launch_config(n_rows)
+    blocks, threads = cuda_backend._launch_config(n_rows)
     with cuda.gpus[x.index]:
         scan_kernel[blocks, threads](x.buffer, x.offset, rshape, xrst, orst, n_rows,
                                      x.shape[axis], x.elem_strides[axis],

@@ -23,7 +23,7 @@ from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..autograd.node import AccumulateGrad
 from ..ops import dispatch
 from ..tensor import Tensor
-from . import _batching as B
+from . import _batching as batching
 from ._common import (argnums_tuple, detach_keep_tangents, diff_input, from_numpy_tree,
                       numpy_mode, split_aux, to_tensor, zeros_like_logical)
 from ._pytree import tree_flatten, tree_map, tree_unflatten
@@ -42,10 +42,10 @@ class _VJP:
         flat, self.in_spec = tree_flatten(trees)
         self.primals = [diff_input(x, fname) for x in flat]
         outer_grad = is_grad_enabled()
-        levels = set().union(*(B.levels_of(x) for x in self.primals))
+        levels = set().union(*(batching.levels_of(x) for x in self.primals))
         while True:
-            self.leaves = [_leaf(B.materialize(x, sorted(levels))) for x in self.primals]
-            logical = [B.wrap_levels(leaf, sorted(levels)) for leaf in self.leaves]
+            self.leaves = [_leaf(batching.materialize(x, sorted(levels))) for x in self.primals]
+            logical = [batching.wrap_levels(leaf, sorted(levels)) for leaf in self.leaves]
             new_args = list(args)
             for i, tree in zip(nums, tree_unflatten(logical, self.in_spec)):
                 new_args[i] = tree
@@ -59,13 +59,13 @@ class _VJP:
                 if not isinstance(o, Tensor):
                     raise RuntimeError(f"{fname}: expected f(*args) to return Tensors, got a "
                                        f"{type(o).__name__}")
-            out_levels = set().union(*(B.levels_of(o) for o in out_flat))
+            out_levels = set().union(*(batching.levels_of(o) for o in out_flat))
             if out_levels <= levels:
                 break
             levels |= out_levels  # per-example gradients: batch the inputs too, run again
         self.levels = sorted(levels)
         self.out_flat = out_flat
-        self.out_reals = [B.materialize(o, self.levels) for o in out_flat]
+        self.out_reals = [batching.materialize(o, self.levels) for o in out_flat]
         self.create = outer_grad and _depends_externally(self.out_reals, self.leaves)
 
     def outputs(self):
@@ -93,12 +93,12 @@ class _VJP:
             if c.dtype is not o.dtype:
                 c = c._cast(o.dtype)
             for lev in reversed(self.levels):
-                c = B.expose(c, lev)
+                c = batching.expose(c, lev)
             outs.append(real)
             cts.append(c)
         grads = _capture_grads(outs, self.leaves, cts, self.create) if outs else [None] * len(
             self.leaves)
-        return [zeros_like_logical(x) if g is None else B.unmaterialize(g, self.levels)
+        return [zeros_like_logical(x) if g is None else batching.unmaterialize(g, self.levels)
                 for g, x in zip(grads, self.primals)]
 
     def structure(self, flat_grads):
@@ -323,8 +323,8 @@ def linearize(func, *primals):
     """
     flat, spec = tree_flatten(primals)
     ps = [diff_input(p, "linearize") for p in flat]
-    if any(type(p) is B.BatchedTensor for p in ps):
-        raise B.BatchingRuleError("linearize: batched primals (inside vmap) are not supported")
+    if any(type(p) is batching.BatchedTensor for p in ps):
+        raise batching.BatchingRuleError("linearize: batched primals (inside vmap) are not supported")
     to_np = numpy_mode(flat)
     lvl = forward_ad._enter(record=True)
     try:

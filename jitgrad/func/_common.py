@@ -6,7 +6,7 @@ import numpy as np
 from ..autograd import forward_ad
 from ..ops import creation
 from ..tensor import Tensor
-from . import _batching as B
+from . import _batching as batching
 from ._pytree import tree_map
 
 
@@ -39,8 +39,8 @@ def diff_input(x, fname: str):
 
 def to_numpy(x):
     if isinstance(x, Tensor):
-        if type(x) is B.BatchedTensor:
-            raise B.BatchingRuleError("a NumPy-style transform returned a batched tensor")
+        if type(x) is batching.BatchedTensor:
+            raise batching.BatchingRuleError("a NumPy-style transform returned a batched tensor")
         return np.array(x._data)
     return x
 
@@ -79,8 +79,8 @@ def detach_keep_tangents(t):
     """``t`` without reverse-mode history but with its forward-mode tangents (and batching)."""
     if not isinstance(t, Tensor):
         return t
-    if type(t) is B.BatchedTensor:
-        return B.wrap(detach_keep_tangents(t._bt_inner), t._bt_level)
+    if type(t) is batching.BatchedTensor:
+        return batching.wrap(detach_keep_tangents(t._bt_inner), t._bt_level)
     d = t.detach()
     forward_ad._copy_tangents(t, d)
     return d

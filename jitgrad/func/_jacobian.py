@@ -16,7 +16,7 @@ import numpy as np
 from ..ops import creation
 from ..tensor import Tensor
 from ..ops import shape as _shape
-from . import _batching as B
+from . import _batching as batching
 from ._api import _VJP, jvp
 from ._common import argnums_tuple, diff_input, from_numpy_tree, numpy_mode
 from ._pytree import tree_flatten, tree_unflatten
@@ -69,7 +69,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
 
         try:
             rows = vmap(pull, chunk_size=chunk_size)(*basis) if total else None
-        except B.BatchingRuleError as e:
+        except batching.BatchingRuleError as e:
             warnings.warn(f"jacrev: {e} -- computing the Jacobian one row at a time instead",
                           UserWarning, stacklevel=2)
             rows = _rows_loop(pull, basis, total)
@@ -127,7 +127,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         t_flat, out_spec = tree_flatten(res[0])
         blocks_by_out = []
         for t in t_flat:  # (N, *out_shape)
-            cols = B.movedim(t, 0, -1)
+            cols = batching.movedim(t, 0, -1)
             blocks, off = [], 0
             for p, n in zip(primals, sizes):
                 blocks.append(_shape.reshape(cols[..., off:off + n],

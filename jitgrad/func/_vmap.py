@@ -9,7 +9,7 @@ import numpy as np
 
 from ..ops import shape as _shape
 from ..tensor import Tensor
-from . import _batching as B
+from . import _batching as batching
 from ._common import from_numpy_tree, numpy_mode, to_tensor
 from ._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
@@ -99,9 +99,9 @@ def _batch_size(flat, dims) -> int:
 
 
 def _vmap_call(func, flat, dims, spec, kwargs, out_dims, size):
-    level = B.push_level(size)
+    level = batching.push_level(size)
     try:
-        new = [B.wrap(B.movedim(x, d, 0), level) if d is not None else x
+        new = [batching.wrap(batching.movedim(x, d, 0), level) if d is not None else x
                for x, d in zip(flat, dims)]
         out = func(*tree_unflatten(new, spec), **kwargs)
         out_flat, out_spec = tree_flatten(out)
@@ -114,7 +114,7 @@ def _vmap_call(func, flat, dims, spec, kwargs, out_dims, size):
             odims = [out_dims] * len(out_flat)
         results = [_unbatch(o, level, size, d) for o, d in zip(out_flat, odims)]
     finally:
-        B.pop_level(level)
+        batching.pop_level(level)
     return tree_unflatten(results, out_spec)
 
 
@@ -125,20 +125,20 @@ def _unbatch(o, level, size, out_dim):
         else:
             raise ValueError(f"vmap: the function must return Tensors, got a "
                              f"{type(o).__name__}")
-    batched = type(o) is B.BatchedTensor and o._bt_level == level
-    if type(o) is B.BatchedTensor and o._bt_level > level:
-        raise B.BatchingRuleError("vmap: a batched tensor of an inner vmap escaped it")
+    batched = type(o) is batching.BatchedTensor and o._bt_level == level
+    if type(o) is batching.BatchedTensor and o._bt_level > level:
+        raise batching.BatchingRuleError("vmap: a batched tensor of an inner vmap escaped it")
     if out_dim is None:
         if batched:
             raise ValueError("vmap: out_dims=None but the output is batched (it depends on a "
                              "mapped input)")
         return o
-    inner = o._bt_inner if batched else B._add_batch(o, size)
+    inner = o._bt_inner if batched else batching._add_batch(o, size)
     d = operator.index(out_dim)
     if not -inner.ndim <= d < inner.ndim:
         raise ValueError(f"vmap: out_dim={d} is out of range for an output with "
                          f"{inner.ndim - 1} dims")
-    return B.movedim(inner, 0, d)
+    return batching.movedim(inner, 0, d)
 
 
 def _chunked(func, flat, dims, spec, kwargs, out_dims, size, chunk):

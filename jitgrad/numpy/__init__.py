@@ -12,21 +12,21 @@ the data and return integer/bool Tensors or Python values. See docs/numpy.md.
 """
 from __future__ import annotations
 
-import builtins as _bi
+import builtins as _builtins
 import math as _math
 
 import numpy as _np
 
-from ..ops import binary as _b
+from ..ops import binary as _binary_ops
 from ..ops import registry as _registry
-from ..ops import complex as _cx
+from ..ops import complex as _complex_ops
 from ..ops import creation as _creation
-from ..ops import linalg as _l
-from ..ops import npfuncs as _nf
-from ..ops import reduce as _r
-from ..ops import shape as _s
-from ..ops import unary as _u
-from ..ops import scatter as _sc
+from ..ops import linalg as _linalg_ops
+from ..ops import npfuncs as _npfuncs
+from ..ops import reduce as _reduce_ops
+from ..ops import shape as _shape_ops
+from ..ops import unary as _unary_ops
+from ..ops import scatter as _scatter_ops
 from ..tensor import Tensor
 from .. import dtypes as _dtypes
 
@@ -43,7 +43,7 @@ complex64, complexfloating = _np.complex64, _np.complexfloating
 
 def _cast(x, dtype):
     """``x`` cast to the NumPy ``dtype`` (recorded: the gradient is cast back)."""
-    return _u.cast(x, _dtypes.to_dtype(_np.dtype(dtype)))
+    return _unary_ops.cast(x, _dtypes.to_dtype(_np.dtype(dtype)))
 
 
 def _t(x, dtype=None):
@@ -89,7 +89,7 @@ def array(obj, dtype=None, copy=True, ndmin=0):
     are stacked, recording the graph)."""
     t = _t(obj, dtype)
     while t.ndim < ndmin:
-        t = _s.unsqueeze(t, 0)
+        t = _shape_ops.unsqueeze(t, 0)
     return t
 
 
@@ -108,7 +108,7 @@ def asarray(obj, dtype=None, *, device=None, copy=None):
                               (dtype is None or obj.dtype.np == _np.dtype(dtype))):
         raise ValueError("jitgrad.numpy.asarray: copy=False but a copy is needed")
     out = _t(obj, dtype)
-    return _u.clone(out) if copy and out is obj else out
+    return _unary_ops.clone(out) if copy and out is obj else out
 
 
 def _creator(fn):
@@ -164,7 +164,7 @@ del _names, _fn, _op, _f, _n, _registry
 
 def positive(x):
     """``+x`` (a copy; gradient ``g``)."""
-    return _u.clone(_t(x))
+    return _unary_ops.clone(_t(x))
 
 
 def square(x):
@@ -187,7 +187,7 @@ radians, degrees = deg2rad, rad2deg
 
 def round(a, decimals=0):  # noqa: A001 - NumPy's name
     """Round to ``decimals``; zero gradient."""
-    return _nf.round_(_t(a), decimals)
+    return _npfuncs.round_(_t(a), decimals)
 
 
 around = round
@@ -225,7 +225,7 @@ def matmul(a, b):
     """Matrix product with NumPy's rules (``@``)."""
     if not isinstance(a, Tensor) and isinstance(b, Tensor):
         return Tensor.__rmatmul__(b, a)
-    return _l.matmul(_t(a), b)
+    return _linalg_ops.matmul(_t(a), b)
 
 
 def float_power(x, y):
@@ -235,24 +235,24 @@ def float_power(x, y):
 
 def maximum(x, y):
     """Elementwise maximum (NaN propagates); ties split the gradient evenly, as PyTorch."""
-    return _b.maximum(_t(x), _t(y))
+    return _binary_ops.maximum(_t(x), _t(y))
 
 
 def minimum(x, y):
     """Elementwise minimum (NaN propagates); ties split the gradient evenly, as PyTorch."""
-    return _b.minimum(_t(x), _t(y))
+    return _binary_ops.minimum(_t(x), _t(y))
 
 
 def fmax(x, y):
     """Elementwise maximum ignoring NaNs (the non-NaN operand wins)."""
     x, y = _t(x), _t(y)
-    return _b.where(isnan(y), x, _b.where(isnan(x), y, _b.maximum(x, y)))
+    return _binary_ops.where(isnan(y), x, _binary_ops.where(isnan(x), y, _binary_ops.maximum(x, y)))
 
 
 def fmin(x, y):
     """Elementwise minimum ignoring NaNs (the non-NaN operand wins)."""
     x, y = _t(x), _t(y)
-    return _b.where(isnan(y), x, _b.where(isnan(x), y, _b.minimum(x, y)))
+    return _binary_ops.where(isnan(y), x, _binary_ops.where(isnan(x), y, _binary_ops.minimum(x, y)))
 
 
 
@@ -263,7 +263,7 @@ def floor_divide(x, y):
     x, y = _t(x), _t(y)
     if not (x.dtype.is_floating_point or y.dtype.is_floating_point):
         return Tensor._make(_np.asarray(_np.floor_divide(x._data, y._data)))
-    return _nf.unary("floor", x / y)
+    return _npfuncs.unary("floor", x / y)
 
 
 def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002
@@ -275,11 +275,11 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002
     if isinstance(a_min, Tensor) or isinstance(a_max, Tensor) or _np.ndim(a_min) or _np.ndim(a_max):
         out = a
         if a_min is not None:
-            out = _b.maximum(out, _t(a_min))
+            out = _binary_ops.maximum(out, _t(a_min))
         if a_max is not None:
-            out = _b.minimum(out, _t(a_max))
+            out = _binary_ops.minimum(out, _t(a_max))
         return out
-    return _b.clamp(a, a_min, a_max)
+    return _binary_ops.clamp(a, a_min, a_max)
 
 
 def where(condition, x=None, y=None):
@@ -290,7 +290,7 @@ def where(condition, x=None, y=None):
     cond = _t(condition)
     if cond.dtype.np != _np.bool_:
         cond = cond != 0
-    return _b.where(cond, x if isinstance(x, Tensor) else _t(x), y if isinstance(y, Tensor) else _t(y))
+    return _binary_ops.where(cond, x if isinstance(x, Tensor) else _t(x), y if isinstance(y, Tensor) else _t(y))
 
 
 # --- non-differentiable: run on the data --------------------------------------------------------
@@ -357,7 +357,7 @@ isnan, nonzero = _nodiff(_np.isnan), _nodiff(_np.nonzero)  # (also made above; n
 def _axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
-    return tuple(int(a) % _bi.max(ndim, 1) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    return tuple(int(a) % _builtins.max(ndim, 1) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
 
 
 def _cast_for(x, dtype):
@@ -369,7 +369,7 @@ def sum(a, axis=None, dtype=None, keepdims=False):  # noqa: A001
     a = _cast_for(_t(a), dtype)
     if a.dtype.np == _np.bool_:
         a = _cast(a, _np.int64)
-    return _r.sum(a, dim=axis, keepdim=keepdims) if axis is not None or keepdims else _r.sum(a)
+    return _reduce_ops.sum(a, dim=axis, keepdim=keepdims) if axis is not None or keepdims else _reduce_ops.sum(a)
 
 
 def mean(a, axis=None, dtype=None, keepdims=False):
@@ -377,17 +377,17 @@ def mean(a, axis=None, dtype=None, keepdims=False):
     a = _t(a)
     if dtype is not None or not a.dtype.is_floating_point:
         a = _cast(a, _np.dtype(dtype or _np.float64))
-    return _r.mean(a, dim=axis, keepdim=keepdims) if axis is not None or keepdims else _r.mean(a)
+    return _reduce_ops.mean(a, dim=axis, keepdim=keepdims) if axis is not None or keepdims else _reduce_ops.mean(a)
 
 
 def prod(a, axis=None, dtype=None, keepdims=False):
     """Product over ``axis`` (int, tuple or None); exact gradient also with zeros."""
     a = _cast_for(_t(a), dtype)
     if axis is None and not keepdims:
-        return _r.prod(a)
+        return _reduce_ops.prod(a)
     out = a
     for ax in sorted(_axes(axis, a.ndim), reverse=True):
-        out = _r.prod(out, dim=ax, keepdim=keepdims)
+        out = _reduce_ops.prod(out, dim=ax, keepdim=keepdims)
     return out
 
 
@@ -398,7 +398,7 @@ def var(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
     ddof = ddof if correction is None else correction
     if dtype is not None or not a.dtype.is_floating_point:
         a = _cast(a, _np.dtype(dtype or _np.float64))
-    return _r.var(a, axis, keepdim=keepdims, correction=ddof)
+    return _reduce_ops.var(a, axis, keepdim=keepdims, correction=ddof)
 
 
 def std(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
@@ -408,23 +408,23 @@ def std(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
     ddof = ddof if correction is None else correction
     if dtype is not None or not a.dtype.is_floating_point:
         a = _cast(a, _np.dtype(dtype or _np.float64))
-    return _r.std(a, axis, keepdim=keepdims, correction=ddof)
+    return _reduce_ops.std(a, axis, keepdim=keepdims, correction=ddof)
 
 
 def max(a, axis=None, keepdims=False):  # noqa: A001
     """Maximum over ``axis``; ties share the gradient evenly (PyTorch's ``amax`` rule)."""
     a = _t(a)
     if axis is None and not keepdims:
-        return _r.max(a)
-    return _r.amax(a, dim=_axes(axis, a.ndim), keepdim=keepdims)
+        return _reduce_ops.max(a)
+    return _reduce_ops.amax(a, dim=_axes(axis, a.ndim), keepdim=keepdims)
 
 
 def min(a, axis=None, keepdims=False):  # noqa: A001
     """Minimum over ``axis``; ties share the gradient evenly."""
     a = _t(a)
     if axis is None and not keepdims:
-        return _r.min(a)
-    return _r.amin(a, dim=_axes(axis, a.ndim), keepdim=keepdims)
+        return _reduce_ops.min(a)
+    return _reduce_ops.amin(a, dim=_axes(axis, a.ndim), keepdim=keepdims)
 
 
 amax, amin = max, min
@@ -444,7 +444,7 @@ def average(a, axis=None, weights=None, keepdims=False):
         if axis is None or w.ndim != 1:
             raise TypeError("average: 1D weights expected when shapes of a and weights differ")
         ax = int(axis) % a.ndim
-        w = _s.reshape(w, tuple(w.shape[0] if i == ax else 1 for i in range(a.ndim)))
+        w = _shape_ops.reshape(w, tuple(w.shape[0] if i == ax else 1 for i in range(a.ndim)))
     return sum(a * w, axis, keepdims=keepdims) / sum(w + a * 0, axis, keepdims=keepdims)
 
 
@@ -453,7 +453,7 @@ def cumsum(a, axis=None, dtype=None):
     a = _cast_for(_t(a), dtype)
     if axis is None:
         a, axis = ravel(a), 0
-    return _nf.cumsum(a, axis)
+    return _npfuncs.cumsum(a, axis)
 
 
 def cumprod(a, axis=None, dtype=None):
@@ -461,7 +461,7 @@ def cumprod(a, axis=None, dtype=None):
     a = _cast_for(_t(a), dtype)
     if axis is None:
         a, axis = ravel(a), 0
-    return _nf.cumprod(a, axis)
+    return _npfuncs.cumprod(a, axis)
 
 
 # --- shape ----------------------------------------------------------------------------------
@@ -470,8 +470,8 @@ def reshape(a, shape, order="C", *, copy=None):
     if order != "C":
         raise NotImplementedError("jitgrad.numpy.reshape: only order='C' is supported")
     if copy:
-        return _u.clone(reshape(a, shape))
-    return _s.reshape(_t(a), tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),))
+        return _unary_ops.clone(reshape(a, shape))
+    return _shape_ops.reshape(_t(a), tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),))
 
 
 def ravel(a, order="C"):
@@ -483,7 +483,7 @@ def transpose(a, axes=None):
     """Permute the axes (reversed when ``axes`` is None)."""
     a = _t(a)
     axes = tuple(range(a.ndim - 1, -1, -1)) if axes is None else tuple(axes)
-    return _s.permute(a, axes)
+    return _shape_ops.permute(a, axes)
 
 
 permute_dims = transpose
@@ -492,7 +492,7 @@ permute_dims = transpose
 def moveaxis(a, source, destination):
     """Move axes to new positions (the others keep their order)."""
     a = _t(a)
-    return _s.permute(a, tuple(_perm_moveaxis(a.ndim, source, destination)))
+    return _shape_ops.permute(a, tuple(_perm_moveaxis(a.ndim, source, destination)))
 
 
 def _perm_moveaxis(ndim, source, destination):
@@ -506,7 +506,7 @@ def _perm_moveaxis(ndim, source, destination):
 
 def swapaxes(a, axis1, axis2):
     """Exchange two axes."""
-    return _s.transpose(_t(a), axis1, axis2)
+    return _shape_ops.transpose(_t(a), axis1, axis2)
 
 
 def expand_dims(a, axis):
@@ -514,7 +514,7 @@ def expand_dims(a, axis):
     a = _t(a)
     axes = sorted(int(x) % (a.ndim + len(_np.atleast_1d(axis))) for x in _np.atleast_1d(axis))
     for ax in axes:
-        a = _s.unsqueeze(a, ax)
+        a = _shape_ops.unsqueeze(a, ax)
     return a
 
 
@@ -522,17 +522,17 @@ def squeeze(a, axis=None):
     """Remove length-1 axes (all, or those in ``axis``)."""
     a = _t(a)
     if axis is None:
-        return _s.squeeze(a)
+        return _shape_ops.squeeze(a)
     for ax in sorted(_axes(axis, a.ndim), reverse=True):
         if a.shape[ax] != 1:
             raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
-        a = _s.squeeze(a, ax)
+        a = _shape_ops.squeeze(a, ax)
     return a
 
 
 def broadcast_to(a, shape):
     """Broadcast to ``shape``; gradient summed back."""
-    return _s.expand(_t(a), tuple(shape))
+    return _shape_ops.expand(_t(a), tuple(shape))
 
 
 def atleast_1d(*arys):
@@ -570,7 +570,7 @@ def concatenate(arrays, axis=0):
     ts = [_t(a) for a in arrays]
     if axis is None:
         ts, axis = [ravel(t) for t in ts], 0
-    return _s.cat(ts, int(axis))
+    return _shape_ops.cat(ts, int(axis))
 
 
 concat = concatenate
@@ -578,7 +578,7 @@ concat = concatenate
 
 def stack(arrays, axis=0):
     """Join along a new axis."""
-    return _s.stack([_t(a) for a in arrays], int(axis))
+    return _shape_ops.stack([_t(a) for a in arrays], int(axis))
 
 
 def hstack(tup):
@@ -671,12 +671,12 @@ def take_along_axis(arr, indices, axis):
     axis = int(axis) % a.ndim
     idx = _np.broadcast_to(idx, tuple(i if d == axis else s for d, (s, i) in
                                       enumerate(zip(a.shape, idx.shape))))
-    return _sc.gather(a, axis, Tensor._make(_np.ascontiguousarray(idx, dtype=_np.int64)))
+    return _scatter_ops.gather(a, axis, Tensor._make(_np.ascontiguousarray(idx, dtype=_np.int64)))
 
 
 def flip(m, axis=None):
     """Reverse the order along ``axis`` (all when None)."""
-    return _nf.flip(_t(m), axis)
+    return _npfuncs.flip(_t(m), axis)
 
 
 def fliplr(m):
@@ -716,7 +716,7 @@ def tile(A, reps):
     """Repeat the whole array ``reps`` times per axis; gradient sums the tiles."""
     a = _t(A)
     reps = tuple(_np.atleast_1d(reps).tolist())
-    nd = _bi.max(a.ndim, len(reps))
+    nd = _builtins.max(a.ndim, len(reps))
     a = reshape(a, (1,) * (nd - a.ndim) + tuple(a.shape))
     reps = (1,) * (nd - len(reps)) + reps
     for ax, r in enumerate(reps):
@@ -733,7 +733,7 @@ def pad(array, pad_width, mode="constant", constant_values=0):
     if mode == "constant":
         if _np.ndim(constant_values):
             raise NotImplementedError("jitgrad.numpy.pad: constant_values must be one number")
-        return _nf.pad_constant(a, pw, float(_data(constant_values)))
+        return _npfuncs.pad_constant(a, pw, float(_data(constant_values)))
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
         raise NotImplementedError(f"jitgrad.numpy.pad: mode={mode!r} is not supported (constant, "
                                   "edge, reflect, symmetric, wrap are)")
@@ -767,14 +767,14 @@ def tril(m, k=0):
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """The ``offset`` diagonal over ``axis1``/``axis2`` (moved last)."""
-    return _s.diagonal(_t(a), offset, axis1, axis2)
+    return _shape_ops.diagonal(_t(a), offset, axis1, axis2)
 
 
 def diag(v, k=0):
     """1-d ``v``: a matrix with ``v`` on diagonal ``k``; 2-d: its ``k``-th diagonal."""
     v = _t(v)
     if v.ndim == 1:
-        return _nf.diag_embed(v, k)
+        return _npfuncs.diag_embed(v, k)
     if v.ndim == 2:
         return diagonal(v, k)
     raise ValueError("Input must be 1- or 2-d.")
@@ -803,7 +803,7 @@ def _explicit_spec(spec, shapes):
     ell_n = 0
     for s, sh in zip(subs, shapes):
         if "..." in s:
-            ell_n = _bi.max(ell_n, len(sh) - (len(s) - 3))
+            ell_n = _builtins.max(ell_n, len(sh) - (len(s) - 3))
     ell = "".join(free[:ell_n])
     new = []
     for s, sh in zip(subs, shapes):
@@ -828,7 +828,7 @@ def einsum(subscripts, *operands, optimize=False):
     operand is an einsum of ``g`` with the others."""
     ops = [_t(o) for o in operands]
     spec = _explicit_spec(subscripts, [o.shape for o in ops])
-    return _nf.einsum_explicit(spec, *ops)
+    return _npfuncs.einsum_explicit(spec, *ops)
 
 
 def tensordot(a, b, axes=2):
@@ -846,7 +846,7 @@ def tensordot(a, b, axes=2):
         lb[j] = la[i]
     out = [c for k, c in enumerate(la) if k not in ax_a] + [c for k, c in enumerate(lb)
                                                             if k not in ax_b]
-    return _nf.einsum_explicit("".join(la) + "," + "".join(lb) + "->" + "".join(out), a, b)
+    return _npfuncs.einsum_explicit("".join(la) + "," + "".join(lb) + "->" + "".join(out), a, b)
 
 
 def dot(a, b):
@@ -856,13 +856,13 @@ def dot(a, b):
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     if a.ndim <= 2 and b.ndim <= 2:
-        return _l.matmul(a, b)
+        return _linalg_ops.matmul(a, b)
     return tensordot(a, b, ([-1], [-2 if b.ndim > 1 else -1]))
 
 
 def vdot(a, b):
     """Dot product of the flattened arrays."""
-    return _l.matmul(ravel(a), ravel(b))
+    return _linalg_ops.matmul(ravel(a), ravel(b))
 
 
 def inner(a, b):
@@ -875,13 +875,13 @@ def inner(a, b):
 
 def outer(a, b):
     """``out[i, j] = a_i b_j`` of the flattened inputs."""
-    return _s.unsqueeze(ravel(a), 1) * _s.unsqueeze(ravel(b), 0)
+    return _shape_ops.unsqueeze(ravel(a), 1) * _shape_ops.unsqueeze(ravel(b), 0)
 
 
 def kron(a, b):
     """Kronecker product: blocks ``a[i, j] * b``."""
     a, b = _t(a), _t(b)
-    nd = _bi.max(a.ndim, b.ndim)
+    nd = _builtins.max(a.ndim, b.ndim)
     a = reshape(a, (1,) * (nd - a.ndim) + tuple(a.shape))
     b = reshape(b, (1,) * (nd - b.ndim) + tuple(b.shape))
     ia = tuple(s for d in range(nd) for s in (a.shape[d], 1))
@@ -918,7 +918,7 @@ def sort(a, axis=-1, kind=None, *, stable=None, descending=False):
         a, axis = ravel(a), 0
     axis = int(axis) % a.ndim
     idx = _argsort_data(a._data, axis, kind, descending)
-    return _sc.gather(a, axis, Tensor._make(idx.astype(_np.int64)))
+    return _scatter_ops.gather(a, axis, Tensor._make(idx.astype(_np.int64)))
 
 
 def partition(a, kth, axis=-1):
@@ -928,20 +928,20 @@ def partition(a, kth, axis=-1):
         a, axis = ravel(a), 0
     axis = int(axis) % a.ndim
     idx = _np.argpartition(a._data, kth, axis=axis)
-    return _sc.gather(a, axis, Tensor._make(idx.astype(_np.int64)))
+    return _scatter_ops.gather(a, axis, Tensor._make(idx.astype(_np.int64)))
 
 
 # --- misc -----------------------------------------------------------------------------------
 def real(val):
     """The real part ``x`` of ``x + iy`` (the array itself for real input).
     Derivative: ``grad_z = g + 0i`` (``ops/complex.py``)."""
-    return _cx.real(_t(val))
+    return _complex_ops.real(_t(val))
 
 
 def conj(x):
     """Complex conjugate ``x - iy`` (the array itself for real input).
     Derivative: ``conj(g)``."""
-    return _cx.conj(_t(x))
+    return _complex_ops.conj(_t(x))
 
 
 conjugate = conj
@@ -951,13 +951,13 @@ def astype(x, dtype, /, *, copy=True):
     """``x`` cast to ``dtype`` (recorded: the gradient is cast back)."""
     x = _t(x)
     if x.dtype.np == _np.dtype(dtype):
-        return _u.clone(x) if copy else x
+        return _unary_ops.clone(x) if copy else x
     return _cast(x, dtype)
 
 
 def matrix_transpose(x):
     """Swap the last two axes."""
-    return _s.transpose(_t(x), -1, -2)
+    return _shape_ops.transpose(_t(x), -1, -2)
 
 
 def vecdot(x1, x2, /, *, axis=-1):
@@ -992,8 +992,8 @@ def rot90(m, k=1, axes=(0, 1)):
     perm = list(range(m.ndim))
     perm[a0], perm[a1] = perm[a1], perm[a0]
     if k == 1:
-        return _s.permute(flip(m, a1), tuple(perm))
-    return flip(_s.permute(m, tuple(perm)), a1)
+        return _shape_ops.permute(flip(m, a1), tuple(perm))
+    return flip(_shape_ops.permute(m, tuple(perm)), a1)
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
@@ -1006,7 +1006,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     d = x._host()  # (a CUDA tensor's values come to the host for the masks, then go back)
     repl = _np.where(_np.isnan(d), nan, _np.where(d > 0, fi.max if posinf is None else posinf,
                                                    fi.min if neginf is None else neginf))
-    return _b.where(Tensor._make(_np.isfinite(d)).to(x.device), x,
+    return _binary_ops.where(Tensor._make(_np.isfinite(d)).to(x.device), x,
                     Tensor._make(repl.astype(d.dtype)).to(x.device))
 
 
@@ -1024,13 +1024,13 @@ def real_if_close(a, tol=100):
 def imag(val):
     """The imaginary part ``y`` of ``x + iy``; derivative ``grad_z = i g``. Real input: zeros
     (a constant)."""
-    return _cx.imag(_t(val))
+    return _complex_ops.imag(_t(val))
 
 
 def angle(z, deg=False):
     """Argument ``atan2(y, x)`` (degrees with ``deg``); derivative ``i g z / |z|^2`` (0 at 0).
     Real input: 0 for ``z >= 0``, pi for ``z < 0`` (a constant, zero gradient)."""
-    return _cx.angle(_t(z), deg)
+    return _complex_ops.angle(_t(z), deg)
 
 
 def gradient(f, *varargs, axis=None, edge_order=1):
@@ -1046,7 +1046,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         hs = [varargs[0]] * len(axes)
     else:
         hs = list(varargs)
-    if len(hs) != len(axes) or _bi.any(_np.ndim(h) for h in hs):
+    if len(hs) != len(axes) or _builtins.any(_np.ndim(h) for h in hs):
         raise NotImplementedError("jitgrad.numpy.gradient: give one scalar spacing per axis")
     outs = []
     for ax, h in zip(axes, hs):
@@ -1060,7 +1060,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         if n > 2:
             parts.append((_slice_axis(f, ax, 2, n) - _slice_axis(f, ax, 0, n - 2)) / (2.0 * h))
         parts.append(last)
-        outs.append(_s.cat(parts, ax))
+        outs.append(_shape_ops.cat(parts, ax))
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

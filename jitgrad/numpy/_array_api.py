@@ -14,8 +14,8 @@ from collections import namedtuple as _namedtuple
 
 import numpy as _np
 
-from .. import autograd as _ag
-from ..ops import shape as _s
+from .. import autograd as _autograd
+from ..ops import shape as _shape_ops
 from ..tensor import Tensor
 
 __all__ = ["argsort", "cumulative_sum", "cumulative_prod", "unstack", "broadcast_arrays",
@@ -64,7 +64,7 @@ def _cumulative(fn, x, axis, dtype, include_initial, fill):
                              "dimension")
         axis = 0
     if x.ndim == 0:
-        x = _s.reshape(x, (1,))
+        x = _shape_ops.reshape(x, (1,))
     out = fn(x, axis=axis, dtype=dtype)
     if include_initial:
         axis = int(axis) % x.ndim
@@ -91,7 +91,7 @@ def unstack(x, /, *, axis=0):
     lands in its position."""
     x = _t(x)
     axis = int(axis) % x.ndim
-    return tuple(_s.select(x, axis, i) for i in range(x.shape[axis]))
+    return tuple(_shape_ops.select(x, axis, i) for i in range(x.shape[axis]))
 
 
 def broadcast_arrays(*arrays):
@@ -109,7 +109,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     other dims."""
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
-    ts = [_s.reshape(_t(x), (-1,)) for x in xi]
+    ts = [_shape_ops.reshape(_t(x), (-1,)) for x in xi]
     n = len(ts)
     shape = [t.shape[0] for t in ts]
     if indexing == "xy" and n > 1:
@@ -121,7 +121,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
             pos = 1 - k
         view = [1] * n
         view[pos] = t.shape[0]
-        v = _s.reshape(t, tuple(view))
+        v = _shape_ops.reshape(t, tuple(view))
         out.append(v if sparse else _ns().broadcast_to(v, tuple(shape)))
     return tuple(out)
 
@@ -135,7 +135,7 @@ def nextafter(x1, x2, /):
 
 
 def _no_grad_input(name, x):
-    if x.requires_grad and _ag.is_grad_enabled():
+    if x.requires_grad and _autograd.is_grad_enabled():
         raise TypeError(f"jitgrad.numpy.{name} is not differentiable (its output shape depends "
                         "on which values are equal); call it on x.detach()")
     return x._data

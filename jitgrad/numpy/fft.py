@@ -15,8 +15,8 @@ import warnings
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index as _axis_index
 
-from ..ops import complex as _cx
-from ..ops import fft as _f
+from ..ops import complex as _complex_ops
+from ..ops import fft as _fft_ops
 from ..tensor import Tensor
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
@@ -88,11 +88,11 @@ def _unique(axes) -> bool:
 def _c2c_nd(a, s, axes, norm, inverse):
     x = _t(a)
     s, axes = _cook(x, s, axes)
-    norm = _f.check_norm(norm)
+    norm = _fft_ops.check_norm(norm)
     if _unique(axes):
-        return _f.c2c(x, s, axes, norm, inverse)
+        return _fft_ops.c2c(x, s, axes, norm, inverse)
     for k in reversed(range(len(axes))):  # repeated axes: NumPy's order, one axis at a time
-        x = _f.c2c(x, (s[k],), (axes[k],), norm, inverse)
+        x = _fft_ops.c2c(x, (s[k],), (axes[k],), norm, inverse)
     return x
 
 
@@ -100,7 +100,7 @@ def _c2c_1d(a, n, axis, norm, inverse):
     x = _t(a)
     axis = _axis_index(int(axis), x.ndim)
     n = x.shape[axis] if n is None else _check_n(n)
-    return _f.c2c(x, (n,), (axis,), _f.check_norm(norm), inverse)
+    return _fft_ops.c2c(x, (n,), (axis,), _fft_ops.check_norm(norm), inverse)
 
 
 def fft(a, n=None, axis=-1, norm=None, out=None):
@@ -154,12 +154,12 @@ def rfftn(a, s=None, axes=None, norm=None, out=None):
     _no_out("rfftn", out)
     x = _t(a)
     s, axes = _cook(x, s, axes)
-    norm = _f.check_norm(norm)
+    norm = _fft_ops.check_norm(norm)
     if _unique(axes):
-        return _f.r2c(x, s, axes, norm)
-    x = _f.r2c(x, s[-1:], axes[-1:], norm)  # repeated axes: NumPy's order
+        return _fft_ops.r2c(x, s, axes, norm)
+    x = _fft_ops.r2c(x, s[-1:], axes[-1:], norm)  # repeated axes: NumPy's order
     for k in range(len(axes) - 2, -1, -1):
-        x = _f.c2c(x, (s[k],), (axes[k],), norm, False)
+        x = _fft_ops.c2c(x, (s[k],), (axes[k],), norm, False)
     return x
 
 
@@ -172,12 +172,12 @@ def irfftn(a, s=None, axes=None, norm=None, out=None):
     _no_out("irfftn", out)
     x = _t(a)
     s, axes = _cook(x, s, axes, invreal=True)
-    norm = _f.check_norm(norm)
+    norm = _fft_ops.check_norm(norm)
     if _unique(axes):
-        return _f.c2r(x, s, axes, norm)
+        return _fft_ops.c2r(x, s, axes, norm)
     for k in range(len(axes) - 1):  # repeated axes: NumPy's order
-        x = _f.c2c(x, (s[k],), (axes[k],), norm, True)
-    return _f.c2r(x, s[-1:], axes[-1:], norm)
+        x = _fft_ops.c2c(x, (s[k],), (axes[k],), norm, True)
+    return _fft_ops.c2r(x, s[-1:], axes[-1:], norm)
 
 
 def rfft(a, n=None, axis=-1, norm=None, out=None):
@@ -213,13 +213,13 @@ def hfft(a, n=None, axis=-1, norm=None, out=None):
     x = _t(a)
     if n is None:
         n = (x.shape[_axis_index(int(axis), x.ndim)] - 1) * 2
-    return irfft(_cx.conj(x), n, axis, _f.DUAL[_f.check_norm(norm)])
+    return irfft(_complex_ops.conj(x), n, axis, _fft_ops.DUAL[_fft_ops.check_norm(norm)])
 
 
 def ihfft(a, n=None, axis=-1, norm=None, out=None):
     """Inverse of ``hfft``: ``conj(rfft(a, n, norm=swapped))`` of a real array, as NumPy."""
     _no_out("ihfft", out)
-    return _cx.conj(rfft(a, n, axis, _f.DUAL[_f.check_norm(norm)]))
+    return _complex_ops.conj(rfft(a, n, axis, _fft_ops.DUAL[_fft_ops.check_norm(norm)]))
 
 
 # --- helpers ----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from .. import autograd as _ag
+from .. import autograd as _autograd
 from ..autograd import enable_grad as _enable_grad
 from ..tensor import Tensor
 
@@ -45,7 +45,7 @@ def _check_out(out, name):
 def _pull(out, xt, v, create_graph=False, retain_graph=None):
     if not out.requires_grad:
         return Tensor._make(_np.zeros(xt.shape, dtype=xt.dtype.np))
-    (g,) = _ag.grad(out, xt, v, create_graph=create_graph, retain_graph=retain_graph,
+    (g,) = _autograd.grad(out, xt, v, create_graph=create_graph, retain_graph=retain_graph,
                     allow_unused=True)
     return Tensor._make(_np.zeros(xt.shape, dtype=xt.dtype.np)) if g is None else g
 
@@ -192,7 +192,7 @@ def make_jvp(fun, argnum=0):
                 gx = _pull(out, xt, u, create_graph=True, retain_graph=True)
                 if not gx.requires_grad:
                     return _out_np(out), _np.zeros(out.shape)
-                (jv,) = _ag.grad(gx, u, vt, allow_unused=True)
+                (jv,) = _autograd.grad(gx, u, vt, allow_unused=True)
             return _out_np(out), _np.zeros(out.shape) if jv is None else _out_np(jv)
 
         return jvp

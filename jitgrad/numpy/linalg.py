@@ -11,9 +11,9 @@ import numpy as _np
 
 from collections import namedtuple as _namedtuple
 
-from ..ops import nplinalg as _la
-from ..ops import reduce as _r
-from ..ops import unary as _u
+from ..ops import nplinalg as _nplinalg_ops
+from ..ops import reduce as _reduce_ops
+from ..ops import unary as _unary_ops
 from ..ops.linalg import matmul as _matmul
 from ..tensor import Tensor
 from .. import dtypes as _dtypes
@@ -36,38 +36,38 @@ def _t(x):
 
 def inv(a):
     """Matrix inverse ``B``; ``gA = -B^T g B^T``."""
-    return _la.inv(_t(a))
+    return _nplinalg_ops.inv(_t(a))
 
 
 def det(a):
     """Determinant; ``gA = g det(A) A^-T``."""
-    return _la.det(_t(a))
+    return _nplinalg_ops.det(_t(a))
 
 
 def slogdet(a):
     """``(sign, logabsdet)``; ``gA = g_logabsdet A^-T``."""
-    return SlogdetResult(*_la.slogdet(_t(a)))
+    return SlogdetResult(*_nplinalg_ops.slogdet(_t(a)))
 
 
 def solve(a, b):
     """``x = A^-1 b``; ``gb = A^-T g``, ``gA = -gb x^T``."""
-    return _la.solve(_t(a), _t(b))
+    return _nplinalg_ops.solve(_t(a), _t(b))
 
 
 def cholesky(a):
     """Lower Cholesky factor of a symmetric positive definite matrix."""
-    return _la.cholesky(_t(a))
+    return _nplinalg_ops.cholesky(_t(a))
 
 
 def eigh(a, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix ``A = V diag(w) V^T``;
     ``gA = V (diag(gw) + (V^T gV) / E) V^T``, ``E_ij = w_j - w_i`` (distinct eigenvalues)."""
-    return EighResult(*_la.eigh(_t(a), UPLO))
+    return EighResult(*_nplinalg_ops.eigh(_t(a), UPLO))
 
 
 def eigvalsh(a, UPLO="L"):
     """Eigenvalues of a symmetric matrix; ``gA = V diag(gw) V^T``."""
-    return _la.eigh(_t(a), UPLO)[0]
+    return _nplinalg_ops.eigh(_t(a), UPLO)[0]
 
 
 def svd(a, full_matrices=True, compute_uv=True):
@@ -75,21 +75,21 @@ def svd(a, full_matrices=True, compute_uv=True):
     extra singular vectors are not unique); ``compute_uv=False`` gives the singular values."""
     a = _t(a)
     if not compute_uv:
-        return _la.svdvals(a)
+        return _nplinalg_ops.svdvals(a)
     if full_matrices and a.shape[-1] != a.shape[-2]:
         raise NotImplementedError("jitgrad.numpy.linalg.svd: use full_matrices=False for "
                                   "non-square input (the full factors are not unique)")
-    return SVDResult(*_la.svd(a))
+    return SVDResult(*_nplinalg_ops.svd(a))
 
 
 def svdvals(x):
     """Singular values; ``gA = U diag(gs) V^T``."""
-    return _la.svdvals(_t(x))
+    return _nplinalg_ops.svdvals(_t(x))
 
 
 def pinv(a, rcond=None):
     """Moore-Penrose pseudo-inverse (gradient where the rank is locally constant)."""
-    return _la.pinv(_t(a), rcond)
+    return _nplinalg_ops.pinv(_t(a), rcond)
 
 
 def matrix_power(a, n):
@@ -97,7 +97,7 @@ def matrix_power(a, n):
     a = _t(a)
     n = int(n)
     if n < 0:
-        a, n = _la.inv(a), -n
+        a, n = _nplinalg_ops.inv(a), -n
     if n == 0:
         return Tensor._make(_np.broadcast_to(_np.eye(a.shape[-1], dtype=a.dtype.np), a.shape).copy())
     result = None
@@ -119,7 +119,7 @@ def multi_dot(arrays):
 
 
 def _abs_pow_sum(x, p, axis, keepdims):
-    return _r.sum(_u.abs(x) ** p, dim=axis, keepdim=keepdims) ** (1.0 / p)
+    return _reduce_ops.sum(_unary_ops.abs(x) ** p, dim=axis, keepdim=keepdims) ** (1.0 / p)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -129,41 +129,41 @@ def norm(x, ord=None, axis=None, keepdims=False):
     x = _t(x)
     if axis is None:
         if ord is None:
-            return _u.sqrt(_r.sum(x * x, dim=tuple(range(x.ndim)), keepdim=keepdims))
+            return _unary_ops.sqrt(_reduce_ops.sum(x * x, dim=tuple(range(x.ndim)), keepdim=keepdims))
         axis = tuple(range(x.ndim))
     axis = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
     axis = tuple(int(a) % x.ndim for a in axis)
     if len(axis) == 1:
         if ord is None or ord == 2:
-            return _u.sqrt(_r.sum(x * x, dim=axis, keepdim=keepdims))
+            return _unary_ops.sqrt(_reduce_ops.sum(x * x, dim=axis, keepdim=keepdims))
         if ord == _np.inf:
-            return _r.amax(_u.abs(x), dim=axis, keepdim=keepdims)
+            return _reduce_ops.amax(_unary_ops.abs(x), dim=axis, keepdim=keepdims)
         if ord == -_np.inf:
-            return _r.amin(_u.abs(x), dim=axis, keepdim=keepdims)
+            return _reduce_ops.amin(_unary_ops.abs(x), dim=axis, keepdim=keepdims)
         if ord == 0:
-            return _r.sum(_u.cast(x != 0, _dtypes.to_dtype(x.dtype.np)), dim=axis, keepdim=keepdims)
+            return _reduce_ops.sum(_unary_ops.cast(x != 0, _dtypes.to_dtype(x.dtype.np)), dim=axis, keepdim=keepdims)
         if ord == 1:
-            return _r.sum(_u.abs(x), dim=axis, keepdim=keepdims)
+            return _reduce_ops.sum(_unary_ops.abs(x), dim=axis, keepdim=keepdims)
         return _abs_pow_sum(x, float(ord), axis, keepdims)
     if len(axis) == 2:
         r, c = axis
         if ord is None or ord == "fro":
-            return _u.sqrt(_r.sum(x * x, dim=axis, keepdim=keepdims))
+            return _unary_ops.sqrt(_reduce_ops.sum(x * x, dim=axis, keepdim=keepdims))
         if ord in (1, -1, _np.inf, -_np.inf):
             inner, outer = (r, c) if ord in (1, -1) else (c, r)
-            s = _r.sum(_u.abs(x), dim=inner, keepdim=True)
-            red = _r.amax if ord in (1, _np.inf) else _r.amin
+            s = _reduce_ops.sum(_unary_ops.abs(x), dim=inner, keepdim=True)
+            red = _reduce_ops.amax if ord in (1, _np.inf) else _reduce_ops.amin
             out = red(s, dim=outer, keepdim=True)
             if not keepdims:
-                out = _r.sum(out, dim=axis)  # drop the two size-1 dims
+                out = _reduce_ops.sum(out, dim=axis)  # drop the two size-1 dims
             return out
         if ord in (2, -2, "nuc"):
             from ..ops.shape import permute
 
             rest = [d for d in range(x.ndim) if d not in axis]
-            s = _la.svdvals(permute(x, tuple(rest) + (r, c)))
-            out = _r.sum(s, dim=-1) if ord == "nuc" else (
-                _r.amax(s, dim=-1) if ord == 2 else _r.amin(s, dim=-1))
+            s = _nplinalg_ops.svdvals(permute(x, tuple(rest) + (r, c)))
+            out = _reduce_ops.sum(s, dim=-1) if ord == "nuc" else (
+                _reduce_ops.amax(s, dim=-1) if ord == 2 else _reduce_ops.amin(s, dim=-1))
             if keepdims:
                 from ..ops.shape import unsqueeze
 
@@ -229,7 +229,7 @@ def qr(a, mode="reduced"):
         raise NotImplementedError(
             f"jitgrad.numpy.linalg.qr: mode='complete' for a tall matrix (shape {tuple(a.shape)}) "
             "is not covered: the extra columns of Q are not unique; use mode='reduced'")
-    q, r = _la.qr(a)
+    q, r = _nplinalg_ops.qr(a)
     return r if mode == "r" else QRResult(q, r)
 
 
@@ -251,12 +251,12 @@ def lstsq(a, b, rcond=None):
     m, n = a.shape
     if rcond is None:
         rcond = _np.finfo(a.dtype.np if a.dtype.is_floating_point else _np.float64).eps * max(m, n)
-    s = _la.svdvals(a)
+    s = _nplinalg_ops.svdvals(a)
     rank = int((s._data > rcond * s._data.max()).sum()) if s._data.size else 0
-    x = _matmul(_la.pinv(a, rcond), b)
+    x = _matmul(_nplinalg_ops.pinv(a, rcond), b)
     if rank == n and m > n:
         r = b - _matmul(a, x)
-        res = _r.sum(r * r, dim=0)
+        res = _reduce_ops.sum(r * r, dim=0)
         if b.ndim == 1:
             res = res.reshape(1)
     else:

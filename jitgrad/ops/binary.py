@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dispatch
-from . import smath as sm
+from . import smath
 from .registry import def_elementwise, negate, passthrough, public
 
 
@@ -54,12 +54,12 @@ def _pow(x, y):
 # PyTorch gives 0 (e.g. relu followed by sqrt at 0).
 def _pow_dx(g, x, y):
     # d/dx x**y = y x**(y-1); PyTorch defines it as 0 where y == 0 (also at x == 0)
-    return sm.where(y == 0.0, 0.0, g * (y * x ** (y - 1.0)))
+    return smath.where(y == 0.0, 0.0, g * (y * x ** (y - 1.0)))
 
 
 def _pow_dy(g, x, y, result):
     # d/dy x**y = x**y log x; PyTorch takes it as 0 where x == 0 and y >= 0 (the limit there)
-    return g * sm.where((x == 0.0) * (y >= 0.0), 0.0, result * sm.log(x))
+    return g * smath.where((x == 0.0) * (y >= 0.0), 0.0, result * smath.log(x))
 
 
 def _pow_scalar(x, exponent):
@@ -67,7 +67,7 @@ def _pow_scalar(x, exponent):
 
 
 def _pow_scalar_dx(g, x, exponent):
-    return sm.where(exponent == 0.0, 0.0, g * (exponent * x ** (exponent - 1.0)))
+    return smath.where(exponent == 0.0, 0.0, g * (exponent * x ** (exponent - 1.0)))
 
 
 # Note [small integer powers]: x**2 and x**3 are products, not libm ``pow`` calls (which cost
@@ -93,7 +93,7 @@ def _cube_dx(g, x, exponent):
 def _root(x, exponent):
     # x**0.5 is sqrt(x), as NumPy and PyTorch compute it: nan at -inf (libm's pow gives +inf)
     # and -0.0 at -0.0; the derivative stays PowBackward0's (_pow_scalar_dx)
-    return sm.sqrt(x)
+    return smath.sqrt(x)
 
 
 def _rpow(x, base):
@@ -101,7 +101,7 @@ def _rpow(x, base):
 
 
 def _rpow_dx(g, x, result, base):
-    return g * sm.where((base == 0.0) * (x >= 0.0), 0.0, result * sm.log(base))
+    return g * smath.where((base == 0.0) * (x >= 0.0), 0.0, result * smath.log(base))
 
 
 def _rsub(x, other):
@@ -116,11 +116,11 @@ def _maximum(x, y):
 
 def _maximum_dx(g, x, y):
     # PyTorch: split evenly on ties, 0 where x < y (nan compares false: the gradient passes)
-    return sm.where(x < y, 0.0, sm.where(x == y, g * 0.5, g))
+    return smath.where(x < y, 0.0, smath.where(x == y, g * 0.5, g))
 
 
 def _maximum_dy(g, x, y):
-    return sm.where(x > y, 0.0, sm.where(x == y, g * 0.5, g))
+    return smath.where(x > y, 0.0, smath.where(x == y, g * 0.5, g))
 
 
 def _minimum(x, y):
@@ -130,11 +130,11 @@ def _minimum(x, y):
 
 
 def _minimum_dx(g, x, y):
-    return sm.where(x > y, 0.0, sm.where(x == y, g * 0.5, g))
+    return smath.where(x > y, 0.0, smath.where(x == y, g * 0.5, g))
 
 
 def _minimum_dy(g, x, y):
-    return sm.where(x < y, 0.0, sm.where(x == y, g * 0.5, g))
+    return smath.where(x < y, 0.0, smath.where(x == y, g * 0.5, g))
 
 
 def _where(condition, x, y):
@@ -142,11 +142,11 @@ def _where(condition, x, y):
 
 
 def _where_dx(g, condition):
-    return sm.where(condition, g, 0.0)
+    return smath.where(condition, g, 0.0)
 
 
 def _where_dy(g, condition):
-    return sm.where(condition, 0.0, g)
+    return smath.where(condition, 0.0, g)
 
 
 def _clamp(x, min, max):  # noqa: A002 - PyTorch's argument names
@@ -159,7 +159,7 @@ def _clamp(x, min, max):  # noqa: A002 - PyTorch's argument names
 
 
 def _clamp_dx(g, x, min, max):  # noqa: A002
-    return sm.where((x >= min) * (x <= max), g, 0.0)
+    return smath.where((x >= min) * (x <= max), g, 0.0)
 
 
 def _lt(x, y):

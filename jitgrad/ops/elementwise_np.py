@@ -19,7 +19,7 @@ import numpy as np
 from .. import dtypes
 from ..device import cpu
 from . import dispatch
-from . import smath as sm
+from . import smath
 from .registry import def_elementwise, passthrough, public
 from .unary import zero_dx
 
@@ -49,23 +49,23 @@ def _numpy_dtype(np_fn, n_args):
 
 # --- unary bodies --------------------------------------------------------------------------
 def _arcsin(x):
-    return sm.arcsin(x)  # nan outside [-1, 1]
+    return smath.arcsin(x)  # nan outside [-1, 1]
 
 
 def _arcsin_dx(g, x):
-    return g / sm.sqrt(1.0 - x * x)
+    return g / smath.sqrt(1.0 - x * x)
 
 
 def _arccos(x):
-    return sm.arccos(x)
+    return smath.arccos(x)
 
 
 def _arccos_dx(g, x):
-    return -g / sm.sqrt(1.0 - x * x)
+    return -g / smath.sqrt(1.0 - x * x)
 
 
 def _arctan(x):
-    return sm.arctan(x)
+    return smath.arctan(x)
 
 
 def _arctan_dx(g, x):
@@ -73,23 +73,23 @@ def _arctan_dx(g, x):
 
 
 def _arcsinh(x):
-    return sm.arcsinh(x)
+    return smath.arcsinh(x)
 
 
 def _arcsinh_dx(g, x):
-    return g / sm.sqrt(x * x + 1.0)
+    return g / smath.sqrt(x * x + 1.0)
 
 
 def _arccosh(x):
-    return sm.arccosh(x)  # nan below 1
+    return smath.arccosh(x)  # nan below 1
 
 
 def _arccosh_dx(g, x):
-    return g / sm.sqrt(x * x - 1.0)
+    return g / smath.sqrt(x * x - 1.0)
 
 
 def _arctanh(x):
-    return sm.arctanh(x)  # +-inf at +-1, nan outside
+    return smath.arctanh(x)  # +-inf at +-1, nan outside
 
 
 def _arctanh_dx(g, x):
@@ -97,7 +97,7 @@ def _arctanh_dx(g, x):
 
 
 def _exp2(x):
-    return sm.exp2(x)
+    return smath.exp2(x)
 
 
 def _exp2_dx(g, result):
@@ -105,7 +105,7 @@ def _exp2_dx(g, result):
 
 
 def _log2(x):
-    return sm.log2(x)
+    return smath.log2(x)
 
 
 def _log2_dx(g, x):
@@ -113,7 +113,7 @@ def _log2_dx(g, x):
 
 
 def _log10(x):
-    return sm.log10(x)
+    return smath.log10(x)
 
 
 def _log10_dx(g, x):
@@ -121,7 +121,7 @@ def _log10_dx(g, x):
 
 
 def _cbrt(x):
-    return sm.cbrt(x)
+    return smath.cbrt(x)
 
 
 def _cbrt_dx(g, result):
@@ -132,36 +132,36 @@ def _sinc(x):
     # NumPy's sinc: sin(pi x) / (pi x), 1 at 0 (nan at +-inf: sin(inf) is nan)
     if x == 0:
         return 1.0
-    y = sm.pi_times(x)  # in x's precision, as NumPy
-    return sm.sin(y) / y
+    y = smath.pi_times(x)  # in x's precision, as NumPy
+    return smath.sin(y) / y
 
 
 def _sinc_dx(g, x, result):
     # d/dx sinc(x) = (cos(pi x) - sinc(x)) / x, 0 at x = 0; the division reads a safe x there
     # so that neither branch (nor its derivative, under create_graph) divides by zero
-    safe = sm.where(x == 0, 1.0, x)
-    return sm.where(x == 0, 0.0, g * ((sm.cos(safe * math.pi) - result) / safe))
+    safe = smath.where(x == 0, 1.0, x)
+    return smath.where(x == 0, 0.0, g * ((smath.cos(safe * math.pi) - result) / safe))
 
 
 def _floor(x):
-    return sm.floor(x)
+    return smath.floor(x)
 
 
 def _ceil(x):
-    return sm.ceil(x)
+    return smath.ceil(x)
 
 
 def _trunc(x):
-    return sm.trunc(x)
+    return smath.trunc(x)
 
 
 def _rint(x):
-    return sm.rint(x)  # ties to even
+    return smath.rint(x)  # ties to even
 
 
 # --- binary bodies -------------------------------------------------------------------------
 def _arctan2(y, x):
-    return sm.arctan2(y, x)
+    return smath.arctan2(y, x)
 
 
 def _arctan2_dy(g, y, x):
@@ -173,7 +173,7 @@ def _arctan2_dx(g, y, x):
 
 
 def _hypot(x, y):
-    return sm.hypot(x, y)  # inf if either is inf, even with a nan
+    return smath.hypot(x, y)  # inf if either is inf, even with a nan
 
 
 def _hypot_dx(g, x, result):
@@ -191,18 +191,18 @@ def _logaddexp(x, y):
         return x + LN2
     t = x - y
     if t > 0:
-        return x + sm.log1p(sm.exp(-t))
+        return x + smath.log1p(smath.exp(-t))
     if t <= 0:
-        return y + sm.log1p(sm.exp(t))
+        return y + smath.log1p(smath.exp(t))
     return t  # nan
 
 
 def _logaddexp_dx(g, x, result):
-    return g * sm.exp(x - result)
+    return g * smath.exp(x - result)
 
 
 def _logaddexp_dy(g, y, result):
-    return g * sm.exp(y - result)
+    return g * smath.exp(y - result)
 
 
 def _logaddexp2(x, y):
@@ -211,54 +211,54 @@ def _logaddexp2(x, y):
         return x + 1.0
     t = x - y
     if t > 0:
-        return x + LOG2E * sm.log1p(sm.exp2(-t))
+        return x + LOG2E * smath.log1p(smath.exp2(-t))
     if t <= 0:
-        return y + LOG2E * sm.log1p(sm.exp2(t))
+        return y + LOG2E * smath.log1p(smath.exp2(t))
     return t
 
 
 def _logaddexp2_dx(g, x, result):
-    return g * sm.exp((x - result) * LN2)
+    return g * smath.exp((x - result) * LN2)
 
 
 def _logaddexp2_dy(g, y, result):
-    return g * sm.exp((y - result) * LN2)
+    return g * smath.exp((y - result) * LN2)
 
 
 def _remainder(x, y):
     # NumPy's npy_divmod: C's fmod, moved by y where its sign differs from y's; a zero
     # remainder takes y's sign. Integers: the same steps in integers (0 where y == 0)
-    mod = sm.fmod(x, y)
+    mod = smath.fmod(x, y)
     if y == 0:
         return mod
     if mod != 0:  # (nan too)
         if (y < 0) != (mod < 0):
             mod = mod + y
         return mod
-    return sm.copysign(mod, y)
+    return smath.copysign(mod, y)
 
 
 def _remainder_dy(g, x, y):
     # x mod y = x - floor(x / y) y
-    return -(g * sm.floor(x / y))
+    return -(g * smath.floor(x / y))
 
 
 def _fmod(x, y):
-    return sm.fmod(x, y)
+    return smath.fmod(x, y)
 
 
 def _fmod_dy(g, x, y):
     # fmod(x, y) = x - trunc(x / y) y
-    return -(g * sm.trunc(x / y))
+    return -(g * smath.trunc(x / y))
 
 
 def _copysign(x, y):
-    return sm.copysign(x, y)
+    return smath.copysign(x, y)
 
 
 def _copysign_dx(g, x, result):
     # 1 where the signs of x and the result agree, -1 where the sign flipped
-    return g * (sm.sign(result) * sm.sign(x))
+    return g * (smath.sign(result) * smath.sign(x))
 
 
 # --- rows ----------------------------------------------------------------------------------

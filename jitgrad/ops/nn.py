@@ -25,7 +25,7 @@ from . import binary, dispatch, nn_cuda, unary
 from . import linalg as _linalg
 from . import reduce as _reduce
 from . import shape as _shape
-from . import smath as sm
+from . import smath
 from .registry import LINEAR, OPS, def_composite, def_elementwise, public
 
 
@@ -134,10 +134,9 @@ _C_TANH = 0.044715
 
 
 # Dual-use erf / log1p (a kernel call inside Numba, the registry op on Tensors) from smath, which
-# routes them to the vectorisable device/vmath versions; libm stand-ins for an smath without them.
-_erf = getattr(sm, "erf", None) or sm._unary(
-    "erf", lambda x: math.erf(x), np.vectorize(math.erf, otypes=[np.float64]))
-_log1p = getattr(sm, "log1p", None) or sm._unary("log1p", lambda x: math.log1p(x), np.log1p)
+# routes them to the vectorisable device/vmath versions
+_erf = smath.erf
+_log1p = smath.log1p
 
 
 def _c(x, value):
@@ -167,26 +166,26 @@ def _gelu(x):
 
 def _gelu_dx(g, x):  # Phi(x) + x phi(x)
     return g * (_c(x, 0.5) * (_c(x, 1.0) + _erf(x * _c(x, _INV_SQRT2)))
-                + x * (_c(x, _INV_SQRT_2PI) * sm.exp(_c(x, -0.5) * (x * x))))
+                + x * (_c(x, _INV_SQRT_2PI) * smath.exp(_c(x, -0.5) * (x * x))))
 
 
 def _gelu_tanh(x):
-    return _c(x, 0.5) * x * (_c(x, 1.0) + sm.tanh(_c(x, _K_TANH) * (x + _c(x, _C_TANH) * x * x * x)))
+    return _c(x, 0.5) * x * (_c(x, 1.0) + smath.tanh(_c(x, _K_TANH) * (x + _c(x, _C_TANH) * x * x * x)))
 
 
 def _gelu_tanh_dx(g, x):
     x2 = x * x
-    t = sm.tanh(_c(x, _K_TANH) * (x + _c(x, _C_TANH) * x2 * x))
+    t = smath.tanh(_c(x, _K_TANH) * (x + _c(x, _C_TANH) * x2 * x))
     return g * (_c(x, 0.5) * (_c(x, 1.0) + t) + _c(x, 0.5 * _K_TANH) * x * (_c(x, 1.0) - t * t)
                 * (_c(x, 1.0) + _c(x, 3.0 * _C_TANH) * x2))
 
 
 def _silu(x):
-    return x * sm.sigmoid(x)
+    return x * smath.sigmoid(x)
 
 
 def _silu_dx(g, x):
-    s = sm.sigmoid(x)
+    s = smath.sigmoid(x)
     return g * (s * (_c(x, 1.0) + x * (_c(x, 1.0) - s)))
 
 
@@ -194,12 +193,12 @@ def _softplus(x, beta, threshold):
     z = x * beta
     if z > threshold:
         return x
-    return _log1p(sm.exp(z)) / beta
+    return _log1p(smath.exp(z)) / beta
 
 
 def _softplus_dx(g, x, beta, threshold):
     z = x * beta
-    return sm.where(z > threshold, g, g * sm.sigmoid(z))
+    return smath.where(z > threshold, g, g * smath.sigmoid(z))
 
 
 def _leaky_relu(x, negative_slope):
@@ -207,7 +206,7 @@ def _leaky_relu(x, negative_slope):
 
 
 def _leaky_relu_dx(g, x, negative_slope):
-    return sm.where(x > 0, g, g * negative_slope)
+    return smath.where(x > 0, g, g * negative_slope)
 
 
 GELU = def_elementwise("gelu", "GeluBackward0", ("x",), _gelu, {"x": _gelu_dx}, dtype_rule="float")

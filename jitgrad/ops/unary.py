@@ -13,7 +13,7 @@ import numpy as np
 from ..device import pool
 from . import dispatch, unary_cuda
 from .registry import LINEAR, def_composite, def_elementwise, negate, public
-from . import smath as sm
+from . import smath
 
 
 # --- scalar bodies -------------------------------------------------------------------------
@@ -22,7 +22,7 @@ def _neg(x):
 
 
 def _exp(x):
-    return sm.exp(x)
+    return smath.exp(x)
 
 
 def _exp_dx(g, result):
@@ -30,7 +30,7 @@ def _exp_dx(g, result):
 
 
 def _log(x):
-    return sm.log(x)  # -inf at 0, nan below
+    return smath.log(x)  # -inf at 0, nan below
 
 
 def _log_dx(g, x):
@@ -38,23 +38,23 @@ def _log_dx(g, x):
 
 
 def _sin(x):
-    return sm.sin(x)
+    return smath.sin(x)
 
 
 def _sin_dx(g, x):
-    return g * sm.cos(x)
+    return g * smath.cos(x)
 
 
 def _cos(x):
-    return sm.cos(x)
+    return smath.cos(x)
 
 
 def _cos_dx(g, x):
-    return -(g * sm.sin(x))
+    return -(g * smath.sin(x))
 
 
 def _tan(x):
-    return sm.tan(x)
+    return smath.tan(x)
 
 
 def _tan_dx(g, result):
@@ -62,7 +62,7 @@ def _tan_dx(g, result):
 
 
 def _tanh(x):
-    return sm.tanh(x)
+    return smath.tanh(x)
 
 
 def _tanh_dx(g, result):
@@ -70,23 +70,23 @@ def _tanh_dx(g, result):
 
 
 def _sinh(x):
-    return sm.sinh(x)
+    return smath.sinh(x)
 
 
 def _sinh_dx(g, x):
-    return g * sm.cosh(x)
+    return g * smath.cosh(x)
 
 
 def _cosh(x):
-    return sm.cosh(x)
+    return smath.cosh(x)
 
 
 def _cosh_dx(g, x):
-    return g * sm.sinh(x)
+    return g * smath.sinh(x)
 
 
 def _expm1(x):
-    return sm.expm1(x)
+    return smath.expm1(x)
 
 
 def _expm1_dx(g, result):
@@ -94,7 +94,7 @@ def _expm1_dx(g, result):
 
 
 def _log1p(x):
-    return sm.log1p(x)  # -inf at -1, nan below
+    return smath.log1p(x)  # -inf at -1, nan below
 
 
 def _log1p_dx(g, x):
@@ -105,15 +105,15 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _erf(x):
-    return sm.erf(x)
+    return smath.erf(x)
 
 
 def _erf_dx(g, x):
-    return g * (_TWO_OVER_SQRT_PI * sm.exp(-(x * x)))
+    return g * (_TWO_OVER_SQRT_PI * smath.exp(-(x * x)))
 
 
 def _sigmoid(x):
-    return sm.sigmoid(x)
+    return smath.sigmoid(x)
 
 
 def _sigmoid_dx(g, result):
@@ -127,7 +127,7 @@ def _relu(x):
 
 
 def _relu_dx(g, result):
-    return sm.where(result <= 0, 0.0, g)  # Note [masked gradients]; nan passes, as PyTorch
+    return smath.where(result <= 0, 0.0, g)  # Note [masked gradients]; nan passes, as PyTorch
 
 
 def _abs(x):
@@ -135,7 +135,7 @@ def _abs(x):
 
 
 def _abs_dx(g, x):
-    return g * sm.sign(x)
+    return g * smath.sign(x)
 
 
 def _sqrt(x):
@@ -163,7 +163,7 @@ def _reciprocal_dx(g, result):
 
 
 def zero_dx(g):
-    return sm.zero(g)  # not 0 * g: an inf gradient must give 0, not nan
+    return smath.zero(g)  # not 0 * g: an inf gradient must give 0, not nan
 
 
 # --- rows ----------------------------------------------------------------------------------
@@ -328,14 +328,14 @@ def reciprocal(x):
 def _logit(x, low, high):
     # clamped to [low, high] (the infinities when no eps is given: no clamp); nan stays nan
     z = low if x < low else (high if x > high else x)
-    return sm.log(z / (1.0 - z))
+    return smath.log(z / (1.0 - z))
 
 
 def _logit_dx(g, x, result, low, high):
     # PyTorch's rule: nan where the value is (x outside [0, 1] without eps, or nan), 0 where
     # the input was clamped away, else g / (x (1 - x))
-    inside = sm.where(x < low, 0.0, sm.where(x > high, 0.0, g / (x * (1.0 - x))))
-    return sm.where(result != result, result, inside)
+    inside = smath.where(x < low, 0.0, smath.where(x > high, 0.0, g / (x * (1.0 - x))))
+    return smath.where(result != result, result, inside)
 
 
 LOGIT = def_elementwise("logit", "LogitBackward0", ("x",), _logit, {"x": _logit_dx},

@@ -6,7 +6,7 @@ import math
 
 import numpy as _np
 
-from ..ops import nplinalg as _la
+from ..ops import nplinalg as _nplinalg_ops
 from ..ops.linalg import matmul as _matmul
 from ..ops.shape import transpose as _transpose
 from ..tensor import Tensor
@@ -39,12 +39,12 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
         t = _transpose(t, -1, -2)
     elif trans not in (0, "N"):
         raise ValueError(f"solve_triangular: invalid trans {trans!r}")
-    return _la.solve(t, b)
+    return _nplinalg_ops.solve(t, b)
 
 
 def cholesky(a, lower=False):
     """Cholesky factor: upper ``U`` (``A = U^T U``, SciPy's default) or lower ``L``."""
-    L = _la.cholesky(_t(a))
+    L = _nplinalg_ops.cholesky(_t(a))
     return L if lower else _transpose(L, -1, -2)
 
 
@@ -58,23 +58,23 @@ def cho_solve(c_and_lower, b):
     c, lower = c_and_lower
     c = _t(c)
     L = _tri(c, True) if lower else _transpose(_tri(c, False), -1, -2)
-    y = _la.solve(L, _t(b))
-    return _la.solve(_transpose(L, -1, -2), y)
+    y = _nplinalg_ops.solve(L, _t(b))
+    return _nplinalg_ops.solve(_transpose(L, -1, -2), y)
 
 
 def inv(a):
     """Matrix inverse."""
-    return _la.inv(_t(a))
+    return _nplinalg_ops.inv(_t(a))
 
 
 def det(a):
     """Determinant."""
-    return _la.det(_t(a))
+    return _nplinalg_ops.det(_t(a))
 
 
 def solve(a, b):
     """``A^-1 b``."""
-    return _la.solve(_t(a), _t(b))
+    return _nplinalg_ops.solve(_t(a), _t(b))
 
 
 def expm(A):

@@ -10,9 +10,9 @@ jitgrad get exact Jacobians too. The result is SciPy's ``OptimizeResult`` (ndarr
 from __future__ import annotations
 
 import numpy as _np
-import scipy.optimize as _so
+import scipy.optimize as _scipy_optimize
 
-from .. import autograd as _ag
+from .. import autograd as _autograd
 from ..autograd import enable_grad as _enable_grad
 from ..tensor import Tensor
 
@@ -43,7 +43,7 @@ def value_and_grad_np(fun, shape, args=()):
             v = _scalar(fun(xt, *args), "fun")
             if not v.requires_grad:  # constant objective
                 return float(v.item()), _np.zeros(int(_np.prod(shape)))
-            (g,) = _ag.grad(v, xt, allow_unused=True)
+            (g,) = _autograd.grad(v, xt, allow_unused=True)
         g = _np.zeros(shape) if g is None else g._data
         return float(v.item()), _np.asarray(g, dtype=_np.float64).reshape(-1).copy()
 
@@ -55,11 +55,11 @@ def _hessp(fun, shape, args):
         with _enable_grad():
             xt = _leaf(x, shape)
             v = _scalar(fun(xt, *args), "fun")
-            (g,) = _ag.grad(v, xt, create_graph=True)
+            (g,) = _autograd.grad(v, xt, create_graph=True)
             pt = Tensor._make(_np.asarray(p, dtype=_np.float64).reshape(shape))
             if not g.requires_grad:  # gradient independent of x: zero Hessian
                 return _np.zeros(int(_np.prod(shape)))
-            (hv,) = _ag.grad((g * pt).sum(), xt, allow_unused=True)
+            (hv,) = _autograd.grad((g * pt).sum(), xt, allow_unused=True)
         return _np.zeros(int(_np.prod(shape))) if hv is None else hv._data.reshape(-1).copy()
 
     return hessp
@@ -83,7 +83,7 @@ def _constraint(c, shape):
             flat = out.reshape(-1)
             rows = []
             for i in range(flat.shape[0]):
-                (g,) = _ag.grad(flat[i], xt, retain_graph=True, allow_unused=True)
+                (g,) = _autograd.grad(flat[i], xt, retain_graph=True, allow_unused=True)
                 rows.append(_np.zeros(int(_np.prod(shape))) if g is None else g._data.reshape(-1))
         jac = _np.array(rows)
         return jac[0] if out.ndim == 0 else jac
@@ -120,7 +120,7 @@ def minimize(fun, x0, args=(), method=None, hess=None, hessp=None, bounds=None, 
         kwargs["constraints"] = [_constraint(c, shape) for c in cons]
     if callback is not None:
         kwargs["callback"] = callback
-    res = _so.minimize(fn, x0.reshape(-1), jac=jac, **kwargs)
+    res = _scipy_optimize.minimize(fn, x0.reshape(-1), jac=jac, **kwargs)
     res.x = _np.asarray(res.x).reshape(shape)
     if "jac" in res and res.jac is not None and _np.size(res.jac) == x0.size:
         res.jac = _np.asarray(res.jac).reshape(shape)
@@ -128,7 +128,7 @@ def minimize(fun, x0, args=(), method=None, hess=None, hessp=None, bounds=None, 
 
 
 def __getattr__(name):
-    if hasattr(_so, name):
+    if hasattr(_scipy_optimize, name):
         raise AttributeError(f"jitgrad.scipy.optimize has no '{name}': use scipy.optimize.{name} "
                              "directly (only minimize is wrapped with exact gradients)")
     raise AttributeError(f"module 'jitgrad.scipy.optimize' has no attribute '{name}'")

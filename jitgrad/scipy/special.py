@@ -6,10 +6,10 @@ import math
 
 import numpy as _np
 
-from ..ops import binary as _b
-from ..ops import npfuncs as _nf
-from ..ops import reduce as _r
-from ..ops import unary as _u
+from ..ops import binary as _binary_ops
+from ..ops import npfuncs as _npfuncs
+from ..ops import reduce as _reduce_ops
+from ..ops import unary as _unary_ops
 from ..tensor import Tensor
 
 __all__ = ["erf", "erfc", "gammaln", "digamma", "psi", "polygamma", "expit", "logit",
@@ -22,17 +22,17 @@ def _t(x):
 
 def erf(x):
     """``2/sqrt(pi) int_0^x exp(-t^2) dt``; derivative ``2/sqrt(pi) exp(-x^2)``."""
-    return _u.erf(_t(x))
+    return _unary_ops.erf(_t(x))
 
 
 def erfc(x):
     """``1 - erf(x)``."""
-    return 1.0 - _u.erf(_t(x))
+    return 1.0 - _unary_ops.erf(_t(x))
 
 
 def gammaln(x):
     """``log|Gamma(x)|``; derivative ``digamma(x)``."""
-    return _nf.gammaln(_t(x))
+    return _npfuncs.gammaln(_t(x))
 
 
 def gamma(x):
@@ -40,7 +40,7 @@ def gamma(x):
     x = _t(x)
     if (x._data <= 0).any():
         raise ValueError("jitgrad.scipy.special.gamma: only positive arguments are supported")
-    return _u.exp(gammaln(x))
+    return _unary_ops.exp(gammaln(x))
 
 
 def betaln(a, b):
@@ -51,12 +51,12 @@ def betaln(a, b):
 
 def beta(a, b):
     """``B(a, b) = exp(betaln(a, b))`` for positive arguments."""
-    return _u.exp(betaln(a, b))
+    return _unary_ops.exp(betaln(a, b))
 
 
 def digamma(x):
     """``psi(x)``; derivative ``polygamma(1, x)``."""
-    return _nf.digamma(_t(x))
+    return _npfuncs.digamma(_t(x))
 
 
 psi = digamma
@@ -64,18 +64,18 @@ psi = digamma
 
 def polygamma(n, x):
     """``psi^(n)(x)``; derivative ``polygamma(n + 1, x)``."""
-    return _nf.polygamma(n, _t(x))
+    return _npfuncs.polygamma(n, _t(x))
 
 
 def expit(x):
     """``1 / (1 + exp(-x))``; derivative ``s (1 - s)``."""
-    return _u.sigmoid(_t(x))
+    return _unary_ops.sigmoid(_t(x))
 
 
 def logit(p):
     """``log(p / (1 - p))``; derivative ``1 / (p (1 - p))``."""
     p = _t(p)
-    return _u.log(p) - _u.log1p(-p)
+    return _unary_ops.log(p) - _unary_ops.log1p(-p)
 
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
@@ -89,13 +89,13 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     m = _np.amax(a._data, axis=dims, keepdims=True) if a.ndim else a._data
     m = _np.where(_np.isfinite(m), m, 0.0)
     mt = Tensor._make(_np.asarray(m))
-    e = _u.exp(a - mt)
+    e = _unary_ops.exp(a - mt)
     if b is not None:
         e = e * _t(b)
-    s = _r.sum(e, dim=dims, keepdim=True) if a.ndim else e
-    out = _u.log(s) + mt
+    s = _reduce_ops.sum(e, dim=dims, keepdim=True) if a.ndim else e
+    out = _unary_ops.log(s) + mt
     if not keepdims and a.ndim:
-        out = _r.sum(out, dim=dims)  # drops the size-1 reduced dims (a sum of one element)
+        out = _reduce_ops.sum(out, dim=dims)  # drops the size-1 reduced dims (a sum of one element)
     return out
 
 
@@ -104,21 +104,21 @@ def xlogy(x, y):
     0 where ``x == 0``."""
     x, y = _t(x), _t(y)
     zero = x == 0
-    ys = _b.where(zero, 1.0, y)
-    return _b.where(zero, 0.0, x * _u.log(ys))
+    ys = _binary_ops.where(zero, 1.0, y)
+    return _binary_ops.where(zero, 0.0, x * _unary_ops.log(ys))
 
 
 def xlog1py(x, y):
     """``x log1p(y)``, 0 where ``x == 0``."""
     x, y = _t(x), _t(y)
     zero = x == 0
-    ys = _b.where(zero, 0.0, y)
-    return _b.where(zero, 0.0, x * _u.log1p(ys))
+    ys = _binary_ops.where(zero, 0.0, y)
+    return _binary_ops.where(zero, 0.0, x * _unary_ops.log1p(ys))
 
 
 def ndtr(x):
     """Standard normal CDF ``(1 + erf(x / sqrt 2)) / 2``."""
-    return 0.5 * (1.0 + _u.erf(_t(x) * (1.0 / math.sqrt(2.0))))
+    return 0.5 * (1.0 + _unary_ops.erf(_t(x) * (1.0 / math.sqrt(2.0))))
 
 
 def __getattr__(name):

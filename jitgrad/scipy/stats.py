@@ -7,13 +7,13 @@ import math
 
 import numpy as _np
 
-from ..ops import nplinalg as _la
-from ..ops import npfuncs as _nf
-from ..ops import reduce as _r
-from ..ops import unary as _u
+from ..ops import nplinalg as _nplinalg_ops
+from ..ops import npfuncs as _npfuncs
+from ..ops import reduce as _reduce_ops
+from ..ops import unary as _unary_ops
 from ..ops.shape import diagonal as _diagonal, transpose as _transpose
 from ..tensor import Tensor
-from . import special as _sp
+from . import special as _special
 
 __all__ = ["norm", "t", "multivariate_normal"]
 _LOG2PI = math.log(2.0 * math.pi)
@@ -31,22 +31,22 @@ class norm:
         """``-z^2/2 - log(scale) - log(2 pi)/2`` with ``z = (x - loc) / scale``."""
         scale = _t(scale)
         z = (_t(x) - loc) / scale
-        return -0.5 * z * z - _u.log(scale) - 0.5 * _LOG2PI
+        return -0.5 * z * z - _unary_ops.log(scale) - 0.5 * _LOG2PI
 
     @staticmethod
     def pdf(x, loc=0.0, scale=1.0):
         """``exp(logpdf)``."""
-        return _u.exp(norm.logpdf(x, loc, scale))
+        return _unary_ops.exp(norm.logpdf(x, loc, scale))
 
     @staticmethod
     def cdf(x, loc=0.0, scale=1.0):
         """``ndtr((x - loc) / scale)``."""
-        return _sp.ndtr((_t(x) - loc) / _t(scale))
+        return _special.ndtr((_t(x) - loc) / _t(scale))
 
     @staticmethod
     def logcdf(x, loc=0.0, scale=1.0):
         """``log(cdf)`` (computed directly: loses precision below about -37 sigma)."""
-        return _u.log(norm.cdf(x, loc, scale))
+        return _unary_ops.log(norm.cdf(x, loc, scale))
 
 
 class t:
@@ -58,14 +58,14 @@ class t:
         - (df+1)/2 log1p(z^2/df)``."""
         df, scale = _t(df), _t(scale)
         z = (_t(x) - loc) / scale
-        return (_sp.gammaln((df + 1.0) * 0.5) - _sp.gammaln(df * 0.5)
-                - 0.5 * _u.log(df * math.pi) - _u.log(scale)
-                - (df + 1.0) * 0.5 * _u.log1p(z * z / df))
+        return (_special.gammaln((df + 1.0) * 0.5) - _special.gammaln(df * 0.5)
+                - 0.5 * _unary_ops.log(df * math.pi) - _unary_ops.log(scale)
+                - (df + 1.0) * 0.5 * _unary_ops.log1p(z * z / df))
 
     @staticmethod
     def pdf(x, df, loc=0.0, scale=1.0):
         """``exp(logpdf)``."""
-        return _u.exp(t.logpdf(x, df, loc, scale))
+        return _unary_ops.exp(t.logpdf(x, df, loc, scale))
 
     @staticmethod
     def cdf(x, df, loc=0.0, scale=1.0):
@@ -76,7 +76,7 @@ class t:
         (``NotImplementedError`` if ``df`` requires grad)."""
         scale = _t(scale)
         z = (_t(x) - loc) / scale
-        return _nf.stdtr(df, z)
+        return _npfuncs.stdtr(df, z)
 
 
 class multivariate_normal:
@@ -92,20 +92,20 @@ class multivariate_normal:
         if cov.ndim == 0:
             cov = cov * Tensor._make(_np.eye(d))
         diff = x - (0.0 if mean is None else _t(mean))
-        L = _la.cholesky(cov)
+        L = _nplinalg_ops.cholesky(cov)
         if diff.ndim == 1:
-            maha = _r.sum(_la.solve(L, diff) ** 2)  # |L^-1 (x - mean)|^2
+            maha = _reduce_ops.sum(_nplinalg_ops.solve(L, diff) ** 2)  # |L^-1 (x - mean)|^2
         elif diff.ndim == 2:
-            maha = _r.sum(_la.solve(L, _transpose(diff, 0, 1)) ** 2, dim=0)
+            maha = _reduce_ops.sum(_nplinalg_ops.solve(L, _transpose(diff, 0, 1)) ** 2, dim=0)
         else:
             raise ValueError("multivariate_normal.logpdf: x must be (d,) or (n, d)")
-        logdet = 2.0 * _r.sum(_u.log(_diagonal(L, 0, -2, -1)))
+        logdet = 2.0 * _reduce_ops.sum(_unary_ops.log(_diagonal(L, 0, -2, -1)))
         return -0.5 * (d * _LOG2PI + logdet + maha)
 
     @staticmethod
     def pdf(x, mean=None, cov=1.0):
         """``exp(logpdf)``."""
-        return _u.exp(multivariate_normal.logpdf(x, mean, cov))
+        return _unary_ops.exp(multivariate_normal.logpdf(x, mean, cov))
 
     @staticmethod
     def cdf(x, mean=None, cov=1.0, *, abseps=1e-5, releps=1e-5, maxpts=None):

@@ -5,8 +5,8 @@ eigenvectors and singular vectors are unique only up to sign)."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.special as sp
-import scipy.stats as st
+import scipy.special as scipy_special
+import scipy.stats as scipy_stats
 
 from .opinfo import OpInfo, Sample
 
@@ -68,11 +68,11 @@ ENTRIES += [
            rows=("masked_fill",), gradient_rows=("masked_fill_tensor",)),
     OpInfo("round", lambda x: _jnp().round(x, 1), lambda x: np.round(x, 1),
            _each_shape(_off_rounding_points), rows=("round",)),
-    _special("gammaln", lambda x: _scipy()[0].gammaln(x), sp.gammaln, 0.3, 5.0),
-    _special("digamma", lambda x: _scipy()[0].digamma(x), sp.digamma, 0.3, 5.0),
-    _special("polygamma_1", lambda x: _scipy()[0].polygamma(1, x), lambda x: sp.polygamma(1, x),
+    _special("gammaln", lambda x: _scipy()[0].gammaln(x), scipy_special.gammaln, 0.3, 5.0),
+    _special("digamma", lambda x: _scipy()[0].digamma(x), scipy_special.digamma, 0.3, 5.0),
+    _special("polygamma_1", lambda x: _scipy()[0].polygamma(1, x), lambda x: scipy_special.polygamma(1, x),
              0.3, 5.0),
-    _special("stdtr", lambda x: _scipy()[1].t.cdf(x, 2.5), lambda x: st.t.cdf(x, 2.5), -3.0, 3.0),
+    _special("stdtr", lambda x: _scipy()[1].t.cdf(x, 2.5), lambda x: scipy_stats.t.cdf(x, 2.5), -3.0, 3.0),
 ]
 
 

@@ -28,8 +28,8 @@ _nn_case = registrar(ENTRIES, _nn)
 
 
 def _F():
-    import jitgrad.nn.functional as F
-    return F
+    from jitgrad.nn import functional
+    return functional
 
 
 def _pair(v):

@@ -2,7 +2,7 @@
 ``LeakyReLU``, ``Softmax`` and ``LogSoftmax`` (thin wrappers over ``nn.functional``)."""
 from __future__ import annotations
 
-from .. import functional as F
+from .. import functional
 from .module import Module
 
 
@@ -14,7 +14,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):  # noqa: A002 - PyTorch's argument name
-        return F.relu(input, inplace=self.inplace)
+        return functional.relu(input, inplace=self.inplace)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
@@ -24,14 +24,14 @@ class Tanh(Module):
     """``tanh(x)``."""
 
     def forward(self, input):  # noqa: A002
-        return F.tanh(input)
+        return functional.tanh(input)
 
 
 class Sigmoid(Module):
     """``1 / (1 + exp(-x))``."""
 
     def forward(self, input):  # noqa: A002
-        return F.sigmoid(input)
+        return functional.sigmoid(input)
 
 
 class GELU(Module):
@@ -42,7 +42,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input):  # noqa: A002
-        return F.gelu(input, approximate=self.approximate)
+        return functional.gelu(input, approximate=self.approximate)
 
     def extra_repr(self):
         return f"approximate={self.approximate!r}"
@@ -56,7 +56,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
-        return F.silu(input, inplace=self.inplace)
+        return functional.silu(input, inplace=self.inplace)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
@@ -70,7 +70,7 @@ class Softplus(Module):
         self.beta, self.threshold = beta, threshold
 
     def forward(self, input):  # noqa: A002
-        return F.softplus(input, self.beta, self.threshold)
+        return functional.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self):
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -84,7 +84,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):  # noqa: A002
-        return F.leaky_relu(input, self.negative_slope, self.inplace)
+        return functional.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
@@ -98,7 +98,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input):  # noqa: A002
-        return F.softmax(input, self.dim)
+        return functional.softmax(input, self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -112,7 +112,7 @@ class LogSoftmax(Module):
         self.dim = dim
 
     def forward(self, input):  # noqa: A002
-        return F.log_softmax(input, self.dim)
+        return functional.log_softmax(input, self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"

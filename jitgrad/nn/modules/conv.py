@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from .. import functional as F
+from .. import functional
 from .. import init
 from ..parameter import Parameter
 from .linear import _check_device, _empty, _place
@@ -80,7 +80,7 @@ class Conv1d(_ConvNd):
     _nd = 1
 
     def forward(self, input):  # noqa: A002 - PyTorch's argument name
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        return functional.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
 
@@ -90,5 +90,5 @@ class Conv2d(_ConvNd):
     _nd = 2
 
     def forward(self, input):  # noqa: A002
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        return functional.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)

@@ -1,7 +1,7 @@
 """``Dropout``."""
 from __future__ import annotations
 
-from .. import functional as F
+from .. import functional
 from .module import Module
 
 
@@ -16,7 +16,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):  # noqa: A002 - PyTorch's argument name
-        return F.dropout(input, self.p, self.training, self.inplace)
+        return functional.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"

@@ -6,7 +6,7 @@ import math
 from ... import dtypes
 from ..._device import Device
 from ...ops import creation, shape
-from .. import functional as F
+from .. import functional
 from .. import init
 from ..parameter import Parameter
 from .module import Module
@@ -76,7 +76,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):  # noqa: A002
-        return F.linear(input, self.weight, self.bias)
+        return functional.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

@@ -2,14 +2,14 @@
 ``BCELoss`` and ``BCEWithLogitsLoss`` (call ``loss(input, target)``)."""
 from __future__ import annotations
 
-from .. import functional as F
+from .. import functional
 from .module import Module
 
 
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        self.reduction = F._reduction(reduction, size_average, reduce)
+        self.reduction = functional._reduction(reduction, size_average, reduce)
 
 
 class _WeightedLoss(_Loss):
@@ -22,14 +22,14 @@ class MSELoss(_Loss):
     """Mean squared error ``(x - y)^2``, reduced by ``reduction`` ('mean', 'sum', 'none')."""
 
     def forward(self, input, target):  # noqa: A002 - PyTorch's argument name
-        return F.mse_loss(input, target, reduction=self.reduction)
+        return functional.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
     """Mean absolute error ``|x - y|``."""
 
     def forward(self, input, target):  # noqa: A002
-        return F.l1_loss(input, target, reduction=self.reduction)
+        return functional.l1_loss(input, target, reduction=self.reduction)
 
 
 class HuberLoss(_Loss):
@@ -40,7 +40,7 @@ class HuberLoss(_Loss):
         self.delta = delta
 
     def forward(self, input, target):  # noqa: A002
-        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+        return functional.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
 class NLLLoss(_WeightedLoss):
@@ -52,7 +52,7 @@ class NLLLoss(_WeightedLoss):
         self.ignore_index = ignore_index
 
     def forward(self, input, target):  # noqa: A002
-        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+        return functional.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
 
 
@@ -66,7 +66,7 @@ class CrossEntropyLoss(_WeightedLoss):
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input, target):  # noqa: A002
-        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+        return functional.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
@@ -74,7 +74,7 @@ class BCELoss(_WeightedLoss):
     """Binary cross-entropy of probabilities."""
 
     def forward(self, input, target):  # noqa: A002
-        return F.binary_cross_entropy(input, target, weight=self.weight,
+        return functional.binary_cross_entropy(input, target, weight=self.weight,
                                       reduction=self.reduction)
 
 
@@ -88,6 +88,6 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):  # noqa: A002
-        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+        return functional.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   reduction=self.reduction,
                                                   pos_weight=self.pos_weight)

@@ -5,7 +5,7 @@ import numpy as np
 
 from ... import dtypes
 from ...ops import creation
-from .. import functional as F
+from .. import functional
 from .. import init
 from ..parameter import Parameter
 from ...ops import dispatch
@@ -76,7 +76,7 @@ class _BatchNorm(Module):
                 factor = 1.0 / float(self.num_batches_tracked.item())
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         keep = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if keep else None,
+        return functional.batch_norm(input, self.running_mean if keep else None,
                             self.running_var if keep else None, self.weight, self.bias,
                             use_batch, factor, self.eps)
 
@@ -130,7 +130,7 @@ class LayerNorm(Module):
             init.zeros_(self.bias)
 
     def forward(self, input):  # noqa: A002
-        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        return functional.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "

@@ -1,7 +1,7 @@
 """``MaxPool2d`` and ``AvgPool2d``."""
 from __future__ import annotations
 
-from .. import functional as F
+from .. import functional
 from .module import Module
 
 
@@ -17,7 +17,7 @@ class MaxPool2d(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input):  # noqa: A002 - PyTorch's argument name
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+        return functional.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self):
@@ -37,7 +37,7 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):  # noqa: A002
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+        return functional.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...tensor import Tensor
-from .. import functional as F
+from .. import functional
 from .. import init
 from ..parameter import Parameter
 from ...ops import dispatch
@@ -47,7 +47,7 @@ class Embedding(Module):
             self.weight._version_counter.bump()
 
     def forward(self, input):  # noqa: A002 - PyTorch's argument name
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+        return functional.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
 
     @classmethod
