@@ -69,10 +69,9 @@ def _math_tag() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha1()
     # optim_updates.py: the update formulas inlined into the optimizer loops (device/cpu_optim.py)
-    # smath.py in both modes: its overloads hold the integer and libm forms too
-    sources = [("device", "optim_updates.py"), ("ops", "smath.py")]
-    if FAST_MATH:
-        sources.append(("device", "vmath.py"))
+    # smath.py and vmath.py in both modes: smath's overloads hold the integer and libm forms
+    # too, and some of those (rint) live in vmath
+    sources = [("device", "optim_updates.py"), ("ops", "smath.py"), ("device", "vmath.py")]
     for rel in sources:
         with open(os.path.join(here, *rel), "rb") as fh:
             digest.update(fh.read())

@@ -29,6 +29,7 @@ import numpy as np
 from numba import cuda
 
 from . import cuda as cuda_backend
+from . import vmath
 
 NAN = math.nan
 INF = math.inf
@@ -38,17 +39,8 @@ BIG = 4503599627370496.0  # 2**52: every float64 (and float32) of this size is a
 
 
 # ---- rounding ----------------------------------------------------------------------------------
-@cuda.jit(device=True)
-def rint_d(x):
-    """Round half to even, keeping the sign of zero; nan/inf/huge values unchanged.
-    ``x - floor(x)`` is exact, so the tie test is exact."""
-    if not abs(x) < BIG:
-        return x
-    r = math.floor(x)
-    d = x - r
-    if d > 0.5 or (d == 0.5 and math.floor(r * 0.5) * 2.0 != r):
-        r = r + 1.0
-    return math.copysign(r, x)
+#: round half to even, keeping the sign of zero (the scalar form ops.smath compiles for the CPU)
+rint_d = cuda.jit(device=True)(vmath.rint_scalar)
 
 
 def rint_(x):
@@ -293,28 +285,27 @@ def _betacf_d(a, b, x):
     for m in range(1, 20000):
         fm = float(m)
         m2 = 2.0 * fm
-        aa = fm * (b - fm) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        if abs(d) < tiny:
-            d = tiny
-        c = 1.0 + aa / c
-        if abs(c) < tiny:
-            c = tiny
-        d = 1.0 / d
+        c, d = _lentz_step(fm * (b - fm) * x / ((qam + m2) * (a + m2)), c, d, tiny)
         h *= d * c
-        aa = -(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        if abs(d) < tiny:
-            d = tiny
-        c = 1.0 + aa / c
-        if abs(c) < tiny:
-            c = tiny
-        d = 1.0 / d
+        c, d = _lentz_step(-(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2)), c, d, tiny)
         de = d * c
         h *= de
         if abs(de - 1.0) < 1e-16:
             break
     return h
+
+
+@cuda.jit(device=True)
+def _lentz_step(aa, c, d, tiny):
+    """One step of the modified Lentz method for the next partial numerator ``aa``: the new
+    ``(c, d)`` (``d`` already inverted), each kept off zero by ``tiny``."""
+    d = 1.0 + aa * d
+    if abs(d) < tiny:
+        d = tiny
+    c = 1.0 + aa / c
+    if abs(c) < tiny:
+        c = tiny
+    return c, 1.0 / d
 
 
 @cuda.jit(device=True)

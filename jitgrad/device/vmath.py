@@ -133,6 +133,19 @@ def _rint(typingctx, x):
 floor, trunc, rint = _floor, _trunc, _rint
 
 
+def rint_scalar(x):
+    """Round half to even, keeping the sign of zero; nan, inf and values from 2**52 on (already
+    integers) unchanged. A plain scalar form (libm ``floor``) for the CUDA device functions and
+    JITGRAD_FAST_MATH=0; ``x - floor(x)`` is exact, so the tie test is exact."""
+    if not abs(x) < 4503599627370496.0:
+        return x
+    r = math.floor(x)
+    d = x - r
+    if d > 0.5 or (d == 0.5 and math.floor(r * 0.5) * 2.0 != r):
+        r = r + 1.0
+    return math.copysign(r, x)
+
+
 @njit(inline="always")
 def _signbit(x):
     return _bits(x) < 0

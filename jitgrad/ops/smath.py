@@ -194,15 +194,7 @@ def _trunc_scalar(x):
     return math.copysign(math.floor(abs(x)), x)
 
 
-def _rint_scalar(x):
-    # ties to even; x - floor(x) is exact, so the tie test is exact
-    if not abs(x) < _BIG:
-        return x
-    r = math.floor(x)
-    d = x - r
-    if d > 0.5 or (d == 0.5 and math.floor(r * 0.5) * 2.0 != r):
-        r = r + 1.0
-    return math.copysign(r, x)
+_rint_scalar = vmath.rint_scalar  # (shared with the CUDA forward of round)
 
 
 def _same(x):
