@@ -114,7 +114,8 @@ _entry("mul", jitgrad.mul, np.multiply, _binary_samples(_away_from_zero, _away_f
        rows=("mul",))
 _entry("div", jitgrad.div, _true_divide, _binary_samples(_away_from_zero, _away_from_zero),
        rows=("div",))
-_entry("pow", jitgrad.pow, _pow_ref, _binary_samples(_positive, _away_from_zero, (2, 0.5, 3.0)),
+_entry("pow", jitgrad.pow, _pow_ref,
+       _binary_samples(_positive, _away_from_zero, (2, 0.5, 3.0, 1.5)),
        rtol=1e-6, rows=("pow", "pow_cube", "pow_root", "pow_scalar", "pow_square", "rpow"))
 _entry("maximum", jitgrad.maximum, np.maximum, _binary_samples(_away_from_zero, _away_from_zero, ()),
        rows=("maximum",))
