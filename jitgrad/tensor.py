@@ -296,8 +296,8 @@ class Tensor:
                   and data.flags.c_contiguous):
                 self._grad = Tensor._make(data)  # no copy: nobody else can see this array
             else:
-                # a pooled copy: a fresh np.array faulted in new pages every step (~30% of an
-                # MLP step)
+                # a pooled copy: a fresh np.array faulted in new pages every step (the cost:
+                # docs/design.md, 'Measurements behind the code')
                 self._grad = dispatch.copy_data(new_grad)
         elif recording:
             self._grad = self._grad + new_grad

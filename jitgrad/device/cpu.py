@@ -15,8 +15,8 @@ Each (body, modes, serial|parallel) is written out as a real Python module under
 on-disk cache never hits for closures made by a factory (measured: a miss on every run), so the
 kernels are generated as source files instead; a cold process then loads them in milliseconds.
 
-Parallel kernels run only from ``PARALLEL_MIN_BYTES`` of output on: below that the ~6 µs launch
-cost of a tbb parallel region outweighs the work on a 2-core machine (DESIGN-NUMBA.md).
+Parallel kernels run only from ``PARALLEL_MIN_BYTES`` of output on: below that the launch cost
+of a tbb parallel region outweighs the work (docs/design.md, 'Measurements behind the code').
 """
 from __future__ import annotations
 
@@ -33,25 +33,21 @@ import numpy as np
 from .. import _config
 from . import pool
 
-# Parallel kernels pay a ~6 us tbb launch: they run from PARALLEL_MIN_BYTES of output on (in
-# elements: PARALLEL_MIN_SIZE float64s, twice as many float32s). Measured on 2 cores, serial ->
-# parallel per call (one interleaved run, 2026-11-30, quiet machine): float64 x*y 17.0 -> 16.8 us
-# at 2^15 elements, 25.8 -> 20.9 us at 6e4; sin 74 -> 43 us at 2^15, 128 -> 63 us at 6e4; exp
-# 37 -> 26 us at 2^15; float32 x*y 12.8 -> 22.4 us at 4e4 (a loss) but 16.3 -> 16.0 at 6e4. At
-# 2^14 float64 x*y loses (2.9 vs 4.3 us); at 2^20 it halves (223 -> 108 us). The whole W5w
-# workload (5e4-element ops) went 19.4 -> 15.0 ms when the threshold moved from 2^16 to 2^15.
+# Parallel kernels pay a tbb launch: they run from PARALLEL_MIN_BYTES of output on (in
+# elements: PARALLEL_MIN_SIZE float64s, twice as many float32s), the measured crossover where a
+# parallel memory-bound loop stops losing (docs/design.md, 'Measurements behind the code').
 PARALLEL_MIN_BYTES = 1 << 18
 PARALLEL_MIN_SIZE = PARALLEL_MIN_BYTES // 8
 # Note [NumPy forward]: NumPy 2.x has SIMD loops for exp, log and tanh that beat Numba's scalar
-# libm calls 5-9x in float64 on this machine (measured on 1e6 elements: exp 0.8 vs 4.3 ms, tanh
-# 1.7 vs 15.5 ms, log 0.8 vs 4.1 ms; sin/cos were at parity). An op row may name such a ufunc;
-# it is used for the forward of large contiguous unary inputs, the Numba body everywhere else.
+# libm calls several times over (docs/design.md, 'NumPy's SIMD loops for some forwards'). An op
+# row may name such a ufunc; it is used for the forward of large contiguous unary inputs, the
+# Numba body everywhere else.
 # Only with JITGRAD_FAST_MATH=0: jitgrad's vmath kernels match NumPy's SIMD loops on one thread
 # and run parallel on large arrays (docs/fastmath.md).
 UFUNC_MIN_SIZE = 1 << 12
 #: ufuncs used in fast-math mode too: the functions vmath has no form of, whose kernels call
-#: scalar libm (np.arcsin on 1e6 float64: 1.3 ms, a kernel calling libm asin 29 ms); filled by
-#: the op rows that name them (ops/elementwise_np.py)
+#: scalar libm, many times slower than NumPy's loop (docs/design.md, 'Measurements behind the
+#: code'); filled by the op rows that name them (ops/elementwise_np.py)
 UFUNCS_WITHOUT_VMATH: set = set()
 
 
@@ -102,7 +98,8 @@ def _kernel_source(body, modes: str, grid: bool, parallel: bool, n_out: int = 1)
         "from numba import njit, prange",
         f"from {body.__module__} import {body.__name__} as _body",
         # inline='always': a body calling vmath's functions is too big for LLVM to inline on its
-        # own, and a call per element stops vectorisation (sin: 16.8 vs 2.0 ns/element)
+        # own, and a call per element stops vectorisation (the cost: docs/design.md,
+        # 'Measurements behind the code')
         "body = njit(nogil=True, error_model='numpy', inline='always')(_body)",
         "",
         f"@njit({flags})",
@@ -116,7 +113,8 @@ def _kernel_source(body, modes: str, grid: bool, parallel: bool, n_out: int = 1)
         lines += _stores(n_out, call, "r, c", "            ")
     else:
         # parallel: a plain prange over elements; Numba gives each thread one contiguous chunk
-        # and the loop still vectorises (a blocked loop with min() bounds ran 3x slower, measured)
+        # and the loop still vectorises (a blocked loop with min() bounds was slower:
+        # docs/design.md, 'Measurements behind the code')
         lines += [f"    for i in {loop}({first}.size):"]
         lines += _stores(n_out, call, "i", "        ")
     return "\n".join(lines) + "\n"
@@ -305,7 +303,7 @@ def _is_output(a: np.ndarray, out: np.ndarray) -> bool:
     """Note [in-place operands]: an in-place op (``x.sin_()``) passes the array it writes as an
     operand too. The kernel then reads that operand from ``out`` itself (mode ``o``): given as
     two arrays that overlap, LLVM's runtime alias check fails and the loop runs unvectorised
-    (measured: ``sin_`` on 1e6 float64 7.7 ms vs 1.7 ms out of place)."""
+    (docs/design.md, 'Measurements behind the code')."""
     return a is out or (a.shape == out.shape and a.strides == out.strides
                         and a.__array_interface__["data"][0] == out.__array_interface__["data"][0])
 

@@ -203,10 +203,9 @@ def _col2im(cols, gx, n0, nb, C, H, W, KH, KW, Ho, Wo, sh, sw, ph, pw, dh, dw):
 
 # Note [conv algorithm]: the direct kernels (Note [flat shifts]) do C/groups*KH*KW passes over
 # each output plane; im2col turns the product into BLAS calls but materialises C*KH*KW x Ho*Wo
-# columns per image. Measured on this 2-core box (float32, 1 thread, N=32, 3x3, padding 1;
-# nn-report.md), forward / weight gradient in ms: 9 taps direct 0.32 / 0.36-0.39 vs im2col
-# 0.31-0.32 / 0.54-0.79; 144 taps direct 2.6-3.2 / 2.6-2.7 vs im2col 1.4 / 1.9. So direct (no
-# column buffer) up to 18 taps, im2col above; strided convolutions always use im2col.
+# columns per image. Direct was as fast at few taps and avoids the column buffer; im2col won at
+# many (docs/cuda.md, 'Measurements behind the device code'). So direct up to 18 taps, im2col
+# above; strided convolutions always use im2col.
 DIRECT_MAX_TAPS = 18
 _IM2COL_CHUNK = 1 << 22  # column elements per batch chunk (bounds the temporary)
 

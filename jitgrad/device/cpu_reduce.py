@@ -34,15 +34,13 @@ from .rebind import bind as _bind
 from .. import _config  # _config.parallel_kernels: the engine's kernel policy
 
 # Parallel variants run only above a size threshold, and only when there is more than one work
-# item. Measured 2026-11-30 on this 2-core EPYC (tbb, median par/serial time over 5 layouts
-# (1,n,1) (n/1024,1024,1) (1,n/64,64) (n/4096,64,64) (n/16,16,1); the box was shared, so
-# only quiet runs counted): sum float64 par/ser 1.1-2.9 at 2^16, 0.8-1.2 at 2^17, 0.6-1.0 at
-# 2^18, 0.5-0.7 at 2^20; float32 crossed at ~2^19 elements, i.e. the same ~2 MiB of input.
-# So the fold threshold counts float64-sized elements (bytes / 8): 2^18 (2 MiB), not 2^17.
+# item. The thresholds are the measured crossovers of each kernel (docs/design.md, 'Measurements
+# behind the code'). The memory-bound folds crossed at the same number of input bytes in float64
+# and float32, so their threshold counts float64-sized elements (bytes / 8).
 PARALLEL_MIN_SIZE = 1 << 18   # sum/prod/var (memory-bound): x.nbytes >= 8 * PARALLEL_MIN_SIZE
-_PAR_MIN_ARG = 1 << 16        # max/min: par/ser 0.98 at 2^15, 0.84 at 2^16, 0.65 at 2^17
-_PAR_MIN_EXP = 1 << 14        # logsumexp (libm exp): f64 wins from 2^12-2^13, f32 from 2^14
-_PAR_MIN_PO = 1 << 15         # prod_others: 0.6-0.8 at 2^15 with several work items
+_PAR_MIN_ARG = 1 << 16        # max/min
+_PAR_MIN_EXP = 1 << 14        # logsumexp (libm exp: more work per element, an earlier crossover)
+_PAR_MIN_PO = 1 << 15         # prod_others, with several work items
 
 _B = 1024    # contiguous elements per summation block (inner == 1)
 _BR = 64     # rows per summation block (inner > 1)
@@ -88,8 +86,8 @@ def _tree(p, base, n, stride, j0, j1):
 
 # ---- kernel bodies (``_op``, ``_map``, ``_tree``, ``_better`` are bound per variant) ----
 # Note [slices]: inner loops run over slice views with range(0, n). Indexing x[lo + i] directly
-# makes Numba emit a negative-index wraparound select that LLVM cannot drop inside a parfor
-# (measured: a blocked sum of 2^22 float64 went from 0.6 ms to 5.7 ms, unvectorised).
+# makes Numba emit a negative-index wraparound select that LLVM cannot drop inside a parfor, and
+# the loop no longer vectorises (the cost: docs/design.md, 'Measurements behind the code').
 def _fold_rows(x, outer, r, c, ident, out):
     """inner == 1: out[o] = op_{i<r} map(x[o*r + i], c, o), pairwise over blocks of _B."""
     nb = max(1, (r + _B - 1) // _B)

@@ -1,10 +1,11 @@
 """A caching buffer pool for large kernel outputs, gradient buffers and temporaries.
 
-Why: on this VM a fresh 4 KiB page costs 3-7 µs to fault in (DESIGN-NUMBA.md), and glibc hands
-every large allocation (above its mmap threshold, at most 32 MiB) fresh pages from ``mmap`` and
-gives them back on ``free``. A backward over 1e6-element float64 arrays makes a dozen 8 MB
-temporaries per call: ~25% of its time was page faults. The pool keeps freed blocks and hands
-them out again, so a steady-state training loop touches no fresh pages.
+Why: faulting in a fresh page is expensive, and glibc hands every large allocation (above its
+mmap threshold, at most 32 MiB) fresh pages from ``mmap`` and gives them back on ``free``. A
+backward over large arrays makes many such temporaries per call, so page faults took a large
+share of its time (docs/design.md, 'Memory: a caching buffer pool' and 'Measurements behind the
+code'). The pool keeps freed blocks and hands them out again, so a steady-state training loop
+touches no fresh pages.
 
 How: a block is a NumPy byte array owned by the pool. ``empty`` wraps a block in a small
 ``Lease`` object exposing ``__array_interface__`` and returns ``np.asarray(lease)``. NumPy keeps
@@ -29,11 +30,10 @@ import threading
 
 import numpy as np
 
-#: Requests smaller than this many bytes bypass the pool (the lease costs ~1 µs per array).
-#: Measured 2026-11-30, steady-state forward+backward in blocks of calls: W5w's 400 KB arrays
-#: faulted 260-5000 pages per call through glibc, which trims and re-faults its heap at those
-#: sizes, and ran 21.3 -> 16.4 ms (float64) and 12.9 -> 8.9 ms (float32) pooled from 64 KiB
-#: instead of 1 MiB, 0 faults; W3/W4/W7/W8 unchanged.
+#: Requests smaller than this many bytes bypass the pool: a lease has a fixed cost per array, and
+#: glibc reuses freed heap memory below this size without faults. Above it (a few hundred KB)
+#: glibc trims and re-faults its heap, so those sizes are pooled (docs/design.md, 'Measurements
+#: behind the code').
 MIN_BYTES = 1 << 16
 
 

@@ -665,7 +665,7 @@ _THIRD_F, _SIXTH_F, _TENTH_F = _f32(1.0 / 3.0), _f32(1.0 / 6.0), _f32(0.1)
 
 
 def _erf_tables() -> None:
-    """Fill _ERF64/_ERF32 (idempotent). Pure Python decimal arithmetic: ~0.1 s."""
+    """Fill _ERF64/_ERF32 (idempotent), in pure Python decimal arithmetic (once per process)."""
     if _ERF64[1, 0] != 0.0:
         return
     import decimal
@@ -924,17 +924,17 @@ def _pow32(x, y):
 # Note [huge trig arguments]: The vectorised reduction is exact enough only for |x| below
 # _TRIG_BIG (2**40 in float64, 2**28 in float32). A branch-free Payne-Hanek reduction for the rest
 # would run for every lane (SIMD cannot skip it) and double the cost of sin; a plain conditional
-# `math.sin(x)` is either speculated for every lane (llvm.sin is speculatable: 18 ns/element
-# measured) or stops the loop vectorising. Instead the huge lanes call a scalar function that
-# carries a "vector-function-abi-variant" attribute naming *masked* vector variants
+# `math.sin(x)` is either speculated for every lane (llvm.sin is speculatable, and a libm call
+# per lane is slow) or stops the loop vectorising. Instead the huge lanes call a scalar function
+# that carries a "vector-function-abi-variant" attribute naming *masked* vector variants
 # (jg_vm_sin_f64_big_m4(<4 x double>, <4 x i1>) ...). LLVM's loop vectorizer (LLVM >= 17) then
 # widens the conditional call into one call per vector of lanes; the variant returns at once
 # when no lane is huge, and otherwise calls the exact scalar path (_rem_pio2_big below, compiled
 # as a C-ABI cfunc and linked into the kernel) for each huge lane; float32 lanes go through it in
 # float64. Not libm: glibc's sin/cos are off by up to 1.4e5 ulp on the hardest huge arguments.
-# Cost when no lane is huge: one call per vector iteration (sin float64: 1.34 -> 1.96 ns/element
-# on AVX-512, 1.94 -> 2.51 on AVX2); a huge element costs ~96 ns. On an older LLVM the loop does
-# not vectorise but stays correct.
+# Cost when no lane is huge: one call per vector iteration; a huge element costs a scalar
+# reduction (both measured: docs/design.md, 'Measurements behind the code'). On an older LLVM
+# the loop does not vectorise but stays correct.
 
 try:
     import llvmlite.binding as _llb
@@ -1362,8 +1362,9 @@ def _tan32(x):
 # type at compile time. Note [inlining]: an implementation is compiled once per process and dtype
 # (its helpers are inlined into it at the Numba IR level), and its LLVM function is then marked
 # ``alwaysinline``, so every loop calling it gets the body inlined and can vectorise it. Inlining
-# at the Numba IR level into every kernel instead costs ~0.1-0.35 s of type inference per kernel
-# (measured); LLVM's own inliner leaves bodies as large as sin's as calls, which do not vectorise.
+# at the Numba IR level into every kernel instead costs a lot of type inference per kernel
+# (docs/design.md, 'Measurements behind the code'); LLVM's own inliner leaves bodies as large
+# as sin's as calls, which do not vectorise.
 
 FUNCTIONS = ("exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "sigmoid", "erf",
              "sinh", "cosh", "pow")

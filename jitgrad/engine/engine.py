@@ -57,19 +57,17 @@ from . import regions, workers
 from .graph_task import GraphTask, count_dependencies, reachable_needed
 from .input_buffer import InputBuffer, OrderedInputBuffer, sum_gradients, validate_outputs
 
-# Note [hand-off rule]: measured on 2 cores (docs/engine.md). Two threads run Python (the
-# bookkeeping and dispatch of a node, ~9-14 us) one at a time under the GIL; only kernels
-# overlap. Sharing a W5w-shaped graph paid off once its nodes took on average >= ~45 us with libm
-# kernels (1.6x at 44 us, 1.8x at 142 us) or >= ~60 us with vectorised ones (1.06x at 56 us, 1.4x
-# at 97 us), and lost below (0.7-0.8x at 24-35 us): a thread that drops the GIL for a short kernel
-# takes it back before the waiting one has woken up, which then waits for the 5 ms switch
-# interval. Element counts alone do not tell: the same W5w node took 106 us with libm kernels and
-# 47 us with vectorised ones. So the owner times the nodes it runs while others are ready (never
-# in a chain) and shares only when their mean is >= HANDOFF_MIN_SECONDS after
-# HANDOFF_WARMUP_NODES of them. Gradients of HANDOFF_MAX_ELEMENTS or more are not handed off:
-# their kernels run in parallel on every core, which balanced two uneven branches better than one
-# serial branch per thread (W5h: 63 vs 76 ms). Tests set the thresholds to 0 to exercise the
-# threaded path on tiny graphs.
+# Note [hand-off rule]: two threads run Python (the bookkeeping and dispatch of a node) one at
+# a time under the GIL; only kernels overlap. Sharing a graph therefore pays off only when its
+# nodes are long, and loses when they are short: a thread that drops the GIL for a short kernel
+# takes it back before the waiting one has woken up, which then waits for CPython's switch
+# interval. Element counts alone do not tell how long a node takes (that depends on which kernels
+# it calls). So the owner times the nodes it runs while others are ready (never in a chain) and
+# shares only when their mean is >= HANDOFF_MIN_SECONDS after HANDOFF_WARMUP_NODES of them.
+# Gradients of HANDOFF_MAX_ELEMENTS or more are not handed off: their kernels run in parallel on
+# every core, which balances uneven branches better than one serial branch per thread. The
+# measurements behind the thresholds: docs/engine.md, 'The hand-off rule' and 'Measurements
+# behind the code'. Tests set the thresholds to 0 to exercise the threaded path on tiny graphs.
 HANDOFF_MIN_SECONDS = 50e-6
 HANDOFF_WARMUP_NODES = 8
 HANDOFF_MIN_ELEMENTS = 1 << 10

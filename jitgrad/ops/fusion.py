@@ -65,8 +65,8 @@ def apply_fused(region, g):
     A partial sum the engine hands over for an edge (``region.partials``) is added into the
     kernel's output for that edge where it can (one pass, not two) and listed in ``added``.
     The output is a new array, not the partial's: a kernel writing over an operand it reads
-    fails LLVM's alias check and runs unvectorised (measured: W5h backward on one thread
-    21 -> 42 ms)."""
+    fails LLVM's alias check and runs unvectorised (docs/engine.md, 'Measurements behind the
+    code')."""
     nodes, n_edges = region.nodes, region.n_edges
     data = g._data
     if type(data) is not np.ndarray:  # CUDA: node by node (its kernels queue asynchronously)

@@ -19,8 +19,9 @@ from . import npfuncs
 
 #: SciPy computes these in float64 whatever the input (float32 results are rounded from it)
 _SPECIAL = ("gammaln", "digamma", "polygamma", "stdtr")
-#: stdtr's continued fraction keeps ~1e-12 relative accuracy up to this df (measured against
-#: SciPy: 1e-13 at df = 1e3, 9e-13 at 1e4, 7e-12 at 1e5); larger finite df raise on CUDA
+#: stdtr's continued fraction keeps ~1e-12 relative accuracy against SciPy up to this df, and
+#: loses digits above it (the measurements: docs/cuda.md, 'Measurements behind the device code');
+#: larger finite df raise on CUDA
 STDTR_DF_MAX = 1e4
 
 

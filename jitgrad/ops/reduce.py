@@ -128,7 +128,8 @@ def _expand_back(ctx, g):
     if (type(g._data) is np.ndarray and not is_grad_enabled()
             and dispatch.transform_hook is None):
         # a plain backward records nothing: the read-only view without the ops' bookkeeping
-        # (two recorded view ops cost ~20 us a call, measured; the view is the same)
+        # (the same view; the two recorded view ops were a measurable cost per call: docs/design.md,
+        # 'Measurements behind the code')
         return dispatch.Tensor._make(np.broadcast_to(g._data.reshape(ctx.keep_shape),
                                                      ctx.in_shape))
     g = _keep(ctx, g)
