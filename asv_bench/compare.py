@@ -563,7 +563,7 @@ def plot(report, path, stat):
         ax.set_title(f"jitgrad / peer, {stat} time, {label}")
         top = max([v for k in keys for v in rat[k].values() if v] or [1.0])
         ax.set_ylim(top=top * 8)
-        ax.legend(fontsize=8, ncol=len(peers), loc="upper left")
+        ax.legend(fontsize=8, ncol=max(len(peers), 1), loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
