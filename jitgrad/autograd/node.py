@@ -15,6 +15,7 @@ import re
 import sys
 import threading
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -321,3 +322,24 @@ class GraphRoot(Node):
 
     def apply(self, grad_outputs: list) -> list:
         return self._grads
+
+
+# --- the fused-region interface (Note [fused regions] in engine/regions.py): the types the
+# engine and a fusible node's ``_apply_fused`` (ops/fusion.py) exchange, kept here below both
+class Destination(NamedTuple):
+    """Where the gradient a region member computes for one of its inputs goes: into member
+    ``index`` of the region (``outside`` False), or out of the region through its outside edge
+    ``index`` (``outside`` True)."""
+
+    outside: bool
+    index: int
+
+
+class FusedGradients(NamedTuple):
+    """What ``_apply_fused`` returns for a ``FusedRegion``: ``grads``, per outside edge, the
+    gradient leaving the region through it (None: none); ``added``, the outside edges whose
+    waiting partial sum (``FusedRegion.partials``) is added into its gradient (the engine drops
+    those partials and puts the others back in their slots)."""
+
+    grads: list
+    added: tuple

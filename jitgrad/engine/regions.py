@@ -22,33 +22,12 @@ dependency counts and input buffers, under ``task.threads.lock`` when the task i
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from ..autograd.node import sole_owner
+from ..autograd.node import Destination, sole_owner
 from .input_buffer import InputBuffer, validate_outputs
 
 # Note [fused regions]: at most this many nodes per region (a long chain fuses piecewise): the
 # generated kernel's compile time and operand count grow with it
 FUSION_MAX_NODES = 12
-
-
-class Destination(NamedTuple):
-    """Where the gradient a region member computes for one of its inputs goes: into member
-    ``index`` of the region (``outside`` False), or out of the region through its outside edge
-    ``index`` (``outside`` True)."""
-
-    outside: bool
-    index: int
-
-
-class FusedGradients(NamedTuple):
-    """What ``_apply_fused`` returns for a ``FusedRegion``: ``grads``, per outside edge, the
-    gradient leaving the region through it (None: none); ``added``, the outside edges whose
-    waiting partial sum (``FusedRegion.partials``) is added into its gradient (the engine drops
-    those partials and puts the others back in their slots)."""
-
-    grads: list
-    added: tuple
 
 
 class FusedRegion:

@@ -36,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..device import cpu
-from ..engine.regions import Destination, FusedGradients
+from ..autograd.node import Destination, FusedGradients
 from . import dispatch
 from .registry import passthrough
 
