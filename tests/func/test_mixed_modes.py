@@ -7,7 +7,8 @@ are compared with central finite differences of ``G`` along a random direction. 
 jvp of vjp (forward-over-reverse), vjp of jvp, vjp of vjp and jvp of jvp for every entry; the
 tangent of the cotangent ``u`` is part of it (a backward run inside a dual level must compute
 with duals). Order 3 (the same checks on a second-order transform) runs for a sample of
-entries. One float64 sample per entry, every output scalarised with random weights.
+entries, and the four jacfwd/jacrev compositions of a Hessian for the same sample. One
+float64 sample per entry, every output scalarised with random weights.
 """
 import numpy as np
 import pytest
@@ -213,3 +214,36 @@ def test_jvp_of_vjp_carries_the_cotangent_tangent():
     value, tangent = F.jvp(h, (jg.tensor(1.1), jg.tensor(0.5)), (jg.tensor(0.3), jg.tensor(0.7)))
     assert_close(value, 1.5, rtol=1e-14)
     assert_close(tangent, 2.1, rtol=1e-14)
+
+
+def _scalar_of_first(fn, xs, rng):
+    """``x -> sum_k <w_k, fn(x, *rest)_k>``: the op as a scalar function of its first input."""
+    ws = _randn_like(rng, fn(*xs))
+
+    def scalar(x):
+        return sum((o * w).sum() for o, w in zip(fn(x, *xs[1:]), ws))
+
+    return scalar
+
+
+@pytest.mark.parametrize("op", THIRD, ids=[op.name for op in THIRD])
+def test_hessian_by_every_jacobian_composition(op):
+    """jacfwd(jacrev), jacrev(jacfwd), jacrev(jacrev) and jacfwd(jacfwd) of a scalarised op
+    give one Hessian, equal to central differences of the gradient."""
+    fn, xs, rng = _op_function(op)
+    scalar = _scalar_of_first(fn, xs, rng)
+    x = xs[0]
+    n = x.numel()
+    grad = F.grad(scalar)
+    columns = []
+    for k in range(n):
+        e = np.zeros(n)
+        e[k] = 1.0
+        d = (jg.tensor(e.reshape(tuple(x.shape))),)
+        columns.append(_finite_difference(lambda z: (grad(z),), (x,), d)[0]._data.reshape(-1))
+    fd = np.stack(columns, axis=1)
+    for outer, inner in ((F.jacfwd, F.jacrev), (F.jacrev, F.jacfwd), (F.jacrev, F.jacrev),
+                         (F.jacfwd, F.jacfwd)):
+        hessian = outer(inner(scalar))(x)
+        assert_close(hessian._data.reshape(n, n), fd, rtol=1e-5, atol=1e-5,
+                     msg=f"{outer.__name__}({inner.__name__}) of {op.name}")
