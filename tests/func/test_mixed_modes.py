@@ -95,6 +95,7 @@ def test_the_sweep_lists_every_entry():
     for op in DIFF:
         if op.name in NO_TENSOR_INPUT:
             assert not _op_function(op)[1], op.name
+    assert len(THIRD) == len(THIRD_ORDER)  # every sampled name is an entry
     assert len(FULL) + len(NO_JVP_RULE) + len(NO_TENSOR_INPUT) + len(NOT_DIFFERENTIABLE) == len(
         ENTRIES)
 
