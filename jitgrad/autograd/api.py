@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import engine
+from . import forward_ad
 from .grad_mode import set_grad_enabled
 from .node import grad_lock
 
@@ -49,9 +50,15 @@ def _make_grads(outputs, grad_outputs, create_graph):
             if g.dtype is not o.dtype:  # as PyTorch: the backward runs in the output's dtype
                 g = g._cast(o.dtype)
             if not create_graph:
-                g = g.detach()
+                g = _detach(g)
         out.append(g)
     return out
+
+
+def _detach(g):
+    """``g`` off the reverse graph; inside a dual level with its tangents (Note [backward
+    inside a dual level] in forward_ad.py)."""
+    return forward_ad.detach_keep_tangents(g) if forward_ad._has_levels() else g.detach()
 
 
 def _root_edges(outputs):
@@ -135,6 +142,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
                 g = zeros_like(t)
         elif not create_graph:
-            g = g.detach()
+            g = _detach(g)
         result.append(g)
     return tuple(result)

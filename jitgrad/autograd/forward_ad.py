@@ -455,6 +455,21 @@ def _copy_tangents(src, dst) -> None:
             lvl.set(dst, t)
 
 
+def detach_keep_tangents(t):
+    """``t`` without reverse-mode history but with its forward-mode tangents (and batching).
+
+    Note [backward inside a dual level]: as in PyTorch, a backward run inside a dual level
+    computes with dual tensors: the gradient formulas are registry ops, so the tangents of the
+    grad_outputs and of the saved values flow into the gradients (forward-over-reverse needs
+    exactly that). ``autograd.grad`` detaches its grad_outputs and results from the reverse
+    graph unless ``create_graph``; it keeps their tangents through this function."""
+    if _batching is not None and _batching.is_batched(t):
+        return _batching.wrap(detach_keep_tangents(_batching.inner(t)), _batching.level_of(t))
+    d = t.detach()
+    _copy_tangents(t, d)
+    return d
+
+
 def _inplace_update(target, result) -> None:
     """After ``result`` was written into ``target`` in place: ``target`` takes over its
     tangents (for ``ops/inplace.py``; until it calls this, the tangent check raises)."""

@@ -10,8 +10,8 @@ of the batch is per example because examples never mix. Reverse-mode history goe
 where needed: a backward graph is recorded (``create_graph``) when grad mode is on and the
 outputs depend on tensors other than the leaves (an enclosing grad, or a closed-over tensor
 that requires grad); otherwise results are detached. Forward-mode tangents always flow through
-(forward-over-reverse: ``jacfwd(jacrev(f))``), the gradients being read by tensor hooks before
-``autograd.grad`` detaches them.
+(forward-over-reverse: ``jacfwd(jacrev(f))``): a backward inside a dual level computes with
+duals, cotangents included (Note [backward inside a dual level] in autograd/forward_ad.py).
 """
 from __future__ import annotations
 
@@ -96,8 +96,9 @@ class _VJP:
                 c = batching.expose(c, lev)
             outs.append(real)
             cts.append(c)
-        grads = _capture_grads(outs, self.leaves, cts, self.create) if outs else [None] * len(
-            self.leaves)
+        # the gradients keep their forward-mode tangents (Note [backward inside a dual level])
+        grads = autograd.grad(outs, self.leaves, cts, retain_graph=True, create_graph=self.create,
+                              allow_unused=True) if outs else [None] * len(self.leaves)
         return [zeros_like_logical(x) if g is None else batching.unmaterialize(g, self.levels)
                 for g, x in zip(grads, self.primals)]
 
@@ -139,26 +140,6 @@ def _depends_externally(outs, leaves) -> bool:
             continue
         stack.extend(n for n, _ in node.next_functions if n is not None)
     return False
-
-
-def _capture_grads(outs, leaves, cts, create) -> list:
-    """``autograd.grad(outs, leaves, cts)``, the gradients read by hooks before the final
-    detach so that their forward-mode tangents survive (Note [func reverse mode])."""
-    got = [None] * len(leaves)
-
-    def hook_for(i):
-        def hook(g):
-            got[i] = g
-        return hook
-
-    handles = [leaf.register_hook(hook_for(i)) for i, leaf in enumerate(leaves)]
-    try:
-        autograd.grad(outs, leaves, cts, retain_graph=True, create_graph=create,
-                      allow_unused=True)
-    finally:
-        for h in handles:
-            h.remove()
-    return got
 
 
 def _check_scalar(out, fname):

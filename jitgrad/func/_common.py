@@ -76,14 +76,9 @@ def split_aux(out, fname: str):
 
 
 def detach_keep_tangents(t):
-    """``t`` without reverse-mode history but with its forward-mode tangents (and batching)."""
-    if not isinstance(t, Tensor):
-        return t
-    if type(t) is batching.BatchedTensor:
-        return batching.wrap(detach_keep_tangents(t._bt_inner), t._bt_level)
-    d = t.detach()
-    forward_ad._copy_tangents(t, d)
-    return d
+    """``t`` without reverse-mode history but with its forward-mode tangents (and batching);
+    anything that is not a Tensor as it is."""
+    return forward_ad.detach_keep_tangents(t) if isinstance(t, Tensor) else t
 
 
 def zeros_like_logical(x):

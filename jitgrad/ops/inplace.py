@@ -22,6 +22,7 @@ instead of differentiating with the new values.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 
 import numpy as np
@@ -232,7 +233,8 @@ def apply_inplace(self, name, compute, *others):
     needs = _needs(self, operands)
     fwd = _forward_ad()
     if needs is None:
-        with no_grad():
+        # with a dual level open, grad mode stays: a tangent may require grad (vjp of jvp)
+        with _tangent_grad_mode(fwd):
             result = compute(self)
             _check_result(name, self, result)
             root_new = _root_after(self, result) if fwd else None
@@ -247,7 +249,7 @@ def apply_inplace(self, name, compute, *others):
         fwd.copy_tangents(self, old)
     result = compute(old)
     _check_result(name, self, result)
-    with no_grad():
+    with _tangent_grad_mode(fwd):
         root_new = _root_after(self, result) if fwd else None
     if self._base is None and result._grad_fn is not None:
         node, nr = result._grad_fn, result._output_nr
@@ -258,6 +260,12 @@ def apply_inplace(self, name, compute, *others):
     rebase(self, node, nr)
     _take_tangents(fwd, self, result, root_new)
     return self
+
+
+def _tangent_grad_mode(fwd):
+    """``no_grad()``, except while a dual level is open: the tangents computed alongside
+    (the base's, after a write through a view) are recorded when they require grad."""
+    return no_grad() if fwd is None else contextlib.nullcontext()
 
 
 def _check_result(name, self, result) -> None:

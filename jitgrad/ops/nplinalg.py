@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.grad_mode import is_grad_enabled
 from . import dispatch, nplinalg_cuda
 from .linalg import matmul
 from .registry import def_composite
@@ -38,9 +39,11 @@ def _const(arr, like):
 
 
 def _inv_gaps(e, msg, extra=None):
-    """CUDA: ``F_ij = 1 / e_ij`` off the diagonal, 0 on it, for the (detached) gap matrices
-    ``e`` (the CPU rules build it with NumPy). Equal gaps (or ``extra`` > 0) raise ``msg`` as on
-    the CPU: this reads one number back to the host (a data-dependent error)."""
+    """``F_ij = 1 / e_ij`` off the diagonal, 0 on it, for the gap matrices ``e``, as Tensor
+    ops: on CUDA, and wherever the backward is recorded (``_recorded``: the gaps depend on
+    ``A``, so a double backward or a tangent must flow through ``F``); a plain CPU backward
+    builds ``F`` with NumPy. Equal gaps (or ``extra`` > 0) raise ``msg`` as on the CPU: this
+    reads one number back to the host (a data-dependent error)."""
     from .reduce import sum as _sum
 
     n = e.shape[-1]
@@ -52,6 +55,11 @@ def _inv_gaps(e, msg, extra=None):
     if bad.item() > 0:
         raise RuntimeError(msg)
     return off / (e + _const(np.eye(n, dtype=dt), e))
+
+
+def _recorded() -> bool:
+    """Whether this backward runs as recorded Tensor ops (create_graph, or a transform)."""
+    return is_grad_enabled() or dispatch.transform_hook is not None
 
 
 def _check_square(name, a):
@@ -189,9 +197,8 @@ def _eigh_back(ctx, gw, gv, a):
     n = a.shape[-1]
     wd = w._data
     msg = "eigh: the gradient of eigenvectors is not defined for repeated eigenvalues"
-    if dispatch.device_of(wd) != "cpu":
-        wt = w.detach()
-        F = _inv_gaps(unsqueeze(wt, -2) - unsqueeze(wt, -1), msg)
+    if dispatch.device_of(wd) != "cpu" or _recorded():
+        F = _inv_gaps(unsqueeze(w, -2) - unsqueeze(w, -1), msg)
     else:
         e = wd[..., None, :] - wd[..., :, None]  # E_ij = w_j - w_i
         off = ~np.eye(n, dtype=bool)
@@ -269,12 +276,11 @@ def _svd_back(ctx, gu, gs, gvh, a):
     sd = s._data
     msg = ("svd: the gradient of singular vectors is not defined for repeated or zero singular "
            "values")
-    if dispatch.device_of(sd) != "cpu":
+    if dispatch.device_of(sd) != "cpu" or _recorded():
         from .reduce import sum as _sum
 
-        st = s.detach()
-        F = _inv_gaps(unsqueeze(st, -2) ** 2 - unsqueeze(st, -1) ** 2, msg,
-                      extra=_sum(st == 0) if k else None)
+        F = _inv_gaps(unsqueeze(s, -2) ** 2 - unsqueeze(s, -1) ** 2, msg,
+                      extra=_sum(s == 0) if k else None)
     else:
         diff = sd[..., None, :] ** 2 - sd[..., :, None] ** 2
         off = ~np.eye(k, dtype=bool)

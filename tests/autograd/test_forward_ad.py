@@ -152,3 +152,24 @@ def test_missing_jvp_rule_is_named():
         with pytest.raises(NotImplementedError, match="_test_no_jvp"):
             dispatch.composite(op, d)
         dispatch.composite(op, T([1.0]))  # no tangent involved: fine
+
+
+def test_backward_inside_a_dual_level_computes_with_duals():
+    # PyTorch: a backward run inside a dual level computes with dual tensors, create_graph or
+    # not, so the gradient carries the tangents of the grad_output and of the saved values.
+    # d/dx (sin(x) * u) = cos(x) u; its tangent: -sin(x) u dx + cos(x) du.
+    x0, dx, u0, du = 1.1, 0.3, 0.5, 0.7
+    for create_graph in (False, True):
+        with fwAD.dual_level():
+            leaf = T(x0, requires_grad=True)
+            x = fwAD.make_dual(leaf, T(dx))
+            u = fwAD.make_dual(T(u0), T(du))
+            (g,) = jg.autograd.grad(x.sin(), leaf, u, create_graph=create_graph)
+            primal, tangent = fwAD.unpack_dual(g)
+            assert_close(primal, np.cos(x0) * u0, rtol=1e-14)
+            assert tangent is not None, create_graph
+            assert_close(tangent, -np.sin(x0) * u0 * dx + np.cos(x0) * du, rtol=1e-14)
+            assert g.requires_grad is create_graph
+            # and only the cotangent's tangent: a plain leaf in, the grad_output a dual
+            (g,) = jg.autograd.grad(3.0 * leaf.abs(), leaf, u, create_graph=create_graph)
+            assert_close(fwAD.unpack_dual(g).tangent, 3.0 * du, rtol=1e-14)
