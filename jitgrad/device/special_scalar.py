@@ -223,12 +223,14 @@ def build(jit):
 
     def gammaln(x):
         """log|Gamma(x)|: +inf at the poles (x a non-positive integer), x at +-inf (SciPy's
-        gammaln(-inf) is -inf), +inf past Cephes' overflow bound, nan for nan."""
+        gammaln(-inf) is -inf), +inf past Cephes' overflow bounds, nan for nan."""
         if math.isinf(x):
             return x
         if x <= 0 and x == _floor(x):
             return INF
-        if x > LGAMMA_MAX:
+        # past Cephes' overflow bound, and where Cephes' first step 1/x overflows (|x| below
+        # 1/DBL_MAX: SciPy's +inf there, not log(1/|x|))
+        if x > LGAMMA_MAX or math.isinf(1.0 / x):
             return INF
         return math.lgamma(x)
 
