@@ -3,7 +3,8 @@
 Every row here is a ``def_composite``: the forward is the NumPy function itself on the tensors'
 data (no kernel to compile; these ops are about coverage, not speed), and the backward is written
 with Tensor ops, so ``create_graph=True`` double backward records its own graph. The elementwise
-functions (arcsin ... copysign) are ordinary elementwise rows in ``ops.elementwise_np``.
+functions (arcsin ... copysign) are ordinary elementwise rows in ``ops.elementwise_np``, the
+gamma family (gammaln, digamma, polygamma) in ``ops.special``.
 """
 from __future__ import annotations
 
@@ -251,7 +252,7 @@ def einsum_explicit(spec, *operands):
     return dispatch.composite(row, *ops, spec=spec)
 
 
-# --- stdtr (scipy.special's forward; the gamma family: ops/special.py) ----------------------------------------------
+# --- stdtr (scipy.special's forward; the gamma family is in ops/special.py) ---------------
 def _special(name):
     import scipy.special
 
