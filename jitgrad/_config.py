@@ -65,14 +65,15 @@ KERNEL_CACHE_DIR = ""  # CACHE_DIR/<math tag>: set by _configure_numba
 def _math_tag() -> str:
     """Compiled kernels inline the scalar math they call, and Numba's cache checks only the
     kernel's own source file: key the compiled-code dir by the math mode and the math sources,
-    so switching JITGRAD_FAST_MATH or editing vmath/smath/optim_updates never loads a stale
-    kernel."""
+    so switching JITGRAD_FAST_MATH or editing vmath/smath/special_scalar/optim_updates never
+    loads a stale kernel."""
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha1()
     # optim_updates.py: the update formulas inlined into the optimizer loops (device/cpu_optim.py)
     # smath.py and vmath.py in both modes: smath's overloads hold the integer and libm forms
-    # too, and some of those (rint) live in vmath
-    sources = [("device", "optim_updates.py"), ("ops", "smath.py"), ("device", "vmath.py")]
+    # too, and some of those (rint) live in vmath; special_scalar.py: the gamma family's
+    sources = [("device", "optim_updates.py"), ("ops", "smath.py"), ("device", "vmath.py"),
+               ("device", "special_scalar.py")]
     for rel in sources:
         with open(os.path.join(here, *rel), "rb") as fh:
             digest.update(fh.read())

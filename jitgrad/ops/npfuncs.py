@@ -3,13 +3,15 @@
 Every row here is a ``def_composite``: the forward is the NumPy function itself on the tensors'
 data (no kernel to compile; these ops are about coverage, not speed), and the backward is written
 with Tensor ops, so ``create_graph=True`` double backward records its own graph. The elementwise
-functions (arcsin ... copysign) are ordinary elementwise rows in ``ops.elementwise_np``.
+functions (arcsin ... copysign) are ordinary elementwise rows in ``ops.elementwise_np``, the
+gamma family (gammaln, digamma, polygamma) in ``ops.special``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import dispatch, elementwise_np
+from .special import gammaln
 from .registry import LINEAR, def_composite
 
 
@@ -250,52 +252,11 @@ def einsum_explicit(spec, *operands):
     return dispatch.composite(row, *ops, spec=spec)
 
 
-# --- special functions (scipy.special forwards) ----------------------------------------------
+# --- stdtr (scipy.special's forward; the gamma family is in ops/special.py) ---------------
 def _special(name):
     import scipy.special
 
     return getattr(scipy.special, name)
-
-
-def _gammaln_fwd(ctx, x):
-    return np.asarray(_special("gammaln")(x))
-
-
-def _digamma_fwd(ctx, x):
-    return np.asarray(_special("digamma")(x))
-
-
-def _polygamma_fwd(ctx, x, n):
-    return np.asarray(_special("polygamma")(n, x))
-
-
-# d/dx gammaln(x) = digamma(x); d/dx digamma(x) = polygamma(1, x); d/dx polygamma(n, x) =
-# polygamma(n + 1, x): each backward is the next row, so derivatives of every order work
-GAMMALN = def_composite("gammaln", "LgammaBackward0", ("x",), _gammaln_fwd,
-                        lambda ctx, g, x: (g * digamma(x),), save=("x",))
-DIGAMMA = def_composite("digamma", "DigammaBackward0", ("x",), _digamma_fwd,
-                        lambda ctx, g, x: (g * polygamma(1, x),), save=("x",))
-POLYGAMMA = def_composite("polygamma", "PolygammaBackward0", ("x",), _polygamma_fwd,
-                          lambda ctx, g, x: (g * polygamma(ctx.n + 1, x),), attrs=("n",),
-                          save=("x",))
-
-
-def gammaln(x):
-    """``log|Gamma(x)|``; derivative ``digamma(x)``."""
-    return dispatch.composite(GAMMALN, dispatch.tensor_operand(x, "gammaln"))
-
-
-def digamma(x):
-    """``psi(x) = d/dx log Gamma(x)``; derivative ``polygamma(1, x)``."""
-    return dispatch.composite(DIGAMMA, dispatch.tensor_operand(x, "digamma"))
-
-
-def polygamma(n, x):
-    """``psi^(n)(x)``, the n-th derivative of digamma; derivative ``polygamma(n + 1, x)``."""
-    n = int(n)
-    if n == 0:
-        return digamma(x)
-    return dispatch.composite(POLYGAMMA, dispatch.tensor_operand(x, "polygamma"), n=n)
 
 
 def _stdtr_fwd(ctx, x, df):

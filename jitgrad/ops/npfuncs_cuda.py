@@ -1,14 +1,14 @@
 """The CUDA forwards of the ``ops.npfuncs`` composite rows (``OpDef.cuda_forward``).
 
 Each mirrors its CPU forward in ``ops.npfuncs`` (same values, special values and result dtype):
-``round`` and the special functions apply a scalar body of ``device.cuda_special`` through
+``round`` and ``stdtr`` apply a scalar body of ``device.cuda_special`` through
 ``device.cuda.elementwise`` (reached lazily: Note [lazy cuda]); ``flip``, ``diag_embed`` and
 ``pad_constant`` are strided copies into (views of) a new device array; ``cumsum``/``cumprod``
 run ``cuda_special.scan_kernel``. The result dtype is the CPU forward's own, read off a call on
 empty host arrays of the operands' dtypes (no data moves), so NumPy's promotion rules hold as
-they are (``round`` of an int64 is int64, ``cumsum`` of int32 int64, ``polygamma`` of float32
-float64). The elementwise rows (``ops.elementwise_np``) need none: their scalar bodies compile for
-CUDA as they are.
+they are (``round`` of an int64 is int64, ``cumsum`` of int32 int64). The elementwise rows
+(``ops.elementwise_np``, ``ops.special``) need none: their scalar bodies compile for CUDA as they
+are.
 """
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ import numpy as np
 from . import dispatch
 from . import npfuncs
 
-#: SciPy computes these in float64 whatever the input (float32 results are rounded from it)
-_SPECIAL = ("gammaln", "digamma", "polygamma", "stdtr")
 #: stdtr's continued fraction keeps ~1e-12 relative accuracy against SciPy up to this df, and
 #: loses digits above it (the measurements: docs/cuda.md, 'Measurements behind the device code');
 #: larger finite df raise on CUDA
@@ -107,14 +105,6 @@ def _pad_cuda(ctx, x, pad_width, value):
     return out
 
 
-def _special_cuda(op, body):
-    def forward(ctx, x, **attrs):
-        out_dtype = _cpu_dtype(op, [x], attrs)
-        scalars = [float(attrs["n"])] if "n" in attrs else []
-        return _apply(body, [x] + scalars, out_dtype, special=True)
-    return forward
-
-
 def _host_bcast_to_device(arr, index):
     """A device copy of host ``arr`` keeping its broadcast (stride-0) axes unmaterialised: the
     distinct values go over, the view broadcasts them again."""
@@ -144,7 +134,4 @@ def register() -> None:
     npfuncs.CUMPROD.cuda_forward = _scan_cuda(npfuncs.CUMPROD, True)
     npfuncs.DIAG_EMBED.cuda_forward = _diag_cuda
     npfuncs.PAD.cuda_forward = _pad_cuda
-    npfuncs.GAMMALN.cuda_forward = _special_cuda(npfuncs.GAMMALN, "gammaln_")
-    npfuncs.DIGAMMA.cuda_forward = _special_cuda(npfuncs.DIGAMMA, "digamma_")
-    npfuncs.POLYGAMMA.cuda_forward = _special_cuda(npfuncs.POLYGAMMA, "polygamma_")
     npfuncs.STDTR.cuda_forward = _stdtr_cuda

@@ -19,7 +19,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from .. import _config
-from ..device import vmath
+from ..device import special_scalar, vmath
 from .registry import OPS
 
 
@@ -134,7 +134,28 @@ def _cuda_only_impls() -> dict:
             return math.nan
         return math.fmod(x, y)
 
-    return {"cbrt": cbrt_impl, "fmod": fmod_impl}
+    special = _cuda_special()  # (its functions bound to names: Numba types no namespace)
+    gammaln_d, digamma_d, polygamma_d = special.gammaln, special.digamma, special.polygamma
+
+    def gammaln_impl(x):
+        return gammaln_d(float(x))
+
+    def digamma_impl(x):
+        return digamma_d(float(x))
+
+    def polygamma_impl(n, x):
+        return polygamma_d(float(n), float(x))
+
+    return {"cbrt": cbrt_impl, "fmod": fmod_impl, "gammaln": gammaln_impl,
+            "digamma": digamma_impl, "polygamma": polygamma_impl}
+
+
+def _cuda_special():
+    """The gamma-family device functions (``device.cuda_special``, compiled from
+    ``device.special_scalar``)."""
+    from ..device import cuda_special
+
+    return cuda_special.SPECIAL
 
 
 def _sigmoid_scalar(x):
@@ -287,6 +308,60 @@ hypot = _binary("hypot", lambda x, y: math.hypot(x, y), np.hypot)
 copysign = _binary("copysign", lambda x, y: math.copysign(x, y), np.copysign,
                    int_impl=_copysign_int)
 fmod = _binary("fmod", lambda x, y: np.fmod(x, y), np.fmod, int_impl=_fmod_int, cuda_impl="fmod")
+
+
+# --- the gamma family (ops/special.py): device/special_scalar.py's scalar code, compiled with
+# njit here and with cuda.jit for the device (Note [gamma family scalars]); float64 inside
+_SPECIAL = special_scalar.build(njit)
+_gammaln_cpu, _digamma_cpu, _polygamma_cpu = _SPECIAL.gammaln, _SPECIAL.digamma, _SPECIAL.polygamma
+
+
+def _on_numbers(scalar_fn):
+    """``scalar_fn`` over a number or an array of numbers (float64 results)."""
+    vectorized = np.vectorize(scalar_fn, otypes=[np.float64])
+    return lambda *args: vectorized(*args)[()]
+
+
+def _gammaln_scalar(x):
+    return _gammaln_cpu(float(x))
+
+
+def _digamma_scalar(x):
+    return _digamma_cpu(float(x))
+
+
+gammaln = _unary("gammaln", _gammaln_scalar, _on_numbers(_gammaln_cpu), cuda_impl="gammaln")
+digamma = _unary("digamma", _digamma_scalar, _on_numbers(_digamma_cpu), cuda_impl="digamma")
+_polygamma_numbers = _on_numbers(_polygamma_cpu)
+
+
+def polygamma(n, x):
+    """``polygamma(n, x)`` of a number (in kernels) or of a Tensor (recorded; ``n`` a Python
+    int, the row's attribute; ``n == 0`` is ``digamma``)."""
+    if _is_tensor(x):
+        if n == 0:
+            return digamma(x)
+        from . import dispatch
+
+        return dispatch.elementwise(OPS["polygamma"], x, n=n)
+    with np.errstate(all="ignore"):
+        return _polygamma_numbers(float(n), x)
+
+
+def _polygamma_scalar(n, x):
+    return _polygamma_cpu(float(n), float(x))
+
+
+def _polygamma_typer(impl):
+    def typer(n, x):
+        if isinstance(x, types.Complex):
+            return None
+        return impl
+    return typer
+
+
+overload(polygamma, inline="always")(_polygamma_typer(_polygamma_scalar))
+_CUDA_IMPLS.append((polygamma, _polygamma_typer, "polygamma"))
 
 
 _PI32 = np.float32(math.pi)

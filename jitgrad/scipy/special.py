@@ -9,6 +9,7 @@ import numpy as _np
 from ..ops import binary as _binary_ops
 from ..ops import npfuncs as _npfuncs
 from ..ops import reduce as _reduce_ops
+from ..ops import special as _special_ops
 from ..ops import unary as _unary_ops
 from ..tensor import Tensor
 
@@ -32,7 +33,7 @@ def erfc(x):
 
 def gammaln(x):
     """``log|Gamma(x)|``; derivative ``digamma(x)``."""
-    return _npfuncs.gammaln(_t(x))
+    return _special_ops.gammaln(_t(x))
 
 
 def gamma(x):
@@ -56,7 +57,7 @@ def beta(a, b):
 
 def digamma(x):
     """``psi(x)``; derivative ``polygamma(1, x)``."""
-    return _npfuncs.digamma(_t(x))
+    return _special_ops.digamma(_t(x))
 
 
 psi = digamma
@@ -64,7 +65,7 @@ psi = digamma
 
 def polygamma(n, x):
     """``psi^(n)(x)``; derivative ``polygamma(n + 1, x)``."""
-    return _npfuncs.polygamma(n, _t(x))
+    return _special_ops.polygamma(n, _t(x))
 
 
 def expit(x):

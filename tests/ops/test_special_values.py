@@ -116,7 +116,12 @@ def _database_calls() -> dict:
 
 DATABASE_CALLS = _database_calls()
 #: rows swept through their database entry whose accuracy is looser than 2 ulp: row -> ulp
-DATABASE_ULP: dict = {}
+DATABASE_ULP: dict = {
+    # libm's lgamma (the CPU kernels; libdevice's on CUDA) against SciPy's Cephes lgam: both a
+    # few ulp from the true value, and the relative error grows near lgamma's zeros (at -2.5,
+    # between the zeros -2.457 and -2.747: ours 3 ulp from the true value, SciPy's 6)
+    "gammaln": 16,
+}
 
 
 def test_every_elementwise_row_is_swept():
