@@ -113,8 +113,8 @@ DECOMPOSITIONS = ("cholesky", "eigh", "svd")
 
 
 def _linalg_entry(name, make, shapes):
-    return OpInfo(name, lambda m: make(_jnp())(m), make(np), _square_samples(shapes), rows=(name,), rtol=1e-10,
-                  atol=1e-10, dtypes=("float64",), gradgrad=False)
+    return OpInfo(name, lambda m: make(_jnp())(m), make(np), _square_samples(shapes),
+                  rows=(name,), rtol=1e-10, atol=1e-10, dtypes=("float64",))
 
 
 ENTRIES += [
