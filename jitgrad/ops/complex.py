@@ -14,25 +14,18 @@ from __future__ import annotations
 import numpy as np
 
 from . import binary, dispatch, unary
-from .registry import OPS, def_composite
+from .registry import def_composite
 
 # Rows that never look at element values (views, copies, index permutations, concatenation,
 # sums) work on complex tensors as they are, and say so with ``complex_ok=True``: clone, cast,
 # to_device (so that ``dispatch.move`` raises its own clearer NotImplementedError: complex
 # tensors stay on the CPU), the shape and getitem rows, index_backward, as_strided_view, sum and
-# mean. Their backward rules use only such rows or complex rows, so gradients stay exact.
-# ops/npfuncs.py is being rewritten elsewhere: its ``flip`` row is flagged here until it takes
-# ``complex_ok=True`` itself.
-_NPFUNCS_DTYPE_AGNOSTIC = ("flip",)
+# mean, flip. Their backward rules use only such rows or complex rows, so gradients stay exact.
 
 
 def install(tensor_cls) -> None:
     """Give Tensor PyTorch's ``real``/``imag`` properties and ``conj()``/``angle()`` methods
     (called by ``tensor.py`` once Tensor exists)."""
-    from . import npfuncs  # noqa: F401 - the row's module
-
-    for name in _NPFUNCS_DTYPE_AGNOSTIC:
-        OPS[name].complex_ok = True
     tensor_cls.real = property(real, doc="The real part (``real``); a real tensor itself.")
     tensor_cls.imag = property(imag, doc="The imaginary part (``imag``).")
     tensor_cls.conj = conj

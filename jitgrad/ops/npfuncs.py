@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dispatch, elementwise_np
+from . import dispatch, elementwise_np, npfuncs_cuda
 from .special import gammaln
 from .registry import LINEAR, def_composite
+
+
+def _round_fwd(ctx, x, decimals):
+    return np.asarray(np.round(x, decimals))
 
 
 def _zeros(g):
@@ -35,12 +39,12 @@ def binary(name, x, y):
 # (a float32 factor and product for float32) and rounds integers for decimals < 0, which an
 # elementwise row's attribute (promoted with the operands, converted to the compute dtype)
 # would not reproduce bitwise
-ROUND = def_composite("round", "RoundBackward1", ("x",),
-                      lambda ctx, x, decimals: np.asarray(np.round(x, decimals)),
+ROUND = def_composite("round", "RoundBackward1", ("x",), _round_fwd,
                       lambda ctx, g: (_zeros(g),), attrs=("decimals",),
-                      jvp=lambda tangents, primals, outs, decimals: _zeros(outs[0]))
-ROUND.batch_rule = lambda args, batched, decimals: dispatch.composite(ROUND, args[0],
-                                                                      decimals=decimals)
+                      jvp=lambda tangents, primals, outs, decimals: _zeros(outs[0]),
+                      batch_rule=lambda args, batched, decimals: dispatch.composite(
+                          ROUND, args[0], decimals=decimals),
+                      cuda_forward=npfuncs_cuda.round_forward(_round_fwd))
 
 
 def round_(x, decimals=0):
@@ -53,17 +57,17 @@ def _flip_fwd(ctx, x, axis):
     return np.flip(x, axis).copy()
 
 
-FLIP = def_composite("flip", "FlipBackward0", ("x",), _flip_fwd,
-                     lambda ctx, g: (flip(g, ctx.axis),), attrs=("axis",), jvp=LINEAR)
-
-
 def _flip_batch(args, batched, axis):
     x = args[0]
     axes = tuple(range(1, x.ndim)) if axis is None else tuple(a + 1 for a in axis)
     return dispatch.composite(FLIP, x, axis=axes)
 
 
-FLIP.batch_rule = _flip_batch
+# complex_ok: a reversal never looks at the values (Note [complex support], ops/operands.py)
+FLIP = def_composite("flip", "FlipBackward0", ("x",), _flip_fwd,
+                     lambda ctx, g: (flip(g, ctx.axis),), attrs=("axis",), jvp=LINEAR,
+                     batch_rule=_flip_batch, cuda_forward=npfuncs_cuda.flip_forward,
+                     complex_ok=True)
 
 
 def flip(x, axis=None):
@@ -87,7 +91,8 @@ def _cumsum_back(ctx, g):
 CUMSUM = def_composite("cumsum", "CumsumBackward0", ("x",), _cumsum_fwd, _cumsum_back,
                        attrs=("axis",), jvp=LINEAR,
                        batch_rule=lambda args, batched, axis: dispatch.composite(
-                           CUMSUM, args[0], axis=axis + 1))
+                           CUMSUM, args[0], axis=axis + 1),
+                       cuda_forward=npfuncs_cuda.scan_forward(_cumsum_fwd, product=False))
 
 
 def cumsum(x, axis):
@@ -116,7 +121,8 @@ def _cumprod_jvp(tangents, primals, outs, axis):
 CUMPROD = def_composite("cumprod", "CumprodBackward0", ("x",), _cumprod_fwd, _cumprod_back,
                         attrs=("axis",), save=("x", "result"), jvp=_cumprod_jvp,
                         batch_rule=lambda args, batched, axis: dispatch.composite(
-                            CUMPROD, args[0], axis=axis + 1))
+                            CUMPROD, args[0], axis=axis + 1),
+                        cuda_forward=npfuncs_cuda.scan_forward(_cumprod_fwd, product=True))
 
 
 def cumprod(x, axis):
@@ -169,7 +175,7 @@ def _diag_back(ctx, g):
 
 
 DIAG_EMBED = def_composite("diag_embed", "DiagEmbedBackward0", ("v",), _diag_fwd, _diag_back,
-                           attrs=("k",))
+                           attrs=("k",), cuda_forward=npfuncs_cuda.diag_embed_forward)
 
 
 def diag_embed(v, k=0):
@@ -188,7 +194,7 @@ def _pad_back(ctx, g):
 
 
 PAD = def_composite("pad_constant", "ConstantPadNdBackward0", ("x",), _pad_fwd, _pad_back,
-                    attrs=("pad_width", "value"))
+                    attrs=("pad_width", "value"), cuda_forward=npfuncs_cuda.pad_constant_forward)
 
 
 def pad_constant(x, pad_width, value=0.0):
@@ -283,7 +289,8 @@ def _t_pdf(x, df):
 # d/dx stdtr(df, x) = t.pdf(x; df); df is a constant (the derivative of the regularized
 # incomplete beta in its parameters has no closed form)
 STDTR = def_composite("stdtr", "StdtrBackward0", ("x",), _stdtr_fwd,
-                      lambda ctx, g, x: (g * _t_pdf(x, ctx.df),), attrs=("df",), save=("x",))
+                      lambda ctx, g, x: (g * _t_pdf(x, ctx.df),), attrs=("df",), save=("x",),
+                      cuda_forward=npfuncs_cuda.stdtr_forward)
 
 
 def stdtr(df, x):
@@ -311,8 +318,3 @@ def _log(t):
     from .unary import log
 
     return log(t)
-
-
-from . import npfuncs_cuda  # noqa: E402  (the rows' CUDA forwards: ops.npfuncs_cuda)
-
-npfuncs_cuda.register()

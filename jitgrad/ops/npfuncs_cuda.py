@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import dispatch
-from . import npfuncs
 
 #: stdtr's continued fraction keeps ~1e-12 relative accuracy against SciPy up to this df, and
 #: loses digits above it (the measurements: docs/cuda.md, 'Measurements behind the device code');
@@ -27,11 +26,11 @@ def _special():
     return dispatch.cuda_kernels("cuda_special")
 
 
-def _cpu_dtype(op, arrays, attrs) -> np.dtype:
+def _cpu_dtype(cpu_forward, arrays, attrs) -> np.dtype:
     """The dtype the CPU forward gives for operands of these dtypes (run on empty arrays)."""
-    ctx = dispatch._Ctx()
+    ctx = dispatch.CompositeCtx()
     with np.errstate(all="ignore"):
-        res = op.forward(ctx, *[np.zeros((0,), a.dtype) for a in arrays], **attrs)
+        res = cpu_forward(ctx, *[np.zeros((0,), a.dtype) for a in arrays], **attrs)
     return np.asarray(res).dtype
 
 
@@ -56,34 +55,40 @@ def _apply(body_name, operands, out_dtype, special=False):
                                                shape, out_dtype, compute)
 
 
-def _round_cuda(ctx, x, decimals):
-    out_dtype = _cpu_dtype(npfuncs.ROUND, [x], {"decimals": decimals})
-    if out_dtype.kind in "iub" and decimals >= 0:
-        return x.astype(out_dtype)
-    if decimals == 0:
-        return _apply("rint_", [x], out_dtype)
-    # NumPy: y = x * 10**d (or x / 10**-d), rint, then back; the factor in the compute dtype
-    compute = _compute_dtype(out_dtype, False) if out_dtype.kind == "f" else np.dtype(np.float64)
-    f = compute.type(10.0 ** abs(decimals))
-    body = "round_pos" if decimals > 0 else "round_neg"
-    return dispatch.cuda_backend().elementwise(getattr(_special(), body), [x, f], x.shape,
-                                               out_dtype, compute)
+def round_forward(cpu_forward):
+    """``round``'s CUDA forward; ``cpu_forward`` (its CPU forward) tells the result dtype."""
+    def forward(ctx, x, decimals):
+        out_dtype = _cpu_dtype(cpu_forward, [x], {"decimals": decimals})
+        if out_dtype.kind in "iub" and decimals >= 0:
+            return x.astype(out_dtype)
+        if decimals == 0:
+            return _apply("rint_", [x], out_dtype)
+        # NumPy: y = x * 10**d (or x / 10**-d), rint, then back; the factor in the compute dtype
+        compute = (_compute_dtype(out_dtype, False) if out_dtype.kind == "f"
+                   else np.dtype(np.float64))
+        f = compute.type(10.0 ** abs(decimals))
+        body = "round_pos" if decimals > 0 else "round_neg"
+        return dispatch.cuda_backend().elementwise(getattr(_special(), body), [x, f], x.shape,
+                                                   out_dtype, compute)
+    return forward
 
 
-def _flip_cuda(ctx, x, axis):
+def flip_forward(ctx, x, axis):
     axes = range(x.ndim) if axis is None else axis
     view = x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
     return view.copy()
 
 
-def _scan_cuda(op, prod):
+def scan_forward(cpu_forward, product: bool):
+    """``cumsum``'s (``product``: ``cumprod``'s) CUDA forward; ``cpu_forward`` tells the result
+    dtype."""
     def forward(ctx, x, axis):
-        out_dtype = _cpu_dtype(op, [x], {"axis": 0})
-        return _special().scan(x, axis, out_dtype, prod)
+        out_dtype = _cpu_dtype(cpu_forward, [x], {"axis": 0})
+        return _special().scan(x, axis, out_dtype, product)
     return forward
 
 
-def _diag_cuda(ctx, v, k):
+def diag_embed_forward(ctx, v, k):
     if v.ndim != 1:
         raise NotImplementedError("diag_embed on CUDA takes a 1-d vector")
     n = v.shape[0] + abs(k)
@@ -96,7 +101,7 @@ def _diag_cuda(ctx, v, k):
     return out
 
 
-def _pad_cuda(ctx, x, pad_width, value):
+def pad_constant_forward(ctx, x, pad_width, value):
     backend = dispatch.cuda_backend()
     shape = tuple(n + b + a for n, (b, a) in zip(x.shape, pad_width))
     out = backend.full(shape, value, x.dtype, x.index)
@@ -114,7 +119,7 @@ def _host_bcast_to_device(arr, index):
     return backend.to_device(np.ascontiguousarray(small), index).broadcast_to(arr.shape)
 
 
-def _stdtr_cuda(ctx, x, df):
+def stdtr_forward(ctx, x, df):
     df_host = np.asarray(df)
     big = np.isfinite(df_host) & (df_host > STDTR_DF_MAX)
     if big.any():  # df is a host array (a constant): this check reads no device memory
@@ -125,13 +130,3 @@ def _stdtr_cuda(ctx, x, df):
     dfd = _host_bcast_to_device(df_host, x.index)
     return _apply("stdtr_", [x, dfd], out_dtype, special=True)
 
-
-def register() -> None:
-    """Attach the forwards to the rows (called once by ``ops.npfuncs``)."""
-    npfuncs.ROUND.cuda_forward = _round_cuda
-    npfuncs.FLIP.cuda_forward = _flip_cuda
-    npfuncs.CUMSUM.cuda_forward = _scan_cuda(npfuncs.CUMSUM, False)
-    npfuncs.CUMPROD.cuda_forward = _scan_cuda(npfuncs.CUMPROD, True)
-    npfuncs.DIAG_EMBED.cuda_forward = _diag_cuda
-    npfuncs.PAD.cuda_forward = _pad_cuda
-    npfuncs.STDTR.cuda_forward = _stdtr_cuda
