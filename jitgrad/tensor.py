@@ -11,7 +11,6 @@ from ._device import Device
 from .autograd import grad_mode
 from .autograd.node import AccumulateGrad, HookDict
 from .autograd.version import VersionCounter
-from .device import pool
 from .ops import binary, dispatch, indexing, linalg, reduce, shape, unary
 from .ops import nn, scatter  # noqa: F401  (declare their rows: their methods are derived below)
 from .ops import complex as complex_ops

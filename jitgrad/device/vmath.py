@@ -94,38 +94,26 @@ def _fdiv(typingctx, a, b):
     return None
 
 
-@intrinsic
-def _floor(typingctx, x):
-    """floor(x) as a float (llvm.floor: vroundpd/vroundps; math.floor would return an int)."""
-    if isinstance(x, types.Float):
-        def codegen(context, builder, sig, args):
-            suffix = "f64" if sig.return_type.bitwidth == 64 else "f32"
-            return _call_intrinsic(builder, "llvm.floor." + suffix, args)
-        return x(x), codegen
-    return None
+def _rounding_intrinsic(llvm_name: str, doc: str):
+    """An intrinsic calling ``llvm.<llvm_name>`` on a float, returning a float of the same
+    width (vroundpd/vroundps: packed, unlike ``math.floor``, which returns an int)."""
+    def typer(typingctx, x):
+        if isinstance(x, types.Float):
+            def codegen(context, builder, sig, args):
+                suffix = "f64" if sig.return_type.bitwidth == 64 else "f32"
+                return _call_intrinsic(builder, f"llvm.{llvm_name}.{suffix}", args)
+            return x(x), codegen
+        return None
+
+    typer.__name__ = typer.__qualname__ = f"_{llvm_name}"
+    typer.__doc__ = doc
+    return intrinsic(typer)
 
 
-@intrinsic
-def _trunc(typingctx, x):
-    """trunc(x) as a float (llvm.trunc)."""
-    if isinstance(x, types.Float):
-        def codegen(context, builder, sig, args):
-            suffix = "f64" if sig.return_type.bitwidth == 64 else "f32"
-            return _call_intrinsic(builder, "llvm.trunc." + suffix, args)
-        return x(x), codegen
-    return None
-
-
-@intrinsic
-def _rint(typingctx, x):
-    """x rounded to the nearest integer, ties to even, as a float (llvm.rint in the default
-    rounding mode; -0.0, +-inf and nan kept)."""
-    if isinstance(x, types.Float):
-        def codegen(context, builder, sig, args):
-            suffix = "f64" if sig.return_type.bitwidth == 64 else "f32"
-            return _call_intrinsic(builder, "llvm.rint." + suffix, args)
-        return x(x), codegen
-    return None
+_floor = _rounding_intrinsic("floor", "floor(x) as a float.")
+_trunc = _rounding_intrinsic("trunc", "trunc(x) as a float.")
+_rint = _rounding_intrinsic("rint", "x rounded to the nearest integer, ties to even, as a float "
+                                    "(the default rounding mode; -0.0, +-inf and nan kept).")
 
 
 #: exact rounding to integers in kernels, as floats (nan, +-inf and the sign of zero kept):

@@ -50,10 +50,13 @@ def _t(x, dtype=None):
     """A Tensor for ``x`` (Tensors pass through; arrays, lists and numbers are wrapped as
     constants keeping NumPy's dtype: Python floats are float64). Containers holding Tensors at
     any depth are stacked level by level, recording the graph (``creation.stack_nested``)."""
-    if isinstance(x, Tensor) or _creation.holds_tensor(x):
+    if isinstance(x, Tensor):
+        out = x
+    elif _creation.holds_tensor(x):
         out = _creation.stack_nested(x, _constant)
-        return out if dtype is None or out.dtype.np == _np.dtype(dtype) else _cast(out, dtype)
-    return _constant(x, dtype)
+    else:
+        return _constant(x, dtype)
+    return out if dtype is None or out.dtype.np == _np.dtype(dtype) else _cast(out, dtype)
 
 
 def _constant(x, dtype=None):

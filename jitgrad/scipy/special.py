@@ -7,7 +7,6 @@ import math
 import numpy as _np
 
 from ..ops import binary as _binary_ops
-from ..ops import npfuncs as _npfuncs
 from ..ops import reduce as _reduce_ops
 from ..ops import special as _special_ops
 from ..ops import unary as _unary_ops
