@@ -27,6 +27,7 @@ from .ops.shape import flatten, reshape  # noqa: E402
 from .ops.linalg import dot, matmul, mm  # noqa: E402
 from . import nn, optim
 from . import func, utils
+from .compile import CompileError, compile, fori_loop  # noqa: A004 - torch.compile's name
 from . import cuda
 from ._device import Device
 from .serialization import load, save

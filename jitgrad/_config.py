@@ -19,6 +19,7 @@ JITGRAD_POOL, JITGRAD_POOL_LIMIT_MB   the buffer pool switch and cap (``device/p
 JITGRAD_FUSION           "1" (default): backward runs each region of elementwise nodes with large
                          gradients as one generated kernel (Note [fused backward],
                          ``ops/fusion.py``); "0": one kernel per node and input.
+JITGRAD_COMPILE          "1" (default); "0": functions wrapped by ``jitgrad.compile`` run eagerly.
 """
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ CACHE_DIR = os.path.abspath(os.environ.get("JITGRAD_CACHE_DIR") or _default_cach
 REQUESTED_THREADING_LAYER = os.environ.get("JITGRAD_THREADING_LAYER", "tbb")
 FAST_MATH = os.environ.get("JITGRAD_FAST_MATH", "1") != "0"
 FUSION = os.environ.get("JITGRAD_FUSION", "1") != "0"
+# JITGRAD_COMPILE=0: every jitgrad.compile'd function runs as plain eager calls
+COMPILE = os.environ.get("JITGRAD_COMPILE", "1") != "0"
 # Note [fused backward]: regions are fused from this many gradient elements on. Each new region
 # shape compiles a kernel once (cached on disk); below this size the per-node costs it saves are
 # small next to that (tests lower it to exercise fusion on small tensors).

@@ -17,6 +17,11 @@ from .ops import complex as complex_ops
 from .ops import registry
 from .ops.format import format_tensor
 
+# Note [compile tracing] (jitgrad/compile/trace.py): while jitgrad.compile traces, called as
+# ``data_read_hook(tensor, what)`` before a tensor's values leave the graph (``item``, ``bool``,
+# ``numpy``, ``tolist``...) or a hook is registered on it; None otherwise
+data_read_hook = None
+
 _NON_LEAF_GRAD_MSG = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
@@ -329,6 +334,8 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Populate ``.grad`` for this non-leaf tensor during backward (a no-op on leaves)."""
+        if data_read_hook is not None:
+            data_read_hook(self, "retain_grad")
         if self._fresh_grad_fn() is None:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -348,6 +355,8 @@ class Tensor:
     def register_hook(self, hook):
         """``hook(grad) -> Tensor or None`` runs when this tensor's gradient is computed; a
         returned tensor replaces the gradient. Returns a handle with ``remove()``."""
+        if data_read_hook is not None:
+            data_read_hook(self, "register_hook")
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._fresh_grad_fn() is not None:
@@ -378,18 +387,24 @@ class Tensor:
         return self._data.get() if self.is_cuda else self._data
 
     def item(self):
+        if data_read_hook is not None:  # Note [compile tracing] (jitgrad/compile/trace.py)
+            data_read_hook(self, "item")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
                                "Scalar")
         return self._host().reshape(-1)[0].item()
 
     def tolist(self):
+        if data_read_hook is not None:
+            data_read_hook(self, "tolist")
         return self._host().tolist()
 
     def numpy(self, *, force=False) -> np.ndarray:
         """The data as an ndarray sharing memory. For a tensor that requires grad this is a
         read-only view (PyTorch raises instead); writes must go through the Tensor. A CUDA
         tensor raises (PyTorch's message): copy it to the host with ``cpu()`` first."""
+        if data_read_hook is not None:
+            data_read_hook(self, "numpy")
         if self.is_cuda:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
@@ -412,6 +427,8 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self):
+        if data_read_hook is not None:
+            data_read_hook(self, "bool")
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._host().reshape(-1)[0])

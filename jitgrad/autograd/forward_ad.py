@@ -117,6 +117,7 @@ class _Local(threading.local):
     """
 
     limit = None
+    tracer = None  # jitgrad.compile's recorder of this thread's ops (Note [compile tracing])
 
     def __init__(self):
         self.collectors: list = []
@@ -174,7 +175,8 @@ def _interpose(run, op, args, attrs):
             if isinstance(a, Tensor) and a._requires_grad:
                 for c in local.collectors:
                     c[id(a)] = a
-    out = run(op, *args, **attrs)
+    tracer = local.tracer
+    out = run(op, *args, **attrs) if tracer is None else tracer(run, op, args, attrs)
     if _levels:
         _propagate(op, args, attrs, out)
     if _anomaly_record is not None:
@@ -205,6 +207,17 @@ def _push_local(stack: list, table: dict) -> None:
 def _pop_local(stack: list) -> None:
     stack.pop()
     _n_local_users[0] -= 1
+    _refresh()
+
+
+def _set_tracer(tracer) -> None:
+    """Route this thread's registry ops through ``tracer(run, op, args, attrs)`` (None: stop);
+    jitgrad.compile's trace (Note [compile tracing] in jitgrad/compile/trace.py)."""
+    if (_local.tracer is None) == (tracer is None):
+        _local.tracer = tracer
+        return
+    _local.tracer = tracer
+    _n_local_users[0] += 1 if tracer is not None else -1
     _refresh()
 
 

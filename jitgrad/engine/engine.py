@@ -47,7 +47,9 @@ worker is busy; owners wait only for nodes that other threads are running now.
 from __future__ import annotations
 
 import math
+import threading
 import time
+from contextlib import contextmanager
 from heapq import heappop, heappush
 
 from .. import _config
@@ -215,6 +217,21 @@ def execute(root_edges, root_grads, keep_graph: bool, create_graph: bool,
 # what ``_next_shared`` returns besides a node: the owner took the task back (it runs alone)
 _TAKEN_BACK = object()
 
+# threads whose backward calls must run every node themselves (``serial``)
+_serial = threading.local()
+
+
+@contextmanager
+def serial():
+    """Backward calls made by this thread inside the block run every node on this thread
+    (no worker joins in): jitgrad.compile records the ops a backward runs, per thread."""
+    depth = getattr(_serial, "depth", 0)
+    _serial.depth = depth + 1
+    try:
+        yield
+    finally:
+        _serial.depth = depth
+
 
 def run_nodes(task: GraphTask, owner: bool) -> None:
     """Run ready nodes of ``task`` until none is left: the one loop of the owner (``owner``,
@@ -229,7 +246,8 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
     ready, threads = task.ready, task.threads
     create_graph = bool(task.create_graph)
     deterministic = task.deterministic
-    share = owner and _config.NUM_INTEROP_THREADS > 1  # the owner may share the task
+    # the owner may share the task (not inside ``serial()``)
+    share = owner and _config.NUM_INTEROP_THREADS > 1 and not getattr(_serial, "depth", 0)
     mode = grad_mode._state  # this thread's grad mode
     held = None  # alone: the node to run next, made ready while the queue was empty
     while True:

@@ -13,6 +13,10 @@ ops what it needs once, through the functions here, and nothing else writes thes
   (``has_levels()``, ``inplace_update(target, result)``, ``copy_tangents(src, dst)``), which
   ``ops/inplace.py`` uses instead of importing ``autograd/forward_ad.py``.
 
+- ``write_guard``: called with a tensor before any in-place or ``out=`` write into it
+  (``ops/writes.py``, ``check_writable``); set by jitgrad.compile while a trace runs (Note
+  [compile tracing] in jitgrad/compile/trace.py), None otherwise.
+
 Readers read them as module attributes at call time (``upper.inplace_tangents``), or, on a hot
 path, as globals of their own module, which they ask this module to keep current with ``bind``
 (``Tensor = None`` then ``upper.bind(globals(), "Tensor")``): a plain global read, as cheap as
@@ -25,8 +29,10 @@ from __future__ import annotations
 Tensor = None
 transform_hook = None
 inplace_tangents = None
+write_guard = None
 
-_bound: dict[str, list] = {"Tensor": [], "transform_hook": [], "inplace_tangents": []}
+_bound: dict[str, list] = {"Tensor": [], "transform_hook": [], "inplace_tangents": [],
+                           "write_guard": []}
 
 
 def bind(namespace: dict, *names: str) -> None:
@@ -54,3 +60,8 @@ def set_transform_hook(hook, tangents=None) -> None:
     (``inplace_tangents`` above), None when no dual level can be open."""
     _set("transform_hook", hook)
     _set("inplace_tangents", tangents if hook is not None else None)
+
+
+def set_write_guard(guard) -> None:
+    """Call ``guard(tensor)`` before every in-place or ``out=`` write (None: stop)."""
+    _set("write_guard", guard)

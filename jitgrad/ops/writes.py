@@ -17,8 +17,10 @@ from .devices import MIXED_DEVICES_MSG, device_of, on_cuda, shares_memory
 from .operands import complex_error
 from .recording import needs_grad
 
-Tensor = None  # the registered class: ops/upper.py keeps it current (Note [upper registrations])
-upper.bind(globals(), "Tensor")
+# the registered class and write guard: ops/upper.py keeps them current (Note [upper
+# registrations])
+Tensor = write_guard = None
+upper.bind(globals(), "Tensor", "write_guard")
 
 _SCALAR_TYPE = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
                 "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
@@ -45,6 +47,8 @@ def check_writable(t) -> None:
     """Refuse writes into memory that several elements share (expand) or that is read-only,
     and writes into complex tensors (in-place ops and ``out=``), which are not recorded for
     complex dtypes yet (Note [complex support])."""
+    if write_guard is not None:  # a compile trace refuses writes (Note [compile tracing])
+        write_guard(t)
     data = t._data
     if data.dtype.kind == "c":
         raise complex_error("in-place/out= write", dtypes.to_dtype(data.dtype))

@@ -1,0 +1,262 @@
+"""``jitgrad.compile``: trace a function once per input signature, run it as a program after.
+
+The cache key (``_key``) holds, per argument leaf: a tensor's shape, dtype, device,
+requires_grad and memory layout class, and which tensor leaves share storage; a float's kind
+only (floats are runtime inputs, unless the function used one as a Python number: then its
+value); any other leaf by value (static). Plus the grad mode, the default dtype and the
+fast-math mode. Tensors read from closures are guarded at each call (shape, dtype,
+requires_grad) and read fresh. After ``MAX_TRACES`` traces of one function it warns once,
+naming what kept changing, and runs eagerly from then on.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import warnings
+
+import numpy as np
+
+from .. import _config, dtypes
+from ..autograd.grad_mode import is_grad_enabled
+from ..func._pytree import tree_flatten, tree_unflatten
+from ..ops.recording import gradient_edge
+from ..tensor import Tensor
+from . import program as program_module
+from .trace import GraphBreak, Tracer
+
+MAX_TRACES = 8
+_local = threading.local()  # .disabled: replaying or running eagerly on purpose
+
+
+@contextlib.contextmanager
+def disabled():
+    """Compiled functions called inside run eagerly (the create_graph replay)."""
+    before = getattr(_local, "disabled", False)
+    _local.disabled = True
+    try:
+        yield
+    finally:
+        _local.disabled = before
+
+
+class CompileError(RuntimeError):
+    """A ``fullgraph=True`` function could not be captured whole."""
+
+
+def compile(fn=None, *, static_argnums=(), static_argnames=(), fullgraph=False):
+    """Compile ``fn``: the first call for an input signature traces it through the registry
+    ops (forward and backward); later calls with that signature run the traced program.
+
+    Parameters
+    ----------
+    fn : callable taking and returning Tensors (nested in tuples, lists, dicts), Python
+        numbers and other static values.
+    static_argnums, static_argnames : arguments that are part of the cache key by value
+        (their changes retrace) instead of runtime inputs.
+    fullgraph : raise ``CompileError`` where capture stops, instead of warning once and
+        running eagerly.
+
+    Usable as ``@jitgrad.compile`` or ``@jitgrad.compile(fullgraph=True)``; see
+    docs/compile.md for what is captured and the cache key.
+    """
+    if fn is None:
+        return functools.partial(compile, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, fullgraph=fullgraph)
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    return CompiledFunction(fn, tuple(static_argnums), tuple(static_argnames), fullgraph)
+
+
+class CompiledFunction:
+    """The callable ``jitgrad.compile`` returns; ``stats()`` tells what it traced and why."""
+
+    def __init__(self, fn, static_argnums, static_argnames, fullgraph):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._static_argnums = static_argnums
+        self._static_argnames = static_argnames
+        self._fullgraph = fullgraph
+        self._entries: dict = {}  # key -> Program, or a reason string (that signature is eager)
+        self._specialized: set = set()  # float leaves whose values joined the key
+        self._keys: list = []  # keys traced, in order (to name what keeps changing)
+        self._eager_reason = None  # set after MAX_TRACES traces
+        self._lock = threading.Lock()
+        self.traces = 0
+        self.fallbacks: list = []  # (reason, source line) of each capture that stopped
+
+    def __get__(self, obj, objtype=None):  # a compiled method binds like a function
+        return self if obj is None else functools.partial(self, obj)
+
+    def stats(self) -> dict:
+        """Traces so far, the signatures cached, the fallbacks and why."""
+        return {"traces": self.traces, "cached": sum(isinstance(e, program_module.Program)
+                                                     for e in self._entries.values()),
+                "eager_signatures": sum(isinstance(e, str) for e in self._entries.values()),
+                "fallbacks": list(self.fallbacks), "gave_up": self._eager_reason}
+
+    def __call__(self, *args, **kwargs):
+        if not _config.COMPILE or getattr(_local, "disabled", False) or self._eager_reason:
+            return self._fn(*args, **kwargs)
+        leaves, spec = tree_flatten((args, kwargs))
+        kinds = self._kinds(args, kwargs, leaves)
+        key = _key(spec, leaves, kinds)
+        entry = self._entries.get(key)
+        if isinstance(entry, program_module.Program) and entry.guards_hold():
+            return entry.run(leaves, spec, (self._fn, args, kwargs))
+        if isinstance(entry, str):
+            return self._fn(*args, **kwargs)
+        return self._trace(args, kwargs, leaves, spec, kinds, key)
+
+    # --- arguments -------------------------------------------------------------------------
+    def _kinds(self, args, kwargs, leaves) -> list:
+        """Per leaf: "tensor", "scalar" (a runtime float) or "static"."""
+        static = set()
+        if self._static_argnums or self._static_argnames:
+            # leaves of static arguments, found by flattening each argument
+            index = 0
+            for i, a in enumerate(args):
+                n = len(tree_flatten(a)[0])
+                if i in self._static_argnums:
+                    static.update(range(index, index + n))
+                index += n
+            for name in kwargs:
+                n = len(tree_flatten(kwargs[name])[0])
+                if name in self._static_argnames:
+                    static.update(range(index, index + n))
+                index += n
+        kinds = []
+        for i, leaf in enumerate(leaves):
+            if i in static:
+                kinds.append("static")
+            elif isinstance(leaf, Tensor):
+                kinds.append("tensor")
+            elif isinstance(leaf, float) and i not in self._specialized:
+                kinds.append("scalar")
+            else:
+                kinds.append("static")
+        return kinds
+
+    # --- tracing ---------------------------------------------------------------------------
+    def _trace(self, args, kwargs, leaves, spec, kinds, key):
+        with self._lock:
+            self.traces += 1
+            self._keys.append(key)
+            if self.traces > MAX_TRACES:
+                self._give_up()
+                return self._fn(*args, **kwargs)
+        tracer = Tracer()
+        try:
+            with tracer:
+                traced = []
+                for i, (leaf, kind) in enumerate(zip(leaves, kinds)):
+                    if kind == "tensor":
+                        traced.append(tracer.input_tensor(leaf, i))
+                    elif kind == "scalar":
+                        traced.append(tracer.scalar_placeholder(leaf, i))
+                    else:
+                        traced.append(leaf)
+                targs, tkwargs = tree_unflatten(traced, spec)
+                out = self._fn(*targs, **tkwargs)
+                program = program_module.capture(tracer, out, leaves, kinds)
+        except GraphBreak as brk:
+            if brk.specialize is not None:
+                self._specialized.add(brk.specialize)
+                return self(*args, **kwargs)
+            return self._fallback(key, brk, args, kwargs)
+        if tracer.failure is not None:  # found after the run: its (eager) result stands
+            self._fallback(key, tracer.failure, None, None)
+            return program.first_result(leaves)
+        self._entries[key] = program
+        return program.first_result(leaves)
+
+    def _fallback(self, key, brk, args, kwargs):
+        message = (f"jitgrad.compile: {getattr(self._fn, '__qualname__', self._fn)} cannot be "
+                   f"captured: {brk.reason} (at {brk.where})")
+        if self._fullgraph:
+            raise CompileError(message + "; fullgraph=True asks for the whole function")
+        self.fallbacks.append((brk.reason, brk.where))
+        self._entries[key] = brk.reason
+        warnings.warn(message + "; this signature runs eagerly", stacklevel=3)
+        if args is None:
+            return None
+        return self._fn(*args, **kwargs)
+
+    def _give_up(self):
+        changing = _what_changed(self._keys)
+        self._eager_reason = f"traced {MAX_TRACES} times ({changing} kept changing)"
+        warnings.warn(f"jitgrad.compile: {getattr(self._fn, '__qualname__', self._fn)} was "
+                      f"{self._eager_reason}; it runs eagerly from now on", stacklevel=3)
+
+
+def _layout(a) -> str:
+    if type(a) is not np.ndarray:
+        return "device"
+    flags = a.flags
+    return "C" if flags.c_contiguous else "F" if flags.f_contiguous else "strided"
+
+
+def _key(spec, leaves, kinds) -> tuple:
+    parts = [spec, is_grad_enabled(), dtypes.get_default_dtype().name, _config.FAST_MATH]
+    roots: dict = {}
+    for i, (leaf, kind) in enumerate(zip(leaves, kinds)):
+        if kind == "tensor":
+            data = leaf._data
+            root = data.base if getattr(data, "base", None) is not None else data
+            alias = roots.setdefault(id(root), i)  # leaves sharing storage: the first's index
+            parts.append(("tensor", data.shape, data.dtype.str, str(leaf.device),
+                          leaf._requires_grad, _layout(data), alias))
+        elif kind == "scalar":
+            parts.append(("scalar",))
+        else:
+            parts.append(("static", _static_key(leaf)))
+    return tuple(parts)
+
+
+def _static_key(value):
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.shape, value.dtype.str, hash(value.tobytes()))
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(f"jitgrad.compile: an argument of type {type(value).__name__} is "
+                        "neither a Tensor, a number nor hashable; pass it as a Tensor or make it "
+                        "static with a hashable value") from None
+    return (type(value).__name__, value)
+
+
+def _what_changed(keys) -> str:
+    """Names the parts of the key that differ between the traces (``argument 0: shape``...)."""
+    first = keys[0]
+    names = ["the argument structure", "the grad mode", "the default dtype", "fast-math"]
+    fields = ["kind", "shape", "dtype", "device", "requires_grad", "layout", "aliasing"]
+    changed = []
+    for k in keys[1:]:
+        for pos, (a, b) in enumerate(zip(first, k)):
+            if a == b:
+                continue
+            if pos < len(names):
+                what = names[pos]
+            elif a[0] == "tensor" and b[0] == "tensor":
+                diff = [f for f, x, y in zip(fields, a, b) if x != y]
+                what = f"argument leaf {pos - len(names)}: {', '.join(diff)}"
+            else:
+                what = f"argument leaf {pos - len(names)}"
+            if what not in changed:
+                changed.append(what)
+    return "; ".join(changed) or "closure tensors"
+
+
+def diff_outputs(out) -> list:
+    """The output tensors that gradients flow back from, in output order."""
+    leaves, _ = tree_flatten(out)
+    return [o for o in leaves if isinstance(o, Tensor) and o._requires_grad
+            and o.dtype.is_floating_point]
+
+
+def connect_node(node, diff_inputs) -> None:
+    """Edges of a ``CompiledFunctionBackward`` to the tensors its gradients are for."""
+    node._next_edges = tuple(gradient_edge(t) for t in diff_inputs)
+    node._next_meta = tuple((t._data.shape, t.dtype) for t in diff_inputs)

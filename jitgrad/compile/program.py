@@ -1,0 +1,327 @@
+"""The CPU program of a traced graph: forward and backward steps over one value table.
+
+A program runs as a list of steps, each ``step(env)`` reading and writing ``env`` (a list of
+arrays indexed by value id): a fused elementwise kernel (``codegen.py``: a run of elementwise
+nodes as one loop, generated from the rows' scalar bodies), or a composite row's array-level
+forward called directly (no dispatch, no Tensor, no node). The backward steps are the traced
+backward rules, the same kinds of steps.
+
+Outputs join the eager graph through ONE node, ``CompiledFunctionBackward``: it holds the
+values the backward steps read (nothing else: ``saved``), runs those steps for a plain
+backward, and for ``create_graph=True`` replays the function eagerly while recording, so
+double backward works as in eager.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import api as autograd_api
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor
+from ..device import cpu
+from ..func._pytree import tree_flatten, tree_unflatten
+from ..ops.recording import CompositeCtx, gradient_edge
+from ..tensor import Tensor
+from . import codegen
+from .trace import CtxRef
+
+
+def _elementwise_step(node, weak: set):
+    op = node.op
+    forward, ufunc = op.forward, op.cpu_ufunc
+    shape, out_dt, dt = node.shape, node.out_dtype, node.compute_dtype
+    attr_values = [node.attrs[a] for a in op.attrs]
+    plan = [(r[0] == "v", r[1], r[0] == "v" and r[1] in weak) for r in node.args]
+    out = node.outputs[0]
+
+    def step(env):
+        values = [(float(env[x]) if w else env[x]) if v else x for v, x, w in plan]
+        env[out] = cpu.elementwise(forward, values + attr_values, shape, out_dt, dt, ufunc=ufunc)
+    return step
+
+
+def _resolve(attrs: dict):
+    """Attributes with stashed-array references (``CtxRef``), resolved per call."""
+    refs = {k: v.vid for k, v in attrs.items() if isinstance(v, CtxRef)}
+    if not refs:
+        return lambda env: attrs
+    fixed = {k: v for k, v in attrs.items() if k not in refs}
+    return lambda env: {**fixed, **{k: env[vid] for k, vid in refs.items()}}
+
+
+def _composite_step(node):
+    op = node.op
+    forward = op.forward
+    plan = [(True, r[1]) if r[0] == "v" else (False, np.asarray(r[1])) for r in node.args]
+    attrs_of = _resolve(node.attrs)
+    outs = tuple(node.outputs)
+    ctx_items = tuple(node.ctx.items())
+    view = op.view
+
+    def step(env):
+        ctx = CompositeCtx()
+        arrays = [env[x] if v else x for v, x in plan]
+        result = forward(ctx, *arrays, **attrs_of(env))
+        results = result if isinstance(result, tuple) else (result,)
+        for vid, r in zip(outs, results):
+            r = r if type(r) is np.ndarray else np.asarray(r)
+            if not view and any(np.may_share_memory(r, a) for a in arrays):
+                r = r.copy()  # as eager: only a view op's result shares its input's memory
+            env[vid] = r
+        for key, vid in ctx_items:
+            env[vid] = getattr(ctx, key)
+    return step
+
+
+def build_steps(graph, nodes, weak: set, live: set) -> list:
+    """Steps running ``nodes``: each maximal run of fusible elementwise nodes is one generated
+    kernel (``codegen``), every other node a step of its own. ``live``: the values needed
+    after the steps."""
+    steps = []
+    for group in codegen.partition(graph, nodes, weak, live):
+        if isinstance(group, codegen.FusedGroup):
+            steps.append(group.step())
+        elif group.op.elementwise:
+            steps.append(_elementwise_step(group, weak))
+        else:
+            steps.append(_composite_step(group))
+    return steps
+
+
+def run_steps(steps, env) -> None:
+    for step in steps:
+        step(env)
+
+
+class CompiledFunctionBackward(Node):
+    """The one node joining a compiled call's outputs to the eager graph."""
+
+    def __init__(self, program, env, inputs, read, call):
+        super().__init__()
+        self._program = program
+        self._env = env  # the values the backward steps read, by value id (others None)
+        self._call = call  # (function, args, kwargs): replayed for create_graph
+        # tensors the backward reads, with their versions now (Note [saved tensor versions])
+        self._saved_inputs = [SavedTensor(t) for t in read]
+        self._inputs = inputs
+
+    def apply(self, grad_outputs):
+        if self._released:
+            raise RuntimeError(SECOND_BACKWARD_MSG)
+        for saved in self._saved_inputs:
+            saved.unpack(self)  # raises PyTorch's error if changed in place since the call
+        if is_grad_enabled():  # create_graph: the eager graph of the same call, recorded
+            return self._replay(grad_outputs)
+        program = self._program
+        env = list(self._env)
+        for vid, g, (shape, dtype) in zip(program.cotangents, grad_outputs, self._output_meta):
+            env[vid] = g._data if g is not None else np.zeros(shape, dtype.np)
+        run_steps(program.backward_steps, env)
+        return [None if vid is None else Tensor._make(_fresh(env[vid]))
+                for vid in program.input_grads]
+
+    def _replay(self, grad_outputs):
+        from . import api
+
+        fn, args, kwargs = self._call
+        with api.disabled():
+            outputs = api.diff_outputs(fn(*args, **kwargs))
+        pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None]
+        grads = autograd_api.grad([o for o, _ in pairs], self._inputs, [g for _, g in pairs],
+                                  create_graph=True, allow_unused=True)
+        return list(grads)
+
+    def _release(self):
+        self._released = True
+        self._env = None
+        self._call = None
+
+
+def _fresh(a):
+    """An array the caller may own: a fresh one, or a copy of a broadcast or shared one."""
+    if type(a) is not np.ndarray:
+        return np.asarray(a)
+    return a if a.base is None and a.flags.writeable else a.copy()
+
+
+# --- capture: a traced run -> a Program ----------------------------------------------------
+def capture(tracer, out, leaves, kinds):
+    """The Program of ``tracer``'s run, whose result was ``out``: the backward traced too
+    (the rows' backward rules, run with ``create_graph=True`` through the same tracer), dead
+    nodes dropped, forward and backward steps built."""
+    from .trace import GraphBreak
+
+    graph = tracer.graph
+    for value in graph.values:
+        array = value.info.get("array")
+        tensor = value.info.get("tensor")
+        if (tensor is not None and type(tensor._data) is not np.ndarray) or (
+                array is not None and type(array) is not np.ndarray):
+            raise GraphBreak("a CUDA tensor: compiled functions run CUDA tensors eagerly for now")
+    out_leaves, out_spec = tree_flatten(out)
+    outputs = []  # per output leaf: (kind, payload)
+    for o in out_leaves:
+        if not isinstance(o, Tensor):
+            outputs.append(("static", o))
+            continue
+        if type(o._data) is not np.ndarray:
+            raise GraphBreak("a CUDA tensor: compiled functions run CUDA tensors eagerly for now")
+        vid = tracer.ids.get(id(o))
+        if vid is None:
+            (_, vid), _ = tracer.ref(o)
+        outputs.append(("value", vid))
+    diff_out = [k for k, o in enumerate(out_leaves) if isinstance(o, Tensor) and o._requires_grad
+                and o.dtype.is_floating_point and outputs[k][1] not in tracer.weak]
+    diff_in = [vid for vid, v in enumerate(graph.values)
+               if v.kind in ("input", "closure") and v.info.get("requires_grad")]
+    cotangents, input_grads = [], []
+    if diff_out and diff_in and is_grad_enabled():
+        tracer.phase = "backward"
+        seeds = [tracer.cotangent(outputs[k][1]) for k in diff_out]
+        cotangents = [tracer.ids[id(s)] for s in seeds]
+        proxies = [tracer.tensor_of(vid) for vid in diff_in]
+        with tracer.saved_floats():
+            grads = autograd_api.grad([out_leaves[k] for k in diff_out], proxies, seeds,
+                                      create_graph=True, allow_unused=True)
+        input_grads = [None if g is None else tracer.ref(g)[0][1] for g in grads]
+    else:
+        diff_out = []
+    return Program(tracer, outputs, out_spec, diff_out, diff_in, cotangents, input_grads,
+                   out, kinds)
+
+
+def _needed(nodes, wanted: set) -> list:
+    """The nodes (in order) that ``wanted`` values depend on; ``wanted`` grows by their
+    arguments."""
+    kept = []
+    for node in reversed(nodes):
+        made = set(node.outputs) | set(node.ctx.values())
+        if made & wanted:
+            kept.append(node)
+            wanted.update(node.value_args())
+            wanted.update(v.vid for v in node.attrs.values() if isinstance(v, CtxRef))
+    kept.reverse()
+    return kept
+
+
+class Program:
+    """A captured function for one input signature: forward and backward steps, what the
+    inputs are, what the outputs are, and the guards on the tensors it reads from closures."""
+
+    def __init__(self, tracer, outputs, out_spec, diff_out, diff_in, cotangents, input_grads,
+                 first_out, kinds):
+        graph = tracer.graph
+        self.graph = graph
+        self.n_values = len(graph.values)
+        self.outputs, self.out_spec, self.weak = outputs, out_spec, frozenset(tracer.weak)
+        self.diff_out = diff_out  # output leaf indices that get the backward node
+        self.cotangents, self.input_grads = cotangents, input_grads
+        values = graph.values
+        self.tensor_inputs = [(vid, v.info["path"]) for vid, v in enumerate(values)
+                              if v.kind == "input"]
+        self.scalar_inputs = [(vid, v.info["path"]) for vid, v in enumerate(values)
+                              if v.kind == "scalar"]
+        self.closures = [(vid, v.info["tensor"]) for vid, v in enumerate(values)
+                         if v.kind == "closure"]
+        self.consts = [(vid, v.info["array"]) for vid, v in enumerate(values) if v.kind == "const"]
+        self.guards = [(t, t._data.shape, t._data.dtype, t._requires_grad)
+                       for _, t in self.closures]
+        self.diff_in = diff_in
+        backward_nodes = _needed([n for n in graph.nodes if n.phase == "backward"],
+                                 {g for g in input_grads if g is not None})
+        made_in_backward = {v for n in backward_nodes for v in n.outputs} | set(cotangents)
+        read = set()
+        for n in backward_nodes:
+            read.update(n.value_args())
+            read.update(v.vid for v in n.attrs.values() if isinstance(v, CtxRef))
+        read.update(g for g in input_grads if g is not None)
+        self.saved = sorted(read - made_in_backward)
+        wanted = {vid for kind, vid in outputs if kind == "value"} | set(self.saved)
+        forward_nodes = _needed([n for n in graph.nodes if n.phase == "forward"], set(wanted))
+        self.forward_steps = build_steps(graph, forward_nodes, tracer.weak, wanted)
+        self.backward_steps = build_steps(graph, backward_nodes, tracer.weak,
+                                          {g for g in input_grads if g is not None})
+        self.n_nodes = (len(forward_nodes), len(backward_nodes))
+        self._first = (first_out, tracer)
+
+    def guards_hold(self) -> bool:
+        for t, shape, dtype, requires_grad in self.guards:
+            data = t._data
+            if (type(data) is not np.ndarray or data.shape != shape or data.dtype != dtype
+                    or t._requires_grad != requires_grad):
+                return False
+        return True
+
+    def first_result(self, leaves):
+        """The trace run's own (eager) result, with proxies of inputs mapped back to the
+        inputs and float-derived values as Python floats."""
+        out, tracer = self._first
+        self._first = None
+        values = self.graph.values
+        out_leaves, _ = tree_flatten(out)
+        result = []
+        for o, (kind, vid) in zip(out_leaves, self.outputs):
+            if kind == "static":
+                result.append(vid)
+            elif vid in tracer.weak:
+                result.append(float(o._data))
+            elif values[vid].kind == "input":
+                result.append(leaves[values[vid].info["path"]])
+            elif values[vid].kind == "closure":
+                result.append(values[vid].info["tensor"])
+            else:
+                result.append(o)
+        return tree_unflatten(result, self.out_spec)
+
+    def run(self, leaves, spec, call):
+        env = [None] * self.n_values
+        for vid, path in self.tensor_inputs:
+            env[vid] = leaves[path]._data
+        for vid, path in self.scalar_inputs:
+            env[vid] = leaves[path]
+        for vid, t in self.closures:
+            env[vid] = t._data
+        for vid, array in self.consts:
+            env[vid] = array
+        run_steps(self.forward_steps, env)
+        values = self.graph.values
+        result = []
+        for kind, vid in self.outputs:
+            if kind == "static":
+                result.append(vid)
+            elif vid in self.weak:
+                result.append(float(env[vid]))
+            elif values[vid].kind == "input":
+                result.append(leaves[values[vid].info["path"]])
+            elif values[vid].kind == "closure":
+                result.append(values[vid].info["tensor"])
+            else:
+                result.append(Tensor._make(env[vid] if values[vid].kind == "op"
+                                           else env[vid].copy()))
+        if self.diff_out and is_grad_enabled():
+            self._attach(env, leaves, result, call)
+        return tree_unflatten(result, self.out_spec)
+
+    def _attach(self, env, leaves, result, call):
+        values = self.graph.values
+
+        def tensor(vid):
+            info = values[vid].info
+            return leaves[info["path"]] if values[vid].kind == "input" else info["tensor"]
+        diff_inputs = [tensor(vid) for vid in self.diff_in]
+        if not any(t._requires_grad for t in diff_inputs):
+            return
+        saved = [None] * self.n_values
+        for vid in self.saved:
+            saved[vid] = env[vid]
+        read = [tensor(vid) for vid in self.saved if values[vid].kind in ("input", "closure")]
+        node = CompiledFunctionBackward(self, saved, diff_inputs, read, call)
+        node._next_edges = tuple(gradient_edge(t) for t in diff_inputs)
+        node._next_meta = tuple((t._data.shape, t.dtype) for t in diff_inputs)
+        node.needs_input_grad = tuple(t._requires_grad for t in diff_inputs)
+        meta = []
+        for nr, k in enumerate(self.diff_out):
+            o = result[k]
+            o._grad_fn, o._requires_grad, o._output_nr = node, True, nr
+            meta.append((o._data.shape, o.dtype))
+        node._output_meta = meta

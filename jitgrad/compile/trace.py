@@ -1,0 +1,426 @@
+"""Tracing: run the user's function once, eagerly, recording every registry op into a Graph.
+
+Note [compile tracing]: ``jitgrad.compile`` traces by running the function through the normal
+dispatch while this thread's registry ops go through ``Tracer.on_op`` (forward AD's transform
+hook, ``autograd/forward_ad.py`` ``_set_tracer``). The run is a real eager run (its outputs are
+the first call's result), so the recorded graph holds exactly the ops, rows and attributes eager
+execution chose: the compiled program cannot disagree with eager about semantics.
+
+What the tracer cannot see it refuses, by raising ``GraphBreak`` inside the function before
+anything changes:
+
+- values leaving the graph (``item``, ``bool``, ``numpy``, ``tolist``...: ``tensor.py``'s
+  ``data_read_hook``); hooks registered on traced tensors;
+- writes (in-place ops, ``out=``: ``ops/upper.py``'s ``write_guard``);
+- random draws from jitgrad's generator (``ops/creation.py``'s ``_rng``);
+- a tensor made during the trace by anything but a registry op or a constant constructor
+  (``zeros``, ``full``, ``arange``... and ``tensor`` of data holding no tensor): a value computed
+  outside the rows (a custom ``autograd.Function``, code reading ``_data``).
+
+Tensors the function reads that were not made during the trace (closures, globals, module
+parameters) are implicit inputs: each call reads their current values. Python floats passed as
+arguments are runtime inputs: they enter as 0-d placeholder tensors, and their values are handed
+to each op as Python floats (so promotion is that of a Python scalar); a placeholder used as a
+Python number (``float(a)``, ``if a > 0``) asks for a retrace with its value in the cache key.
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+
+import numpy as np
+
+from ..autograd import forward_ad
+from ..engine import engine
+from ..ops import creation, upper
+from ..ops.recording import save_plan
+from .. import tensor as tensor_module
+from ..tensor import Tensor
+from .graph import Graph, Node
+
+_local = threading.local()  # .tracer: the trace this thread runs
+
+
+class GraphBreak(BaseException):
+    """Capture must stop here. A BaseException, so ``except Exception`` in user code cannot
+    swallow it (the trace is also marked failed before it is raised)."""
+
+    def __init__(self, reason: str, specialize=None):
+        super().__init__(reason)
+        self.reason = reason
+        self.specialize = specialize  # the scalar input to retrace with its value in the key
+        self.where = user_frame()
+
+
+def user_frame() -> str:
+    """``file:line`` of the innermost frame outside jitgrad (the user's source line)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if not (name == "jitgrad" or name.startswith("jitgrad.")):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"
+
+
+def current():
+    """The trace this thread runs, or None."""
+    return getattr(_local, "tracer", None)
+
+
+# constructors whose results depend on their arguments' shapes and Python values only
+_CONSTANT_MAKERS = {
+    "jitgrad.ops.creation": {"zeros", "ones", "full", "empty", "arange", "linspace", "logspace",
+                             "eye", "zeros_like", "ones_like", "full_like", "empty_like",
+                             "tensor", "as_tensor", "_finish"},
+    "jitgrad.ops.allocation": {"zeros", "full_like"},
+}
+
+
+def _holds_tensor(data) -> bool:
+    if isinstance(data, Tensor):
+        return True
+    if isinstance(data, (list, tuple)):
+        return any(_holds_tensor(d) for d in data)
+    return isinstance(data, np.ndarray) and data.dtype == object
+
+
+def _maker():
+    """Whether the tensor being made comes from a constant constructor (see above)."""
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return False
+        names = _CONSTANT_MAKERS.get(frame.f_globals.get("__name__"))
+        if names is not None and frame.f_code.co_name in names:
+            data = frame.f_locals.get("data")
+            return not _holds_tensor(data)
+        frame = frame.f_back
+    return False
+
+
+class _TracingGenerator:
+    """Stands in for jitgrad's random generator during a trace: this thread's draws break the
+    trace (before drawing); other threads draw from the real generator."""
+
+    def __init__(self, real):
+        self._real = real
+
+    def __getattr__(self, name):
+        if current() is not None:
+            raise _fail(GraphBreak("a random op (jitgrad's random generator was used): "
+                                   "compile cannot capture random ops yet"))
+        return getattr(self._real, name)
+
+
+def _fail(exc: GraphBreak) -> GraphBreak:
+    tracer = current()
+    if tracer is not None and tracer.failure is None:
+        tracer.failure = exc
+    return exc
+
+
+_install_lock = threading.Lock()
+_active = [0]
+_original_make = Tensor.__dict__["_make"]
+
+
+def _traced_make(cls, data, requires_grad=False):
+    t = _original_make.__func__(cls, data, requires_grad)
+    tracer = current()
+    if tracer is not None and not tracer.suspended:
+        tracer.made[id(t)] = (t, _maker())
+    return t
+
+
+def _data_read(t, what):
+    tracer = current()
+    if tracer is None or tracer.suspended:
+        return
+    vid = tracer.ids.get(id(t))
+    if vid is None and id(t) not in tracer.made:
+        return  # a tensor of no concern to the trace (made before it, never used by it)
+    scalar = tracer.scalar_input_of(vid)
+    if scalar is not None:
+        raise _fail(GraphBreak(f"the float argument {scalar} is used as a Python number "
+                               f"({what})", specialize=scalar))
+    raise _fail(GraphBreak(f"Tensor.{what}() reads a traced value in Python"))
+
+
+def _write_guard(t):
+    tracer = current()
+    if tracer is not None and not tracer.suspended:
+        raise _fail(GraphBreak("an in-place write (in-place op, out= or item assignment)"))
+
+
+def _install():
+    with _install_lock:
+        _active[0] += 1
+        if _active[0] == 1:
+            Tensor._make = classmethod(_traced_make)
+            tensor_module.data_read_hook = _data_read
+            upper.set_write_guard(_write_guard)
+            creation._rng = _TracingGenerator(creation._rng)
+
+
+def _uninstall():
+    with _install_lock:
+        _active[0] -= 1
+        if _active[0] == 0:
+            Tensor._make = _original_make
+            tensor_module.data_read_hook = None
+            upper.set_write_guard(None)
+            if isinstance(creation._rng, _TracingGenerator):
+                creation._rng = creation._rng._real
+
+
+class Tracer:
+    """Records the registry ops of one run into ``graph`` (Note [compile tracing])."""
+
+    def __init__(self):
+        self.graph = Graph()
+        self.ids: dict = {}  # id(tensor) -> value id
+        self.tensors: dict = {}  # value id -> the tensor ops ran with
+        # id(array) -> value id: a saved output is unpacked as a new tensor over the same array
+        self.by_data: dict = {}
+        self.versions: dict = {}  # value id -> the tensor's version when recorded
+        self.keep: list = []  # every tensor in ``ids`` (so ids stay unique during the trace)
+        self.made: dict = {}  # id(tensor) -> (tensor, from a constant constructor)
+        self.proxies: dict = {}  # id(closure tensor) -> its proxy
+        self.scalars: dict = {}  # value id of a float placeholder -> its argument path
+        self.weak: set = set()  # values computed from float placeholders only
+        self.ctx_arrays: dict = {}  # id(ndarray a composite forward stashed) -> (value id, array)
+        self.float_patches: list = []  # (node, saved name, placeholder): ``saved_floats``
+        self.suspended = 0
+        self.failure = None
+        self.phase = "forward"
+
+    # --- values ----------------------------------------------------------------------------
+    def add(self, t, kind, **info) -> int:
+        vid = self.graph.new_value(t._data.shape, t._data.dtype, kind, **info)
+        self.ids[id(t)] = vid
+        self.by_data.setdefault(id(t._data), vid)
+        self.tensors[vid] = t
+        self.versions[vid] = t._version_counter.value
+        self.keep.append(t)
+        return vid
+
+    def tensor_of(self, vid):
+        return self.tensors[vid]
+
+    def scalar_input_of(self, vid):
+        return self.scalars.get(vid)
+
+    def input_tensor(self, t, path):
+        """A proxy of the argument tensor ``t``: ops run on it, its values are input ``path``.
+        A proxy of a tensor requiring grad is a view of it, so the eager graph this run builds
+        reaches ``t``."""
+        proxy = self._proxy(t)
+        self.add(proxy, "input", path=path, requires_grad=t._requires_grad)
+        return proxy
+
+    def scalar_placeholder(self, value: float, path):
+        t = Tensor._make(np.array(value, dtype=np.float64))
+        vid = self.add(t, "scalar", path=path)
+        self.scalars[vid] = path
+        self.weak.add(vid)
+        return t
+
+    def cotangent(self, out_vid):
+        """A cotangent input for output value ``out_vid`` (the backward trace's seed)."""
+        info = self.graph.values[out_vid]
+        t = Tensor._make(np.ones(info.shape, info.dtype))
+        self.add(t, "cotangent", output=out_vid)
+        return t
+
+    def _external(self, t):
+        """The value of a tensor the trace did not make by an op: a closure (implicit input,
+        read fresh each call), a constant made inside, or a break."""
+        vid = self.by_data.get(id(t._data))
+        if vid is not None:  # a saved tensor rebuilt over a recorded value's array
+            self.ids[id(t)] = vid
+            self.keep.append(t)
+            return vid, t
+        made = self.made.get(id(t))
+        if made is not None:
+            if not made[1] or t._grad_fn is not None:
+                raise _fail(GraphBreak(
+                    "a tensor computed outside jitgrad's ops (a custom autograd.Function, or "
+                    "code reading Tensor data directly) is used by an op"))
+            return self.add(t, "const", array=t._data), t
+        proxy = self.proxies.get(id(t))
+        if proxy is None:
+            proxy = self.proxies[id(t)] = self._proxy(t)
+            vid = self.add(proxy, "closure", tensor=t, requires_grad=t._requires_grad)
+            self.ids[id(t)] = vid
+            self.keep.append(t)
+        return self.ids[id(t)], proxy
+
+    def ref(self, a):
+        """``(ref, value to run the op with)`` for one op argument."""
+        if isinstance(a, Tensor):
+            vid = self.ids.get(id(a))
+            if vid is None:
+                vid, a = self._external(a)
+            elif a._version_counter.value != self.versions[vid] and id(a) not in self.proxies:
+                raise _fail(GraphBreak("a traced tensor was changed in place"))
+            else:
+                a = self.proxies.get(id(a), a)
+            return ("v", vid), a
+        if isinstance(a, (list, tuple)) and any(isinstance(x, Tensor) for x in a):
+            raise _fail(GraphBreak("an op argument is a sequence of tensors"))
+        return ("c", a), a
+
+    def _proxy(self, t):
+        self.suspended += 1
+        try:
+            return _make_proxy(t)
+        finally:
+            self.suspended -= 1
+
+    # --- ops -------------------------------------------------------------------------------
+    def on_op(self, run, op, args, attrs):
+        """The transform hook's call of ``run(op, *args, **attrs)``, recorded."""
+        if self.suspended:
+            return run(op, *args, **attrs)
+        refs, call_args = [], []
+        for a in args:
+            r, v = self.ref(a)
+            refs.append(r)
+            call_args.append(v)
+        node_attrs = {}
+        for name, value in attrs.items():
+            node_attrs[name] = self._attr(op, name, value)
+        tensor_refs = [r[1] for r in refs if r[0] == "v"]
+        weak = bool(tensor_refs) and all(v in self.weak for v in tensor_refs)
+        substituted = {}
+        if not weak:  # placeholders enter an op beside real tensors as Python floats
+            for i, r in enumerate(refs):
+                if r[0] == "v" and r[1] in self.weak:
+                    if not op.elementwise:
+                        path = self._weak_source(r[1])
+                        raise _fail(GraphBreak(f"the float argument {path} is an operand of "
+                                               f"{op.name}", specialize=path))
+                    substituted[i] = call_args[i]
+                    call_args[i] = float(call_args[i]._data)
+        out = run(op, *call_args, **node_attrs_values(node_attrs))
+        outs = out if isinstance(out, tuple) else (out,)
+        if substituted:
+            self._note_saved_floats(op, out, substituted)
+        node = Node(op, refs, node_attrs, phase=self.phase)
+        for o in outs:
+            vid = self.add(o, "op")
+            node.outputs.append(vid)
+            if weak:
+                self.weak.add(vid)
+        if op.elementwise:
+            node.elementwise_types(call_args, attrs)
+        else:
+            self._note_ctx(node, outs)
+        self.graph.nodes.append(node)
+        return out
+
+    def _note_saved_floats(self, op, out, substituted):
+        """The node of ``out`` saved Python floats where placeholders were: its backward, when
+        traced, must read the placeholders instead (``saved_floats``)."""
+        node = out._grad_fn
+        if node is None or type(node).__name__ != op.node_name:
+            return
+        for name, source in save_plan(op, node.needs_input_grad):
+            if type(source) is int and source in substituted:
+                self.float_patches.append((node, name, substituted[source]))
+
+    @contextlib.contextmanager
+    def saved_floats(self):
+        """While the backward is traced, nodes read placeholders where they saved floats."""
+        old = [(node, name, node._saved[name]) for node, name, _ in self.float_patches]
+        for node, name, placeholder in self.float_patches:
+            node._saved[name] = placeholder
+        try:
+            yield
+        finally:
+            for node, name, value in old:
+                node._saved[name] = value
+
+    def _weak_source(self, vid):
+        for path_vid, path in self.scalars.items():
+            if path_vid == vid:
+                return path
+        return next(iter(self.scalars.values()))  # derived: specialise the first
+
+    def _attr(self, op, name, value):
+        if isinstance(value, Tensor):
+            vid = self.ids.get(id(value))
+            if vid is not None and vid in self.weak:
+                path = self._weak_source(vid)
+                raise _fail(GraphBreak(f"the float argument {path} is attribute {name!r} of "
+                                       f"{op.name}", specialize=path))
+            raise _fail(GraphBreak(f"{op.name}: a tensor as attribute {name!r}"))
+        if isinstance(value, np.ndarray):
+            stashed = self.ctx_arrays.get(id(value))
+            if stashed is not None and stashed[1] is value:
+                return CtxRef(stashed[0], value)
+        return value
+
+    def _note_ctx(self, node, outs):
+        """Arrays a composite forward stashed for its backward (argmax indices, permutations)
+        depend on the data: later ops reading them read the value computed at each call."""
+        grad_fn = next((o._grad_fn for o in outs if o._grad_fn is not None), None)
+        if grad_fn is None or type(grad_fn).__name__ != node.op.node_name:
+            return
+        for key, value in grad_fn._attrs.items():
+            if key not in node.attrs and isinstance(value, np.ndarray):
+                vid = self.graph.new_value(value.shape, value.dtype, "ctx")
+                node.ctx[key] = vid
+                self.ctx_arrays[id(value)] = (vid, value)
+                self.keep.append(value)
+
+    # --- the run ---------------------------------------------------------------------------
+    def __enter__(self):
+        _install()
+        _local.tracer = self
+        forward_ad._set_tracer(self.on_op)
+        self._serial = engine.serial()
+        self._serial.__enter__()
+        self._np_state = _legacy_rng_state()
+        return self
+
+    def __exit__(self, *exc):
+        self._serial.__exit__(*exc)
+        forward_ad._set_tracer(None)
+        _local.tracer = None
+        _uninstall()
+        if self.failure is None and exc[0] is None and _legacy_rng_state() != self._np_state:
+            self.failure = GraphBreak("NumPy's global random generator was used: compile "
+                                      "cannot capture random values")
+        return False
+
+
+class CtxRef:
+    """An attribute that is an array a composite forward stashed (value ``vid``)."""
+
+    __slots__ = ("vid", "array")
+
+    def __init__(self, vid, array):
+        self.vid, self.array = vid, array
+
+
+def node_attrs_values(attrs: dict) -> dict:
+    return {k: (v.array if isinstance(v, CtxRef) else v) for k, v in attrs.items()}
+
+
+def _legacy_rng_state():
+    state = np.random.get_state()
+    return state[2], hash(state[1].tobytes())
+
+
+def _make_proxy(t):
+    """A tensor with ``t``'s values for ops to run on: a view of ``t`` when ``t`` requires grad
+    (the eager graph of the trace run reaches ``t``), else a tensor sharing its storage and
+    version counter."""
+    if t._requires_grad:
+        return t.view_as(t)
+    proxy = _original_make.__func__(Tensor, t._data)
+    proxy._version_counter = t._version_counter
+    return proxy
