@@ -100,7 +100,11 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if not _config.COMPILE or getattr(_local, "disabled", False) or self._eager_reason:
             return self._fn(*args, **kwargs)
-        leaves, spec = tree_flatten((args, kwargs))
+        if not kwargs and not self._static_argnums and all(
+                type(a) is Tensor or type(a) is float for a in args):
+            leaves, spec = args, _flat_spec(len(args))  # the common call, without the pytree
+        else:
+            leaves, spec = tree_flatten((args, kwargs))
         kinds = self._kinds(args, kwargs, leaves)
         key = _key(spec, leaves, kinds)
         entry = self._entries.get(key)
@@ -189,6 +193,12 @@ class CompiledFunction:
         self._eager_reason = f"traced {MAX_TRACES} times ({changing} kept changing)"
         warnings.warn(f"jitgrad.compile: {getattr(self._fn, '__qualname__', self._fn)} was "
                       f"{self._eager_reason}; it runs eagerly from now on", stacklevel=3)
+
+
+@functools.lru_cache(maxsize=None)
+def _flat_spec(n: int):
+    """The tree spec of ``(args, {})`` for ``n`` leaf arguments."""
+    return tree_flatten((tuple(range(n)), {}))[1]
 
 
 def _layout(a) -> str:

@@ -23,9 +23,25 @@ _SCALAR_TYPES = (bool, int, float)
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _fusible(graph, node) -> bool:
+_ALIASES = ("expand", "view", "reshape_copy")  # shape-only rows a run reads through
+
+
+def _alias(graph, node) -> bool:
+    """An ``expand`` (read through broadcast indices) or a reshape of one element (a
+    scalar): no computation of its own inside a run."""
+    if node.op.name not in _ALIASES or len(node.args) != 1 or node.args[0][0] != "v":
+        return False
+    src = graph.values[node.args[0][1]]
+    if src.dtype not in _FLOATS:
+        return False
+    return node.op.name == "expand" or math.prod(src.shape) == 1
+
+
+def fusible(graph, node) -> bool:
     op = node.op
-    if not op.elementwise or node.compute_dtype not in _FLOATS:
+    if not op.elementwise:
+        return _alias(graph, node)
+    if node.compute_dtype not in _FLOATS:
         return False
     if node.out_dtype not in _FLOATS and node.out_dtype != np.dtype(bool):
         return False
@@ -39,33 +55,69 @@ def _fusible(graph, node) -> bool:
     return all(type(node.attrs[a]) in _SCALAR_TYPES for a in op.attrs)
 
 
-def partition(graph, nodes, weak, live: set):
-    """``nodes`` as a list of single nodes and ``FusedGroup``s (runs of two or more fusible
-    nodes of one shape). ``live``: values needed after these nodes (outputs, saved)."""
+def _shape(graph, node):
+    """A node's result shape; None for a one-element alias (it joins a run of any shape)."""
+    if node.op.elementwise:
+        return node.shape
+    shape = graph.values[node.outputs[0]].shape
+    return None if math.prod(shape) == 1 else shape
+
+
+def partition(graph, nodes, weak, live: set, min_run: int = 2):
+    """``nodes`` as a list of single nodes and ``FusedGroup``s (runs of ``min_run`` or more
+    fusible nodes of one shape). ``live``: values needed after these nodes (outputs, saved)."""
     users: dict = {}
     for k, node in enumerate(nodes):
         for vid in node.value_args():
             users.setdefault(vid, []).append(k)
     out, run = [], []
+    can_fuse = {}
+    for k, node in enumerate(nodes):
+        ok = fusible(graph, node)
+        if ok and not node.op.elementwise:  # an alias stays out if read outside a run
+            vid = node.outputs[0]
+            ok = vid not in live and all(fusible(graph, nodes[u]) for u in users.get(vid, ()))
+        can_fuse[k] = ok
+
+    def stored_of(members):
+        ids = {id(n) for n in members}
+        first, last = run[0][0], run[-1][0]
+        return [v for n in members for v in n.outputs
+                if v in live or any(not first <= u <= last or id(nodes[u]) not in ids
+                                    for u in users.get(v, ()))]
 
     def flush():
-        if len(run) >= 2:
-            members = {id(n) for _, n in run}
-            first, last = run[0][0], run[-1][0]
-            stored = [v for _, n in run for v in n.outputs
-                      if v in live or any(not first <= u <= last or id(nodes[u]) not in members
-                                          for u in users.get(v, ()))]
-            out.append(FusedGroup(graph, [n for _, n in run], stored, weak))
+        if not run:
+            return
+        members = [n for _, n in run]
+        stored = stored_of(members)
+        # an alias read outside the run runs before it, on its own (its result has its own
+        # shape, not the run's); one whose source the run makes keeps the run unfused
+        outside = [n for n in members if not n.op.elementwise and n.outputs[0] in stored]
+        made = {v for n in members for v in n.outputs}
+        if outside and not any(n.args[0][1] in made for n in outside):
+            out.extend(outside)
+            members = [n for n in members if all(n is not o for o in outside)]
+            stored = stored_of(members)
+            outside = []
+        if not outside and sum(n.op.elementwise for n in members) >= min_run:
+            out.append(FusedGroup(graph, members, stored, weak))
         else:
-            out.extend(n for _, n in run)
+            out.extend(members)
         run.clear()
 
+    run_shape = [None]
     for k, node in enumerate(nodes):
-        if _fusible(graph, node) and (not run or run[0][1].shape == node.shape):
+        shape = _shape(graph, node)
+        if can_fuse[k] and (shape is None or run_shape[0] is None or shape == run_shape[0]):
+            if shape is not None:
+                run_shape[0] = shape
             run.append((k, node))
             continue
         flush()
-        if _fusible(graph, node):
+        run_shape[0] = None
+        if can_fuse[k]:
+            run_shape[0] = shape
             run.append((k, node))
         else:
             out.append(node)
@@ -79,7 +131,7 @@ class FusedGroup:
 
     def __init__(self, graph, nodes, stored, weak):
         self.nodes = nodes
-        self.shape = nodes[0].shape
+        self.shape = next(n.shape for n in nodes if n.op.elementwise)
         self.stored = stored
         made = {v for n in nodes for v in n.outputs}
         self.inputs = []  # value ids read from outside the group, in first-use order
@@ -109,6 +161,8 @@ class FusedGroup:
         lines, imports, bodies = [], [], {}
         for n in self.nodes:
             body = n.op.forward
+            if not n.op.elementwise:
+                continue
             if body not in bodies:
                 alias = f"_b{len(bodies)}"
                 bodies[body] = alias
@@ -125,11 +179,16 @@ class FusedGroup:
                 names[vid] = f"a{k}"
             elif mode == "f":
                 names[vid] = f"a{k}[{index}]"
-            else:
+            else:  # the operand's own dims: the last ones of the padded shape
+                own = len(graph.values[vid].shape)
                 names[vid] = "a{}[{}]".format(k, ", ".join(
-                    "0" if size == 1 else f"i{d}" for d, size in enumerate(mode)))
+                    "0" if size == 1 else f"i{d}" for d, size in enumerate(mode)
+                    if d >= nd - own))
         body_lines = []
         for n in self.nodes:
+            if not n.op.elementwise:  # an alias: read its source
+                names[n.outputs[0]] = names[n.args[0][1]]
+                continue
             dt = n.compute_dtype.name
             args = []
             for r in n.args:
@@ -147,7 +206,7 @@ class FusedGroup:
             body_lines.append(f"v{out} = {call}")
             names[out] = f"v{out}"
         for j, vid in enumerate(self.stored):
-            body_lines.append(f"o{j}[{index}] = v{vid}")
+            body_lines.append(f"o{j}[{index}] = {names[vid]}")
         outs = ", ".join(f"o{j}" for j in range(len(self.stored)))
         ins = ", ".join(f"a{k}" for k in range(len(self.inputs)))
         flags = "nogil=True, cache=True, error_model='numpy'" + (", parallel=True"
@@ -167,13 +226,18 @@ class FusedGroup:
         lines += ["    " * depth + line for line in body_lines]
         return "\n".join(lines) + "\n"
 
+    def module_name(self, parallel: bool) -> str:
+        """The generated module's name (written and imported on first use)."""
+        self.kernel(parallel)
+        return self._kernels[parallel][0]
+
     def kernel(self, parallel: bool):
-        kern = self._kernels.get(parallel)
-        if kern is None:
+        entry = self._kernels.get(parallel)
+        if entry is None:
             src = self.source(parallel)
             name = "jgc_" + hashlib.sha1(src.encode()).hexdigest()[:20]
-            kern = self._kernels[parallel] = cpu.load_generated(name, src).kernel
-        return kern
+            entry = self._kernels[parallel] = (name, cpu.load_generated(name, src).kernel)
+        return entry[1]
 
     def step(self):
         graph, shape = self.graph, self.shape

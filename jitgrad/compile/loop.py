@@ -1,12 +1,402 @@
-"""``fori_loop``: a loop that compiled functions capture."""
+"""``fori_loop``: a loop that a compiled function captures as ONE loop node, never unrolled.
+
+Eager, ``fori_loop(n, body, carry)`` is a Python loop. Inside a ``jitgrad.compile`` trace the
+body is traced once, on placeholder carries, into a graph of its own (and its backward with
+it: the body's rules, traced with ``create_graph=True``); the outer graph gets one
+``LoopNode`` (run the body's steps ``n`` times, keeping each step's carry on a tape) and, in
+its backward, one ``LoopBackwardNode`` (walk the tape backwards: per step, recompute the body
+and run its backward from the step's carry: Note [loop tape]). The trace run itself computes
+the loop eagerly without a graph and joins its result to the eager graph through
+``ForiLoopBackward``, whose eager backward is the same walk over the tape.
+
+Note [loop tape]: the tape holds the n + 1 carries (references to arrays the body made: no
+copies); everything else a step's backward needs is recomputed from its carry, so the memory
+is n carries, not n times the body's intermediates.
+"""
 from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from ..autograd import api as autograd_api
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..autograd.node import Node
+from ..func._pytree import tree_flatten, tree_unflatten
+from ..ops.recording import gradient_edge
+from ..tensor import Tensor
+from . import codegen, segment, trace
 
 
 def fori_loop(n, body, carry):
-    """``carry = body(carry)`` ``n`` times and return ``carry`` (``body(i, carry)`` when it
-    takes two arguments is not supported: it takes the carry only).
+    """``carry = body(carry)``, ``n`` times; returns the last carry.
 
-    Eager, this is a Python loop."""
-    for _ in range(int(n)):
-        carry = body(carry)
-    return carry
+    ``carry`` is a Tensor or a tuple / list / dict of Tensors; ``body`` returns the same
+    structure, with the same shapes and dtypes. ``n`` is a Python int. Eager this is a Python
+    loop; inside ``jitgrad.compile`` it is one loop in the program, forward and backward, so
+    compile time does not grow with ``n``."""
+    n = _check_count(n)
+    tracer = trace.current()
+    if tracer is None or tracer.suspended or n == 0:
+        for _ in range(n):
+            carry = _checked(body(carry), carry)
+        return carry
+    return _traced(tracer, n, body, carry)
+
+
+def _check_count(n) -> int:
+    if isinstance(n, Tensor) or not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"fori_loop: n must be a Python int (got {type(n).__name__}); the "
+                        "number of steps is part of the program")
+    if n < 0:
+        raise ValueError(f"fori_loop: n must be >= 0 (got {n})")
+    return int(n)
+
+
+def _checked(new, old):
+    new_leaves, new_spec = tree_flatten(new)
+    old_leaves, old_spec = tree_flatten(old)
+    if new_spec != old_spec or any(
+            not isinstance(a, Tensor) or a.shape != b.shape or a.dtype != b.dtype
+            for a, b in zip(new_leaves, old_leaves)):
+        raise TypeError("fori_loop: body must return the carry's structure with the same "
+                        f"shapes and dtypes (carry {_describe(old_leaves)}, body returned "
+                        f"{_describe(new_leaves)})")
+    return new
+
+
+def _describe(leaves) -> str:
+    return "[" + ", ".join(f"{t.dtype.name}{list(t.shape)}" if isinstance(t, Tensor)
+                           else type(t).__name__ for t in leaves) + "]"
+
+
+class LoopNode:
+    """The forward of a captured loop in a graph: ``n`` runs of ``body_nodes``."""
+
+    op = type("LoopRow", (), {"name": "fori_loop", "elementwise": False, "node_name": ""})()
+    phase = "forward"  # the trace's phase when recorded: set per node
+
+    def __init__(self, n, carry_in, placeholders, body_nodes, body_outs, captured, tape):
+        self.n, self.carry_in, self.placeholders = n, carry_in, placeholders
+        self.body_nodes, self.body_outs, self.captured = body_nodes, body_outs, captured
+        self.tape = tape  # the value holding the tape (Note [loop tape])
+        self.outputs: list = []
+        self.attrs, self.ctx, self.args = {}, {}, [("v", v) for v in carry_in + captured]
+        self.backward = None  # the body's backward (``BodyBackward``), if traced
+
+    def value_args(self):
+        return self.carry_in + self.captured
+
+    def make_step(self, graph, weak, build_steps):
+        from .program import run_steps
+
+        n, placeholders, body_outs = self.n, self.placeholders, self.body_outs
+        carry_in, outputs, tape_vid, captured = self.carry_in, self.outputs, self.tape, self.captured
+        kernel = _loop_kernel(graph, self.body_nodes, weak, set(body_outs), _forward_source,
+                              (placeholders, body_outs, captured))
+        if kernel is None:
+            steps = build_steps(graph, self.body_nodes, weak, set(body_outs))
+
+        def step(env):
+            tape = tuple(_new_tape(n, env[v]) for v in carry_in)
+            if kernel is not None:
+                kernel(n, *tape, *[env[v] for v in captured])
+            else:
+                for i in range(n):
+                    for vid, t in zip(placeholders, tape):
+                        env[vid] = t[i]
+                    run_steps(steps, env)
+                    for vid, t in zip(body_outs, tape):
+                        t[i + 1] = env[vid]
+            for vid, t in zip(outputs, tape):
+                env[vid] = t[n].copy()
+            env[tape_vid] = tape
+        return step
+
+    def __repr__(self):
+        return (f"{self.outputs} = fori_loop[{self.n}]({self.carry_in}, captured="
+                f"{self.captured}) {{{len(self.body_nodes)} nodes}}")
+
+
+class BodyBackward:
+    """The body's traced backward: cotangent placeholders in, gradients out for the carry
+    placeholders and the captured values that need them."""
+
+    def __init__(self, nodes, cotangents, carry_grads, captured_diff, captured_grads):
+        self.nodes, self.cotangents = nodes, cotangents
+        self.carry_grads, self.captured_diff = carry_grads, captured_diff
+        self.captured_grads = captured_grads
+
+
+class LoopBackwardNode:
+    """The backward of a captured loop: the tape walked backwards (Note [loop tape])."""
+
+    op = type("LoopBackwardRow", (), {"name": "fori_loop_backward", "elementwise": False,
+                                      "node_name": ""})()
+    phase = "backward"  # the trace's phase when recorded: set per node
+
+    def __init__(self, loop, grads_in):
+        self.loop, self.grads_in = loop, grads_in  # per final carry: a value id or None
+        self.outputs: list = []  # gradients: carry inputs, then loop.backward.captured_diff
+        self.attrs, self.ctx = {}, {}
+        self.args = [("v", v) for v in self.value_args()]
+
+    def value_args(self):
+        return [g for g in self.grads_in if g is not None] + [self.loop.tape] + self.loop.captured
+
+    def make_step(self, graph, weak, build_steps):
+        from .program import needed_nodes, run_steps
+
+        loop, back = self.loop, self.loop.backward
+        wanted = {g for g in back.carry_grads + back.captured_grads if g is not None}
+        nodes = needed_nodes(loop.body_nodes + back.nodes, set(wanted))
+        values = graph.values
+        n, placeholders, grads_in = loop.n, loop.placeholders, self.grads_in
+        cotangents, carry_grads = back.cotangents, back.carry_grads
+        captured_grads, outputs, tape_vid = back.captured_grads, self.outputs, loop.tape
+        captured = loop.captured
+        carry_meta = [(values[v].shape, values[v].dtype) for v in placeholders]
+        acc_meta = [(values[v].shape, values[v].dtype) for v in back.captured_diff]
+        kernel = _loop_kernel(graph, nodes, weak, wanted, _backward_source,
+                              (placeholders, cotangents, carry_grads, captured, captured_grads))
+        if kernel is None:
+            steps = build_steps(graph, nodes, weak, wanted)
+        n_carry = len(placeholders)
+
+        def step(env):
+            tape = env[tape_vid]
+            g = [np.ascontiguousarray(env[v]) if v is not None else np.zeros(s, d)
+                 for v, (s, d) in zip(grads_in, carry_meta)]
+            acc = [np.zeros(s, d) for s, d in acc_meta]
+            if kernel is not None:
+                g = kernel(n, *tape, *g, *[env[v] for v in captured], *acc)
+            else:
+                for i in range(n - 1, -1, -1):
+                    for vid, t in zip(placeholders, tape):
+                        env[vid] = t[i]
+                    for vid, a in zip(cotangents, g):
+                        env[vid] = a
+                    run_steps(steps, env)
+                    g = [env[v] if v is not None else np.zeros(s, d)
+                         for v, (s, d) in zip(carry_grads, carry_meta)]
+                    for a, v in zip(acc, captured_grads):
+                        if v is not None:
+                            a += env[v]
+            for vid, a in zip(outputs[:n_carry], g):
+                env[vid] = a
+            for vid, a in zip(outputs[n_carry:], acc):
+                env[vid] = a
+        return step
+
+    def __repr__(self):
+        return f"{self.outputs} = fori_loop_backward[{self.loop.n}]({self.grads_in})"
+
+
+def _new_tape(n, first):
+    """Note [loop tape]: the n + 1 carries of one carry leaf, stacked; row 0 is ``first``."""
+    tape = np.empty((n + 1,) + first.shape, first.dtype)
+    tape[0] = first
+    return tape
+
+
+def _loop_kernel(graph, nodes, weak, live, source, names):
+    """The generated function running a whole loop direction (Note [generated loops] in
+    ``segment.py``), or None when a body part cannot be emitted."""
+    from ..device import cpu
+
+    parts = codegen.partition(graph, nodes, weak, live, min_run=1)
+    if not all(segment.supported(graph, p, weak) for p in parts):
+        return None
+    imports: list = []
+    body = [line for p in parts for line in segment.emit(graph, p, weak, imports)]
+    src = source(names, body, imports)
+    name = "jgl_" + hashlib.sha1(src.encode()).hexdigest()[:20]
+    return cpu.load_generated(name, src).loop
+
+
+_HEADER = ["# Generated by jitgrad.compile (Note [generated loops]); do not edit.",
+           "import numpy as np", "from numba import njit"]
+
+
+def _forward_source(names, body, imports) -> str:
+    placeholders, body_outs, captured = names
+    tapes = [f"tape{k}" for k in range(len(placeholders))]
+    caps = [f"c{k}" for k in range(len(captured))]
+    lines = _HEADER + imports + ["", "@njit(nogil=True, cache=True, error_model='numpy')",
+                                 f"def loop(n, {', '.join(tapes + caps)}):"]
+    lines += [f"    v{vid} = {c}" for vid, c in zip(captured, caps)]
+    lines += ["    for it in range(n):"]
+    lines += [f"        v{vid} = {t}[it]" for vid, t in zip(placeholders, tapes)]
+    lines += ["        " + line for line in body]
+    lines += [f"        {t}[it + 1] = v{vid}" for vid, t in zip(body_outs, tapes)]
+    return "\n".join(lines) + "\n"
+
+
+def _backward_source(names, body, imports) -> str:
+    placeholders, cotangents, carry_grads, captured, captured_grads = names
+    k = len(placeholders)
+    tapes = [f"tape{j}" for j in range(k)]
+    gs = [f"g{j}" for j in range(k)]
+    caps = [f"c{j}" for j in range(len(captured))]
+    accs = [f"acc{j}" for j in range(len(captured_grads))]
+    lines = _HEADER + imports + ["", "@njit(nogil=True, cache=True, error_model='numpy')",
+                                 f"def loop(n, {', '.join(tapes + gs + caps + accs)}):"]
+    lines += [f"    v{vid} = {c}" for vid, c in zip(captured, caps)]
+    lines += ["    for it in range(n - 1, -1, -1):"]
+    lines += [f"        v{vid} = {t}[it]" for vid, t in zip(placeholders, tapes)]
+    lines += [f"        v{vid} = {g}" for vid, g in zip(cotangents, gs)]
+    lines += ["        " + line for line in body]
+    lines += [f"        {g} = np.ascontiguousarray(v{vid})" if vid is not None
+              else f"        {g} = np.zeros_like({g})" for vid, g in zip(carry_grads, gs)]
+    lines += [f"        {a} += v{vid}" for vid, a in zip(captured_grads, accs) if vid is not None]
+    lines += [f"    return ({', '.join(gs)},)"]
+    return "\n".join(lines) + "\n"
+
+
+def _traced(tracer, n, body, carry):
+    leaves, spec = tree_flatten(carry)
+    if not leaves or not all(isinstance(c, Tensor) for c in leaves):
+        raise trace.GraphBreak("fori_loop's carry must be Tensors to be captured")
+    refs = [tracer.ref(c) for c in leaves]
+    carry_in = [r[0][1] for r in refs]
+    run_with = [r[1] for r in refs]
+    graph = tracer.graph
+    outer_nodes = graph.nodes
+    # the body, once, on placeholder carries (leaves: the body's backward stops there)
+    # with grad on, every float carry is differentiable from the first step on (a carry that
+    # starts constant, like a velocity at rest, depends on the others after one step)
+    differentiable = is_grad_enabled()
+    tracer.suspended += 1
+    placeholders = [Tensor._make(t._data, differentiable and t.dtype.is_floating_point)
+                    for t in run_with]
+    tracer.suspended -= 1
+    ph_vids = [tracer.add(p, "carry") for p in placeholders]
+    body_nodes = graph.nodes = []
+    try:
+        out = _checked(body(tree_unflatten(placeholders, spec)), carry)
+        out_leaves, _ = tree_flatten(out)
+        body_outs = [tracer.ref(o)[0][1] for o in out_leaves]
+        made = {v for node in body_nodes for v in node.outputs} | set(ph_vids)
+        captured = []
+        for node in body_nodes:
+            for vid in node.value_args():
+                if vid not in made and vid not in captured:
+                    captured.append(vid)
+        backward = None
+        diff_out = [k for k, o in enumerate(out_leaves)
+                    if o._requires_grad and o.dtype.is_floating_point]
+        if is_grad_enabled() and diff_out:
+            captured_diff = [v for v in captured if tracer.tensor_of(v)._requires_grad]
+            targets = ([p for p in placeholders if p._requires_grad]
+                       + [tracer.tensor_of(v) for v in captured_diff])
+            seeds = [tracer.cotangent(body_outs[k]) for k in diff_out]
+            back_nodes = graph.nodes = []
+            with tracer.saved_floats():
+                grads = autograd_api.grad([out_leaves[k] for k in diff_out], targets, seeds,
+                                          create_graph=True, allow_unused=True)
+            grad_vids = [None if g is None else tracer.ref(g)[0][1] for g in grads]
+            it = iter(grad_vids)
+            carry_grads = [next(it) if p._requires_grad else None for p in placeholders]
+            cotangents = [None] * len(placeholders)
+            for k, s in zip(diff_out, seeds):
+                cotangents[k] = tracer.ids[id(s)]
+            backward = BodyBackward(back_nodes, [c for c in cotangents if c is not None],
+                                    carry_grads, captured_diff, list(it))
+            if len(backward.cotangents) != len(placeholders):
+                raise trace.GraphBreak("fori_loop: every carry must be differentiable to be "
+                                       "captured with its backward")
+    finally:
+        graph.nodes = outer_nodes
+    tape_vid = graph.new_value((), np.dtype(object), "tape")
+    loop = LoopNode(n, carry_in, ph_vids, body_nodes, body_outs, captured, tape_vid)
+    loop.phase = tracer.phase
+    loop.ctx = {"tape": tape_vid}  # made by the loop: a backward reading it keeps the loop
+    loop.backward = backward
+    # the result, computed eagerly without a graph, joined by ForiLoopBackward
+    tracer.suspended += 1
+    try:
+        tape = [list(run_with)]
+        with no_grad():
+            state = tree_unflatten(list(run_with), spec)
+            for _ in range(n):
+                state = body(state)
+                tape.append(tree_flatten(state)[0])
+        final = [Tensor._make(t._data) for t in tape[-1]]
+    finally:
+        tracer.suspended -= 1
+    captured_tensors = [tracer.tensor_of(v) for v in captured]
+    if backward is not None and is_grad_enabled():
+        _join(final, run_with, captured_tensors, backward, tracer, loop, body, spec, tape)
+    loop.outputs = [tracer.add(t, "op") for t in final]
+    outer_nodes.append(loop)
+    return tree_unflatten(final, spec)
+
+
+def _join(final, run_with, captured, backward, tracer, loop, body, spec, tape):
+    diff_captured = [t for t in captured if t._requires_grad]
+    node = ForiLoopBackward(body, spec, tape, run_with, diff_captured, loop)
+    inputs = list(run_with) + diff_captured
+    node._next_edges = tuple(gradient_edge(t) if t._requires_grad else (None, 0)
+                             for t in inputs)
+    node._next_meta = tuple((t._data.shape, t.dtype) for t in inputs)
+    node._output_meta = [(t._data.shape, t.dtype) for t in final]
+    for nr, t in enumerate(final):
+        t._grad_fn, t._requires_grad, t._output_nr = node, True, nr
+
+
+class ForiLoopBackward(Node):
+    """The eager backward of a loop a trace ran (Note [loop tape]); inside a trace's backward
+    it records one ``LoopBackwardNode``."""
+
+    def __init__(self, body, spec, tape, carry_in, captured, loop):
+        super().__init__()
+        self._body, self._spec, self._tape = body, spec, tape
+        self._carry_in, self._captured, self._loop = carry_in, captured, loop
+
+    def apply(self, grad_outputs):
+        tracer = trace.current()
+        recording = tracer is not None and not tracer.suspended
+        if recording:
+            grads_in = [None if g is None else tracer.ref(g)[0][1] for g in grad_outputs]
+            tracer.suspended += 1
+        try:
+            with no_grad():
+                result = self._walk(grad_outputs)
+        finally:
+            if recording:
+                tracer.suspended -= 1
+        if recording:
+            node = LoopBackwardNode(self._loop, grads_in)
+            node.phase = tracer.phase
+            node.outputs = [tracer.add(t, "op") for t in result]
+            tracer.graph.nodes.append(node)
+        n_carry = len(self._carry_in)
+        return [g if t._requires_grad else None
+                for g, t in zip(result, self._carry_in)] + result[n_carry:]
+
+    def _walk(self, grad_outputs):
+        tape, body, spec = self._tape, self._body, self._spec
+        g = [gr if gr is not None else _zeros(t) for gr, t in zip(grad_outputs, tape[-1])]
+        acc = [None] * len(self._captured)
+        for i in range(len(tape) - 2, -1, -1):
+            ins = [Tensor._make(t._data, t.dtype.is_floating_point) for t in tape[i]]
+            with enable_grad():
+                out = tree_flatten(body(tree_unflatten(ins, spec)))[0]
+                pairs = [(o, gr) for o, gr in zip(out, g) if o._requires_grad]
+                targets = [t for t in ins if t._requires_grad] + self._captured
+                grads = list(autograd_api.grad([o for o, _ in pairs], targets,
+                                               [gr for _, gr in pairs], allow_unused=True))
+            g = [grads.pop(0) if t._requires_grad else None for t in ins]
+            g = [gr if gr is not None else _zeros(t) for gr, t in zip(g, ins)]
+            for k, gr in enumerate(grads):
+                if gr is not None:
+                    acc[k] = gr if acc[k] is None else acc[k] + gr
+        return g + [a if a is not None else _zeros(t) for a, t in zip(acc, self._captured)]
+
+    def _release(self):
+        self._released = True
+        self._tape = None
+
+
+def _zeros(t):
+    return Tensor._make(np.zeros(t.shape, t._data.dtype))

@@ -79,7 +79,9 @@ def build_steps(graph, nodes, weak: set, live: set) -> list:
     after the steps."""
     steps = []
     for group in codegen.partition(graph, nodes, weak, live):
-        if isinstance(group, codegen.FusedGroup):
+        if hasattr(group, "make_step"):  # a loop (``loop.py``)
+            steps.append(group.make_step(graph, weak, build_steps))
+        elif isinstance(group, codegen.FusedGroup):
             steps.append(group.step())
         elif group.op.elementwise:
             steps.append(_elementwise_step(group, weak))
@@ -190,7 +192,7 @@ def capture(tracer, out, leaves, kinds):
                    out, kinds)
 
 
-def _needed(nodes, wanted: set) -> list:
+def needed_nodes(nodes, wanted: set) -> list:
     """The nodes (in order) that ``wanted`` values depend on; ``wanted`` grows by their
     arguments."""
     kept = []
@@ -202,6 +204,35 @@ def _needed(nodes, wanted: set) -> list:
             wanted.update(v.vid for v in node.attrs.values() if isinstance(v, CtxRef))
     kept.reverse()
     return kept
+
+
+def _reads(nodes, extra=()) -> set:
+    read = {v for v in extra if v is not None}
+    for n in nodes:
+        read.update(n.value_args())
+        read.update(v.vid for v in n.attrs.values() if isinstance(v, CtxRef))
+    return read
+
+
+def _recompute(graph, backward_nodes) -> list:
+    """Note [recompute, don't save]: forward values the backward reads that fusible
+    elementwise nodes make are recomputed at the start of the backward (inside its fused
+    loops) instead of stored by the forward, as AOTAutograd's partitioner does: a value saved
+    costs a write and a read of memory, a value recomputed a few flops. The chain is followed
+    back to inputs and other nodes' results, which are saved."""
+    producer = {v: n for n in graph.nodes if n.phase == "forward" for v in n.outputs}
+    made = {v for n in backward_nodes for v in n.outputs}
+    chosen: set = set()
+    pending = list(_reads(backward_nodes) - made)
+    while pending:
+        node = producer.get(pending.pop())
+        if (node is None or id(node) in chosen or not node.op.elementwise
+                or not codegen.fusible(graph, node)):
+            continue
+        chosen.add(id(node))
+        pending.extend(node.value_args())
+    recomputed = [n for n in graph.nodes if id(n) in chosen]
+    return recomputed + backward_nodes
 
 
 class Program:
@@ -227,17 +258,13 @@ class Program:
         self.guards = [(t, t._data.shape, t._data.dtype, t._requires_grad)
                        for _, t in self.closures]
         self.diff_in = diff_in
-        backward_nodes = _needed([n for n in graph.nodes if n.phase == "backward"],
+        backward_nodes = needed_nodes([n for n in graph.nodes if n.phase == "backward"],
                                  {g for g in input_grads if g is not None})
+        backward_nodes = _recompute(graph, backward_nodes)
         made_in_backward = {v for n in backward_nodes for v in n.outputs} | set(cotangents)
-        read = set()
-        for n in backward_nodes:
-            read.update(n.value_args())
-            read.update(v.vid for v in n.attrs.values() if isinstance(v, CtxRef))
-        read.update(g for g in input_grads if g is not None)
-        self.saved = sorted(read - made_in_backward)
+        self.saved = sorted(_reads(backward_nodes, input_grads) - made_in_backward)
         wanted = {vid for kind, vid in outputs if kind == "value"} | set(self.saved)
-        forward_nodes = _needed([n for n in graph.nodes if n.phase == "forward"], set(wanted))
+        forward_nodes = needed_nodes([n for n in graph.nodes if n.phase == "forward"], set(wanted))
         self.forward_steps = build_steps(graph, forward_nodes, tracer.weak, wanted)
         self.backward_steps = build_steps(graph, backward_nodes, tracer.weak,
                                           {g for g in input_grads if g is not None})

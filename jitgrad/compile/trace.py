@@ -130,7 +130,10 @@ def _traced_make(cls, data, requires_grad=False):
     t = _original_make.__func__(cls, data, requires_grad)
     tracer = current()
     if tracer is not None and not tracer.suspended:
-        tracer.made[id(t)] = (t, _maker())
+        constant = _maker() or id(data) in tracer.constant_arrays  # (detach of a constant)
+        tracer.made[id(t)] = (t, constant)
+        if constant:
+            tracer.constant_arrays[id(data)] = data
     return t
 
 
@@ -187,6 +190,7 @@ class Tracer:
         self.versions: dict = {}  # value id -> the tensor's version when recorded
         self.keep: list = []  # every tensor in ``ids`` (so ids stay unique during the trace)
         self.made: dict = {}  # id(tensor) -> (tensor, from a constant constructor)
+        self.constant_arrays: dict = {}  # id(array) -> array of the constants made
         self.proxies: dict = {}  # id(closure tensor) -> its proxy
         self.scalars: dict = {}  # value id of a float placeholder -> its argument path
         self.weak: set = set()  # values computed from float placeholders only
