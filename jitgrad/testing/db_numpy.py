@@ -332,7 +332,7 @@ ROWS: dict = {
     'dstack': ('cat', 'view'), 'column_stack': ('cat', 'view'), 'atleast_2d': ('view',),
     'atleast_3d': ('view',), 'split': ('getitem_slice',), 'array_split': ('getitem_slice',),
     'tile': ('getitem_advanced', 'view'), 'repeat': ('getitem_advanced',), 'flip': ('flip',),
-    'fliplr': ('flip',), 'flipud': ('flip',), 'roll': ('getitem_advanced',),
+    'fliplr': ('flip',), 'flipud': ('flip',), 'roll': ('roll',),
     'diff': ('getitem_slice', 'sub'), 'triu': ('mul',), 'tril': ('mul',),
     'diagonal': ('diagonal',), 'trace': ('diagonal', 'sum_dim'), 'kron': ('mul', 'view'),
     'where': ('where',), 'sort': ('gather',), 'partition': ('gather',),
