@@ -247,8 +247,8 @@ def _expand_batch(args, batched, shape):
 
 EXPAND = def_composite("expand", "ExpandBackward0", ("x",), _expand_fwd, _expand_back,
                        attrs=("shape",), view=True, jvp=LINEAR, batch_rule=_expand_batch,
-                       cuda_forward=shape_cuda.expand_forward, method=True, export=True,
-                       complex_ok=True)
+                       cuda_forward=shape_cuda.expand_forward, method=("expand", "broadcast_to"),
+                       export=("expand", "broadcast_to"), complex_ok=True)
 
 
 @public(EXPAND)
