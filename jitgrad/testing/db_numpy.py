@@ -342,7 +342,7 @@ ROWS: dict = {
     'tensordot': ('einsum2',), 'linalg.inv': ('inv',), 'linalg.det': ('det',),
     'linalg.slogdet': ('slogdet',), 'linalg.solve': ('solve',),
     'linalg.matrix_power': ('matmul_mm',), 'linalg.svd': ('svdvals',), 'linalg.pinv': ('pinv',),
-    'fft.fftshift': ('getitem_advanced',), 'fft.ifftshift': ('getitem_advanced',),
+    'fft.fftshift': ('roll',), 'fft.ifftshift': ('roll',),
     'linalg.qr': ('qr',), 'linalg.trace': ('diagonal', 'sum_dim'),
     'linalg.diagonal': ('diagonal',),
     'linalg.cross': ('getitem_select', 'mul', 'permute', 'stack', 'sub'),
