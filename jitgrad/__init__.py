@@ -25,6 +25,11 @@ del _registry
 from .ops.reduce import argmax, argmin  # noqa: E402
 from .ops.shape import flatten, reshape  # noqa: E402
 from .ops.linalg import dot, matmul, mm  # noqa: E402
+# PyTorch's functions that span several rows (jitgrad/_torch_functions.py), and torch.linalg
+from . import _torch_functions  # noqa: E402
+globals().update({_fn.__name__: _fn for _fn in _torch_functions.FUNCTIONS})
+_torch_functions.install(Tensor)
+from . import linalg  # noqa: E402
 from . import nn, optim
 from . import func, utils
 from .compile import CompileError, compile, fori_loop  # noqa: A004 - torch.compile's name

@@ -24,6 +24,7 @@ from ..ops import creation as _creation
 from ..ops import linalg as _linalg_ops
 from ..ops import npfuncs as _npfuncs
 from ..ops import reduce as _reduce_ops
+from ..ops import roll as _roll_ops
 from ..ops import shape as _shape_ops
 from ..ops import unary as _unary_ops
 from ..ops import scatter as _scatter_ops
@@ -693,16 +694,14 @@ def flipud(m):
 
 
 def roll(a, shift, axis=None):
-    """Roll elements along ``axis`` (flattened when None); an index permutation, so the
-    gradient is rolled back."""
+    """Roll elements along ``axis`` (flattened when None; ``shift`` and ``axis`` broadcast, a
+    repeated axis adds its shifts): the ``roll`` row (RollBackward0), whose gradient is ``g``
+    rolled back."""
     a = _t(a)
     if axis is None:
-        return reshape(roll(ravel(a), shift, 0), a.shape)
+        return _roll_ops.roll(a, int(_np.sum(_np.atleast_1d(shift))))
     shifts, axes = _np.broadcast_arrays(_np.atleast_1d(shift), _np.atleast_1d(axis))
-    for s, ax in zip(shifts, axes):
-        ax = int(ax) % a.ndim
-        a = _take_axis(a, _np.roll(_np.arange(a.shape[ax]), int(s)), ax)
-    return a
+    return _roll_ops.roll(a, tuple(int(s) for s in shifts), tuple(int(x) for x in axes))
 
 
 def repeat(a, repeats, axis=None):

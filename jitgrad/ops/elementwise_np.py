@@ -262,12 +262,14 @@ def _copysign_dx(g, x, result):
 
 
 # --- rows ----------------------------------------------------------------------------------
-def _row(name, node, inputs, forward, backward, np_fn, ufunc=None, numpy=True, doc=""):
-    """The row, and its public function (``jitgrad.numpy.<name>`` and the ``numpy=`` aliases:
+def _row(name, node, inputs, forward, backward, np_fn, ufunc=None, numpy=True, doc="",
+         torch=None):
+    """The row, and its public function (``jitgrad.numpy.<name>`` and the ``numpy=`` aliases;
+    ``torch``: PyTorch's names for it, top-level ``jitgrad`` functions and Tensor methods:
     Note [derived surface] in ops/registry.py) with the docstring ``doc``."""
     row = def_elementwise(name, node, inputs, forward, backward,
                           dtype_rule=_numpy_dtype(np_fn, len(inputs)), cpu_ufunc=ufunc,
-                          numpy=numpy)
+                          numpy=numpy, export=torch, method=torch)
     if len(inputs) == 1:
         def function(x):
             return dispatch.elementwise(row, dispatch.tensor_operand(x, name))
@@ -281,7 +283,7 @@ def _row(name, node, inputs, forward, backward, np_fn, ufunc=None, numpy=True, d
     return row
 
 
-def _unary_row(name, node, forward, backward, libm=False, numpy=True, doc=""):
+def _unary_row(name, node, forward, backward, libm=False, numpy=True, doc="", torch=None):
     """``libm``: the forward's smath function has no vmath form (a scalar libm call per
     element), so NumPy's SIMD loop computes large forwards in fast-math mode too (Note [NumPy
     forward] in device/cpu.py)."""
@@ -289,45 +291,58 @@ def _unary_row(name, node, forward, backward, libm=False, numpy=True, doc=""):
     ufunc = np_fn if isinstance(np_fn, np.ufunc) else None
     if libm:
         cpu.UFUNCS_WITHOUT_VMATH.add(ufunc)
-    return _row(name, node, ("x",), forward, {"x": backward}, np_fn, ufunc, numpy, doc)
+    return _row(name, node, ("x",), forward, {"x": backward}, np_fn, ufunc, numpy, doc, torch)
 
 
 UNARY = {row.name: row for row in (
     _unary_row("arcsin", "AsinBackward0", _arcsin, _arcsin_dx, libm=True,
                numpy=("arcsin", "asin"),
+               torch=("asin", "arcsin"),
                doc="Inverse sine (nan outside [-1, 1]). Derivative: ``g / sqrt(1 - x^2)``."),
     _unary_row("arccos", "AcosBackward0", _arccos, _arccos_dx, libm=True,
                numpy=("arccos", "acos"),
+               torch=("acos", "arccos"),
                doc="Inverse cosine (nan outside [-1, 1]). Derivative: ``-g / sqrt(1 - x^2)``."),
     _unary_row("arctan", "AtanBackward0", _arctan, _arctan_dx, libm=True,
                numpy=("arctan", "atan"),
+               torch=("atan", "arctan"),
                doc="Inverse tangent. Derivative: ``g / (1 + x^2)``."),
     _unary_row("arcsinh", "AsinhBackward0", _arcsinh, _arcsinh_dx, libm=True,
                numpy=("arcsinh", "asinh"),
+               torch=("asinh", "arcsinh"),
                doc="Inverse hyperbolic sine. Derivative: ``g / sqrt(x^2 + 1)``."),
     _unary_row("arccosh", "AcoshBackward0", _arccosh, _arccosh_dx, libm=True,
                numpy=("arccosh", "acosh"),
+               torch=("acosh", "arccosh"),
                doc="Inverse hyperbolic cosine (nan below 1). Derivative: ``g / sqrt(x^2 - 1)``."),
     _unary_row("arctanh", "AtanhBackward0", _arctanh, _arctanh_dx, libm=True,
                numpy=("arctanh", "atanh"),
+               torch=("atanh", "arctanh"),
                doc="Inverse hyperbolic tangent (+-inf at +-1). Derivative: ``g / (1 - x^2)``."),
     _unary_row("exp2", "Exp2Backward0", _exp2, _exp2_dx, libm=True,
+               torch=True,
                doc="``2**x``. Derivative: ``g 2^x ln 2``."),
     _unary_row("log2", "Log2Backward0", _log2, _log2_dx, libm=True,
+               torch=True,
                doc="Base-2 logarithm. Derivative: ``g / (x ln 2)``."),
     _unary_row("log10", "Log10Backward0", _log10, _log10_dx, libm=True,
+               torch=True,
                doc="Base-10 logarithm. Derivative: ``g / (x ln 10)``."),
     _unary_row("cbrt", "CbrtBackward0", _cbrt, _cbrt_dx, libm=True,
                doc="Real cube root. Derivative: ``g / (3 cbrt(x)^2)``."),
     _unary_row("sinc", "SincBackward0", _sinc, _sinc_dx,
+               torch=True,
                doc="``sin(pi x) / (pi x)`` (1 at 0). Derivative: ``g (cos(pi x) - sinc(x)) / x``, "
                    "0 at 0."),
     # piecewise constant: zero gradients (an inf gradient gives 0, not nan)
     _unary_row("floor", "FloorBackward0", _floor, zero_dx,
+               torch=True,
                doc="The largest integer <= x (integers stay integers). Derivative: 0."),
     _unary_row("ceil", "CeilBackward0", _ceil, zero_dx,
+               torch=True,
                doc="The smallest integer >= x (integers stay integers). Derivative: 0."),
     _unary_row("trunc", "TruncBackward0", _trunc, zero_dx, numpy=("trunc", "fix"),
+               torch=("trunc", "fix"),
                doc="``x`` rounded towards zero (integers stay integers). Derivative: 0."),
     _unary_row("rint", "RoundBackward0", _rint, zero_dx,
                doc="``x`` rounded to the nearest integer, halves to even. Derivative: 0."),
@@ -337,28 +352,35 @@ BINARY = {row.name: row for row in (
     # arctan2(y, x): NumPy's argument order
     _row("arctan2", "Atan2Backward0", ("y", "x"), _arctan2,
          {"y": _arctan2_dy, "x": _arctan2_dx}, np.arctan2, numpy=("arctan2", "atan2"),
+         torch=("atan2", "arctan2"),
          doc="The angle of the point ``(x, y)``, ``arctan2(y, x)``. Derivatives: "
              "``g x / (x^2 + y^2)`` in y, ``-g y / (x^2 + y^2)`` in x."),
     _row("hypot", "HypotBackward0", ("x", "y"), _hypot, {"x": _hypot_dx, "y": _hypot_dy},
-         np.hypot, doc="``r = sqrt(x^2 + y^2)`` without overflow. Derivatives: ``g x / r``, "
-                       "``g y / r``."),
+         np.hypot, torch=True,
+         doc="``r = sqrt(x^2 + y^2)`` without overflow. Derivatives: ``g x / r``, "
+             "``g y / r``."),
     _row("logaddexp", "LogaddexpBackward0", ("x", "y"), _logaddexp,
          {"x": _logaddexp_dx, "y": _logaddexp_dy}, np.logaddexp,
+         torch=True,
          doc="``r = log(e^x + e^y)``, computed stably. Derivatives: ``g e^(x - r)``, "
              "``g e^(y - r)``."),
     _row("logaddexp2", "Logaddexp2Backward0", ("x", "y"), _logaddexp2,
          {"x": _logaddexp2_dx, "y": _logaddexp2_dy}, np.logaddexp2,
+         torch=True,
          doc="``r = log2(2^x + 2^y)``, computed stably. Derivatives: ``g 2^(x - r)``, "
              "``g 2^(y - r)``."),
     _row("remainder", "RemainderBackward1", ("x", "y"), _remainder,
          {"x": passthrough, "y": _remainder_dy}, np.remainder, numpy=("remainder", "mod"),
+         torch=True,
          doc="``x - floor(x / y) y`` (the sign of y, as NumPy). Derivatives: ``g`` in x, "
              "``-g floor(x / y)`` in y."),
     _row("fmod", "FmodBackward1", ("x", "y"), _fmod, {"x": passthrough, "y": _fmod_dy},
-         np.fmod, doc="``x - trunc(x / y) y`` (the sign of x, as C). Derivatives: ``g`` in x, "
-                      "``-g trunc(x / y)`` in y."),
+         np.fmod, torch=True,
+         doc="``x - trunc(x / y) y`` (the sign of x, as C). Derivatives: ``g`` in x, "
+             "``-g trunc(x / y)`` in y."),
     _row("copysign", "CopysignBackward0", ("x", "y"), _copysign,
          {"x": _copysign_dx, "y": zero_dx}, np.copysign,
+         torch=True,
          doc="``|x|`` with the sign of y. Derivatives: ``g sign(r) sign(x)`` in x, 0 in y."),
 )}
 

@@ -396,7 +396,7 @@ def _put_batch(args, batched, index, accumulate, unique):
 # forward mode: linear in all their tensor inputs
 TAKE = def_composite("take", "TakeBackward0", ("x",), _take_fwd, _take_back, attrs=("index",),
                      jvp=LINEAR, batch_rule=_take_batch, cuda_forward=indexing_cuda.take_forward,
-                     method=True)
+                     method=True, export=True)
 PUT = def_composite("put", "PutBackward0", ("x", "source"), _put_fwd, _put_back,
                     attrs=("index", "accumulate", "unique"), jvp=LINEAR, batch_rule=_put_batch,
                     cuda_forward=_put_fwd)

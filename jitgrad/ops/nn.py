@@ -304,13 +304,19 @@ def _addmm_batch(args, batched):
 
 ADDMM = def_composite("addmm", "AddmmBackward0", ("bias", "mat1", "mat2"), _addmm_fwd,
                       _addmm_bwd, save=("mat1", "mat2"), jvp=_addmm_jvp, batch_rule=_addmm_batch,
-                      cuda_forward=nn_cuda.addmm_forward)
+                      cuda_forward=nn_cuda.addmm_forward, method=True, export=True)
 
 
-def addmm(bias, mat1, mat2):
-    """``bias + mat1 @ mat2`` (bias broadcast over rows). Derivatives: ``g`` (summed to the
-    bias's shape), ``g @ mat2^T`` and ``mat1^T @ g``. Records ``AddmmBackward0``."""
-    return dispatch.composite(ADDMM, bias, mat1, mat2)
+@public(ADDMM)
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002 - PyTorch's argument name
+    """``beta input + alpha (mat1 @ mat2)`` (input broadcast over rows), ``torch.addmm``.
+    Derivatives: ``beta g`` (summed to the input's shape), ``alpha g @ mat2^T`` and
+    ``alpha mat1^T @ g``. Records ``AddmmBackward0`` (scaled operands when beta/alpha != 1)."""
+    if beta != 1:
+        input = input * beta
+    if alpha != 1:
+        mat1 = mat1 * alpha
+    return dispatch.composite(ADDMM, input, mat1, mat2)
 
 
 # --- helpers shared by the rows below and ops/conv.py, ops/losses.py ---------------------

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dispatch, elementwise_np, npfuncs_cuda
 from .special import gammaln
-from .registry import LINEAR, def_composite
+from .registry import LINEAR, def_composite, public
 
 
 def _round_fwd(ctx, x, decimals):
@@ -67,16 +67,17 @@ def _flip_batch(args, batched, axis):
 FLIP = def_composite("flip", "FlipBackward0", ("x",), _flip_fwd,
                      lambda ctx, g: (flip(g, ctx.axis),), attrs=("axis",), jvp=LINEAR,
                      batch_rule=_flip_batch, cuda_forward=npfuncs_cuda.flip_forward,
-                     complex_ok=True)
+                     complex_ok=True, method=True, export=True)
 
 
-def flip(x, axis=None):
-    """Reverse the order of elements along ``axis`` (all axes when None); the gradient is the
-    incoming gradient flipped back."""
+@public(FLIP)
+def flip(x, dims=None):
+    """Reverse the order of elements along ``dims`` (an int or a tuple; all dims when None),
+    ``torch.flip`` / ``numpy.flip``; the gradient is the incoming gradient flipped back."""
     x = dispatch.tensor_operand(x, "flip")
-    if axis is not None:
-        axis = tuple(int(a) % max(x.ndim, 1) for a in np.atleast_1d(axis))
-    return dispatch.composite(FLIP, x, axis=axis)
+    if dims is not None:
+        dims = tuple(int(a) % max(x.ndim, 1) for a in np.atleast_1d(dims))
+    return dispatch.composite(FLIP, x, axis=dims)
 
 
 def _cumsum_fwd(ctx, x, axis):
@@ -92,14 +93,23 @@ CUMSUM = def_composite("cumsum", "CumsumBackward0", ("x",), _cumsum_fwd, _cumsum
                        attrs=("axis",), jvp=LINEAR,
                        batch_rule=lambda args, batched, axis: dispatch.composite(
                            CUMSUM, args[0], axis=axis + 1),
-                       cuda_forward=npfuncs_cuda.scan_forward(_cumsum_fwd, product=False))
+                       cuda_forward=npfuncs_cuda.scan_forward(_cumsum_fwd, product=False),
+                       method=True, export=True)
 
 
-def cumsum(x, axis):
-    """Cumulative sum along an integer ``axis``: ``out_i = sum_{j<=i} x_j``; the gradient is the
-    reversed cumulative sum of ``g``."""
-    x = dispatch.tensor_operand(x, "cumsum")
-    return dispatch.composite(CUMSUM, x, axis=int(axis) % max(x.ndim, 1))
+def _scan_dtype(x, dtype):
+    from .unary import cast
+    from ..dtypes import to_dtype
+
+    return x if dtype is None or to_dtype(dtype) == x.dtype else cast(x, to_dtype(dtype))
+
+
+@public(CUMSUM)
+def cumsum(x, dim, *, dtype=None):
+    """Cumulative sum along an integer ``dim`` (``x`` cast to ``dtype`` first, if given):
+    ``out_i = sum_{j<=i} x_j``; the gradient is the reversed cumulative sum of ``g``."""
+    x = _scan_dtype(dispatch.tensor_operand(x, "cumsum"), dtype)
+    return dispatch.composite(CUMSUM, x, axis=int(dim) % max(x.ndim, 1))
 
 
 def _cumprod_fwd(ctx, x, axis):
@@ -122,15 +132,17 @@ CUMPROD = def_composite("cumprod", "CumprodBackward0", ("x",), _cumprod_fwd, _cu
                         attrs=("axis",), save=("x", "result"), jvp=_cumprod_jvp,
                         batch_rule=lambda args, batched, axis: dispatch.composite(
                             CUMPROD, args[0], axis=axis + 1),
-                        cuda_forward=npfuncs_cuda.scan_forward(_cumprod_fwd, product=True))
+                        cuda_forward=npfuncs_cuda.scan_forward(_cumprod_fwd, product=True),
+                        method=True, export=True)
 
 
-def cumprod(x, axis):
+@public(CUMPROD)
+def cumprod(x, dim, *, dtype=None):
     """Cumulative product along ``axis``: ``out_i = prod_{j<=i} x_j``. Gradient
     ``gx_j = sum_{i>=j} g_i out_i / x_j`` when no element is zero; with zeros the product is
     recorded as a chain of multiplications (exact gradient, slower)."""
-    x = dispatch.tensor_operand(x, "cumprod")
-    axis = int(axis) % max(x.ndim, 1)
+    x = _scan_dtype(dispatch.tensor_operand(x, "cumprod"), dtype)
+    axis = int(dim) % max(x.ndim, 1)
     # inside vmap the values are not readable here: the row's formula is used (nan, never a
     # wrong number, where an input is zero)
     if x.ndim == 0 or not _values_readable(x) or not _has_zero(x):

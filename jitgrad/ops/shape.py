@@ -247,8 +247,8 @@ def _expand_batch(args, batched, shape):
 
 EXPAND = def_composite("expand", "ExpandBackward0", ("x",), _expand_fwd, _expand_back,
                        attrs=("shape",), view=True, jvp=LINEAR, batch_rule=_expand_batch,
-                       cuda_forward=shape_cuda.expand_forward, method=True, export=True,
-                       complex_ok=True)
+                       cuda_forward=shape_cuda.expand_forward, method=("expand", "broadcast_to"),
+                       export=("expand", "broadcast_to"), complex_ok=True)
 
 
 @public(EXPAND)
@@ -531,7 +531,7 @@ DIAGONAL = def_composite(
     attrs=("offset", "dim1", "dim2"), view=True, jvp=LINEAR,
     batch_rule=lambda args, batched, offset, dim1, dim2: dispatch.composite(
         DIAGONAL, args[0], offset=offset, dim1=dim1 + 1, dim2=dim2 + 1),
-    cuda_forward=shape_cuda.diagonal_forward, method=True, complex_ok=True)
+    cuda_forward=shape_cuda.diagonal_forward, method=True, export=True, complex_ok=True)
 DIAGONAL_BACKWARD = def_composite(
     "diagonal_backward", "DiagonalBackwardBackward0", ("g",), _diagonal_backward_fwd,
     _diagonal_backward_back, attrs=("shape", "offset", "dim1", "dim2"), jvp=LINEAR,

@@ -94,3 +94,25 @@ def permute_forward(ctx, a, dims):
 
 def t_forward(ctx, a):
     return a.T
+
+
+def roll_forward(ctx, a, shifts, dims):
+    """``roll`` over CUDA arrays: per rolled dim, the two pieces ``[n - s:]`` and ``[:n - s]``
+    copied into their places of a fresh array (``dims=None``: the flattened array)."""
+    be = dispatch.cuda_backend()
+    shape = a.shape
+    if dims is None:
+        a = view_forward(ctx, a, (a.size,))
+        dims = (0,)
+    for s, d in zip(shifts, dims):
+        n = a.shape[d]
+        s = s % n if n else 0
+        out = be.empty(a.shape, a.dtype, a.index)
+        if s == 0:
+            be.copy_into(out, a)
+        else:
+            lead = (slice(None),) * d
+            be.copy_into(out[lead + (slice(0, s),)], a[lead + (slice(n - s, n),)])
+            be.copy_into(out[lead + (slice(s, n),)], a[lead + (slice(0, n - s),)])
+        a = out
+    return a if a.shape == shape else view_forward(ctx, a, shape)

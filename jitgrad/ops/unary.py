@@ -146,6 +146,14 @@ def _sqrt_dx(g, result):
     return g / (result + result)
 
 
+def _rsqrt(x):
+    return 1.0 / math.sqrt(x) if x >= 0 else math.nan
+
+
+def _rsqrt_dx(g, result):
+    return g * (-0.5 * result * result * result)
+
+
 def _sign(x):
     if x > 0:
         return 1  # not 1 + 0 * x: that is nan at +-inf
@@ -202,6 +210,8 @@ ABS = def_elementwise("abs", "AbsBackward0", ("x",), _abs, {"x": _abs_dx},
                       numpy=("absolute", "abs", "fabs"))
 SQRT = def_elementwise("sqrt", "SqrtBackward0", ("x",), _sqrt, {"x": _sqrt_dx}, dtype_rule="float",
                        method=True, inplace=True, export=True, numpy=True)
+RSQRT = def_elementwise("rsqrt", "RsqrtBackward0", ("x",), _rsqrt, {"x": _rsqrt_dx},
+                        dtype_rule="float", method=True, inplace=True, export=True)
 SIGN = def_elementwise("sign", "SignBackward0", ("x",), _sign, {"x": zero_dx},
                        method=True, inplace=True, export=True, numpy=True)
 RECIPROCAL = def_elementwise("reciprocal", "ReciprocalBackward0", ("x",), _reciprocal,
@@ -310,6 +320,13 @@ def abs(x):  # noqa: A001 - NumPy's name
 def sqrt(x):
     """Square root (nan below 0). Derivative: ``g / (2 sqrt(x))``."""
     return dispatch.elementwise(SQRT, x)
+
+
+@public(RSQRT)
+def rsqrt(x):
+    """Reciprocal square root ``r = 1 / sqrt(x)`` (inf at 0, nan below 0). Derivative:
+    ``-g r^3 / 2``."""
+    return dispatch.elementwise(RSQRT, x)
 
 
 @public(SIGN)

@@ -54,6 +54,7 @@ UNARY = [
     ("relu", jitgrad.relu, lambda x: np.maximum(x, 0).astype(x.dtype), _away_from_zero),
     ("abs", jitgrad.abs, np.abs, _away_from_zero),
     ("sqrt", jitgrad.sqrt, np.sqrt, _positive),
+    ("rsqrt", jitgrad.rsqrt, lambda a: 1.0 / np.sqrt(a), _positive),
     ("reciprocal", jitgrad.reciprocal, np.reciprocal, _away_from_zero),
 ]
 for name, fn, ref, gen in UNARY:

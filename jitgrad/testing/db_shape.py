@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops import indexing, linalg, scatter, shape
+from ..ops import indexing, linalg, roll, scatter, shape
 from .opinfo import Sample, registrar
 
 #: this family's entries (collected by ``testing.op_db.all_entries``)
@@ -266,6 +266,17 @@ _entry("narrow", shape.narrow, _narrow_ref,
        lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), 1, 1, 2)),
                         Sample((_arr(rng, dt)(3, 4), 0, -2, 2)),
                         Sample((_arr(rng, dt)(3, 4), -1, 4, 0))], rows=("getitem_slice",))
+def _roll_samples(rng, dt):
+    r = _arr(rng, dt)
+    return [Sample((r(5), 2)), Sample((r(2, 3), -1)), Sample((r(2, 3), (1, -2), (0, 1))),
+            Sample((r(2, 3), 4, -1)), Sample((r(), 1, 0))]
+
+
+def _roll_ref(a, shifts, dims=None):
+    return np.roll(a, shifts, axis=dims if a.ndim else None)
+
+
+_entry("roll", roll.roll, _roll_ref, _roll_samples, rows=("roll",))
 _entry("select", shape.select, lambda a, d, i: a[(slice(None),) * (d % a.ndim) + (i,)],
        lambda rng, dt: [Sample((_arr(rng, dt)(3, 4), 1, -1)), Sample((_arr(rng, dt)(3, 4), 0, 2))],
        rows=("getitem_select",))
