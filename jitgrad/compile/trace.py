@@ -164,7 +164,7 @@ def _install():
             Tensor._make = classmethod(_traced_make)
             tensor_module.data_read_hook = _data_read
             upper.set_write_guard(_write_guard)
-            creation._rng = _TracingGenerator(creation._rng)
+            creation.wrap_generator(_TracingGenerator)
 
 
 def _uninstall():
@@ -174,8 +174,7 @@ def _uninstall():
             Tensor._make = _original_make
             tensor_module.data_read_hook = None
             upper.set_write_guard(None)
-            if isinstance(creation._rng, _TracingGenerator):
-                creation._rng = creation._rng._real
+            creation.unwrap_generator(_TracingGenerator)
 
 
 class Tracer:

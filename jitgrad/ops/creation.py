@@ -29,6 +29,23 @@ def cuda_manual_seed(seed: int) -> None:
     _cuda_rng = np.random.default_rng(int(seed))
 
 
+def wrap_generator(wrap):
+    """Replace the CPU generator by ``wrap(generator)`` and return the generator it replaced
+    (jitgrad.compile's trace watches for random draws: Note [compile tracing])."""
+    global _rng
+    old = _rng
+    _rng = wrap(old)
+    return old
+
+
+def unwrap_generator(kind) -> None:
+    """Undo ``wrap_generator`` if the generator is still a ``kind`` (``manual_seed`` may have
+    replaced it meanwhile)."""
+    global _rng
+    if isinstance(_rng, kind):
+        _rng = _rng._real
+
+
 def _gen(device):
     return _cuda_rng if device is not None and _device(device) != "cpu" else _rng
 
