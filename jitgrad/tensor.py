@@ -12,7 +12,7 @@ from .autograd import grad_mode
 from .autograd.node import AccumulateGrad, HookDict
 from .autograd.version import VersionCounter
 from .ops import binary, dispatch, indexing, linalg, reduce, shape, unary
-from .ops import nn, scatter  # noqa: F401  (declare their rows: their methods are derived below)
+from .ops import nn, scatter, scatter_reduce  # noqa: F401  (declare their rows: methods below)
 from .ops import complex as complex_ops
 from .ops import registry
 from .ops.format import format_tensor
