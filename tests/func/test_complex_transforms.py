@@ -339,3 +339,18 @@ def test_vmap_of_fft_rows():
         h, eye = 1e-6, np.eye(a.size)
         fd = np.array([(L(a + h * e) - L(a - h * e)) / (2 * h) for e in eye])
         np.testing.assert_allclose(g.numpy()[k], fd, rtol=1e-6, atol=1e-6)
+
+
+def test_real_functions_through_complex_intermediates_in_forward_mode():
+    # before: the tangent stopped at the first complex value: these were all 0
+    x = jitgrad.tensor([0.3, -1.2, 2.0])
+    t = jitgrad.tensor([1.0, 0.5, -2.0])
+    _, tan = jf.jvp(lambda a: jitgrad.abs(a * (1 + 2j)).sum(), (x,), (t,))
+    assert tan.item() == pytest.approx(np.sqrt(5) * np.sum(np.sign(x.numpy()) * t.numpy()))
+    jac = jf.jacfwd(lambda a: jnp.real(jitgrad.exp(1j * a)))(x)
+    np.testing.assert_allclose(jac.numpy(), np.diag(-np.sin(x.numpy())), atol=1e-15)
+    hess = jf.hessian(lambda a: (jitgrad.abs(jitgrad.exp(1j * a) * a) ** 2).sum())(x)
+    np.testing.assert_allclose(hess.numpy(), 2 * np.eye(3), atol=1e-13)
+    _, hv = jf.hvp(lambda a: jnp.real(jitgrad.sin(a * (1 - 1j))).sum(), (x,), (t,))
+    xa = x.numpy()  # Re sin(x - ix) = sin(x) cosh(x): second derivative 2 cos(x) sinh(x)
+    np.testing.assert_allclose(hv[0].numpy(), 2 * np.cos(xa) * np.sinh(xa) * t.numpy(), rtol=1e-12)
