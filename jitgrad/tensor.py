@@ -13,7 +13,7 @@ from .autograd.node import AccumulateGrad, HookDict
 from .autograd.version import VersionCounter
 from .ops import binary, dispatch, indexing, linalg, reduce, shape, unary
 # (declare their rows: their methods are derived below)
-from .ops import elementwise_np, nn, npfuncs, nplinalg, roll, scatter  # noqa: F401
+from .ops import elementwise_np, nn, npfuncs, nplinalg, roll, scatter, scatter_reduce  # noqa: F401
 from .ops import complex as complex_ops
 from .ops import registry
 from .ops.format import format_tensor

@@ -48,11 +48,22 @@ def _make_grads(outputs, grad_outputs, create_graph):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{list(g.shape)} and output[{i}] has a shape of {list(o.shape)}.")
             if g.dtype is not o.dtype:  # as PyTorch: the backward runs in the output's dtype
+                check_complex_match(g.dtype, o.dtype, i)
                 g = g._cast(o.dtype)
             if not create_graph:
                 g = _detach(g)
         out.append(g)
     return out
+
+
+def check_complex_match(g_dtype, o_dtype, i) -> None:
+    """PyTorch's rule: a cotangent and its output are both complex or both real (a cast
+    between them would drop the imaginary part, or invent one: a wrong gradient)."""
+    if g_dtype.is_complex != o_dtype.is_complex:
+        raise RuntimeError(f"For complex Tensors, both grad_output and output are required to "
+                           f"have the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype "
+                           f"of jitgrad.{g_dtype.name} and output[{i}] has a dtype of "
+                           f"jitgrad.{o_dtype.name}.")
 
 
 def _detach(g):

@@ -250,12 +250,12 @@ def _propagate(op, args, attrs, out) -> None:
         tangents = [lvl.get(a) if isinstance(a, Tensor) else None for a in args]
         if all(t is None for t in tangents):
             continue
-        if not any(o.dtype.is_floating_point for o in outs):
+        if not any(o.dtype.is_differentiable for o in outs):  # floating point or complex
             return
         if lvl.tape is not None:  # linearize records the op; tangents come later
             lvl.tape.append((op, args, attrs, outs))
             for o in outs:
-                if o.dtype.is_floating_point:
+                if o.dtype.is_differentiable:
                     lvl.set(o, _SYMBOLIC)
             continue
         prev, local.limit = local.limit, k  # Note [dual levels]
@@ -264,7 +264,7 @@ def _propagate(op, args, attrs, out) -> None:
         finally:
             local.limit = prev
         for o, t in zip(outs, result):
-            if t is not None and o.dtype.is_floating_point:
+            if t is not None and o.dtype.is_differentiable:
                 lvl.set(o, t)
 
 
@@ -408,12 +408,12 @@ def make_dual(tensor, tangent, *, level=None):
     d = _ops()
     lvl = _resolve(level, "create a dual Tensor for forward AD")
     tensor = d.tensor_operand(tensor, "make_dual")
-    if not tensor.dtype.is_floating_point:
+    if not tensor.dtype.is_differentiable:
         raise ValueError("Expected primal to be floating point or complex, but got: "
                          f"jitgrad.{tensor.dtype.name}")
     if tangent is not _SYMBOLIC:
         tangent = d.tensor_operand(tangent, "make_dual")
-        if not tangent.dtype.is_floating_point:
+        if not tangent.dtype.is_differentiable:
             raise ValueError("Expected tangent to be floating point or complex, but got: "
                              f"jitgrad.{tangent.dtype.name}")
         if tuple(tangent.shape) != tuple(tensor.shape):

@@ -19,6 +19,7 @@ import functools
 
 from .. import autograd
 from ..autograd import forward_ad
+from ..autograd.api import check_complex_match
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..autograd.node import AccumulateGrad
 from ..ops import dispatch
@@ -83,7 +84,7 @@ class _VJP:
                                f"same as pytree structure of outputs to the function. cotangents: "
                                f"{ct_spec!r}, primal output: {self.out_spec!r}")
         outs, cts = [], []
-        for o, real, c in zip(self.out_flat, self.out_reals, ct_flat):
+        for k, (o, real, c) in enumerate(zip(self.out_flat, self.out_reals, ct_flat)):
             c = to_tensor(c, self.fname)
             if tuple(c.shape) != tuple(o.shape):
                 raise RuntimeError(f"{self.fname}: cotangent of shape {list(c.shape)} does not "
@@ -91,6 +92,7 @@ class _VJP:
             if not real.requires_grad:
                 continue  # an output that does not depend on the inputs contributes nothing
             if c.dtype is not o.dtype:
+                check_complex_match(c.dtype, o.dtype, k)  # Note [complex transforms]
                 c = c._cast(o.dtype)
             for lev in reversed(self.levels):
                 c = batching.expose(c, lev)
@@ -150,6 +152,11 @@ def _check_scalar(out, fname):
         raise RuntimeError(f"{fname}(f)(*args): Expected f(*args) to return a scalar Tensor, "
                            f"got tensor with {out.ndim} dims. Maybe you wanted to use the vjp or "
                            "jacrev APIs instead?")
+    if out.dtype.is_complex:  # Note [complex transforms]
+        raise RuntimeError(f"{fname}(f)(*args): grad can be implicitly created only for real "
+                           f"scalar outputs but got jitgrad.{out.dtype.name} (differentiate a "
+                           "real loss such as abs(f)**2 or f.real, or use vjp / "
+                           "jitgrad.numpy.functional.holomorphic_grad)")
 
 
 # --- grad ----------------------------------------------------------------------------------
@@ -251,6 +258,11 @@ def _tangent_pairs(primals, tangents, fname):
     ps = [diff_input(p, fname) for p in p_flat]
     ts = [to_tensor(t, fname) for t in t_flat]
     for p, t in zip(ps, ts):
+        if t.dtype.is_complex and not p.dtype.is_complex:  # a cast would drop t.imag
+            raise RuntimeError(f"{fname}(f, primals, tangents): a complex tangent "
+                               f"({t.dtype.name}) for a real primal ({p.dtype.name}); make the "
+                               "primal complex, or pass the real and imaginary parts as two "
+                               "tangents")
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(f"{fname}(f, primals, tangents): Expected primals and tangents "
                                f"to have the same shape, got {list(p.shape)} and "

@@ -28,13 +28,41 @@ def to_tensor(x, fname: str):
     raise TypeError(f"{fname}: expected a Tensor or a NumPy array, got {type(x).__name__}")
 
 
-def diff_input(x, fname: str):
-    """A tensor to differentiate with respect to: converted, and floating point."""
+def diff_input(x, fname: str, allow_complex: bool = True):
+    """A tensor to differentiate with respect to: converted, and floating point or complex
+    (Note [complex transforms]; ``allow_complex=False`` for the transforms that refuse them)."""
     t = to_tensor(x, fname)
-    if not t.dtype.is_floating_point:
-        raise TypeError(f"{fname}: can only differentiate with respect to floating point "
-                        f"inputs, got {t.dtype.name} (convert the argument with .double())")
+    if t.dtype.is_complex and not allow_complex:
+        raise RuntimeError(f"{fname}: Expected all inputs to be real but received a complex "
+                           f"tensor ({t.dtype.name}): the Jacobian of a function of complex "
+                           "inputs is not a complex matrix unless the function is holomorphic "
+                           "(use jacrev for real outputs, jvp for directional derivatives, "
+                           "jitgrad.numpy.functional.holomorphic_grad for holomorphic ones)")
+    if not t.dtype.is_differentiable:
+        raise TypeError(f"{fname}: can only differentiate with respect to floating point or "
+                        f"complex inputs, got {t.dtype.name} (convert the argument with "
+                        ".double())")
     return t
+
+
+# Note [complex transforms]: complex inputs follow PyTorch's convention ("Autograd for Complex
+# Numbers", Note [complex support] in ops/operands.py). For a real L of z = x + iy the gradient
+# is dL/dx + i dL/dy (2 dL/d conj(z)): ``grad(lambda z: abs(z)**2)(z) == 2 z``. ``vjp`` of a
+# complex output with cotangent v gives v * conj(f'(z)) for holomorphic f (the vector-Jacobian
+# product of the real linear map, as ``autograd.grad``); ``jvp`` gives f'(z) t (real tangents
+# are cast to the primal's complex dtype). ``grad`` needs a real scalar output, ``jacrev`` real
+# outputs: its rows are then the gradients of the outputs. A complex output of jacrev and any
+# complex input of jacfwd (hence hessian) raise as torch.func does: those "Jacobians" would hold
+# only the derivative along the real axis, silently.
+def check_real_outputs(outs, fname: str) -> None:
+    """Refuse complex outputs (Note [complex transforms])."""
+    for k, o in enumerate(outs):
+        if isinstance(o, Tensor) and o.dtype.is_complex:
+            raise RuntimeError(f"{fname}: Expected all outputs to be real but received a "
+                               f"complex tensor ({o.dtype.name}) at flattened output {k}: its "
+                               "Jacobian is not a complex matrix unless the function is "
+                               "holomorphic (use vjp with cotangents v and i*v, or "
+                               "jitgrad.numpy.functional.holomorphic_grad)")
 
 
 def to_numpy(x):

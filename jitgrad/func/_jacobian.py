@@ -18,7 +18,8 @@ from ..tensor import Tensor
 from ..ops import shape as _shape
 from . import _batching as batching
 from ._api import _VJP, jvp
-from ._common import argnums_tuple, diff_input, from_numpy_tree, numpy_mode
+from ._common import (argnums_tuple, check_real_outputs, diff_input, from_numpy_tree,
+                      numpy_mode)
 from ._pytree import tree_flatten, tree_unflatten
 from ._vmap import vmap
 
@@ -60,6 +61,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         state = _VJP(func, args, kwargs, argnums, has_aux, "jacrev")
         out, aux = state.outputs()
         outs = state.out_flat
+        check_real_outputs(outs, "jacrev")  # Note [complex transforms]
         sizes = [o.numel() for o in outs]
         total = sum(sizes)
         basis = _basis(sizes, [o.shape for o in outs], [o.dtype for o in outs])
@@ -109,7 +111,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         to_np = numpy_mode(tree_flatten(args)[0])
         nums, as_tuple = argnums_tuple(argnums, len(args), "jacfwd")
         flat, in_spec = tree_flatten(tuple(args[i] for i in nums))
-        primals = [diff_input(x, "jacfwd") for x in flat]
+        primals = [diff_input(x, "jacfwd", allow_complex=False) for x in flat]
         sizes = [p.numel() for p in primals]
         basis = _basis(sizes, [p.shape for p in primals], [p.dtype for p in primals])
 

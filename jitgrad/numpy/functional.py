@@ -8,6 +8,10 @@ the recorded graph: Hessians and Hessian-vector products by double backward, ``m
 the double-vjp trick (the vjp is linear in its cotangent ``u``, so differentiating
 ``u -> J^T u`` against ``v`` gives ``J v``), so every op with a backward rule supports them.
 For PyTorch/JAX-style transforms (``vmap``, ``jacfwd``...) see ``jitgrad.func``.
+
+Complex inputs keep their dtype and get PyTorch's gradient convention (Note [complex transforms]
+in jitgrad/func/_common.py): ``grad`` of a real ``f(x + iy)`` is ``df/dx + i df/dy``, the
+conjugate of HIPS autograd's ``df/dx - i df/dy``. ``holomorphic_grad`` is HIPS's, ``f'(z)``.
 """
 from __future__ import annotations
 
@@ -18,13 +22,13 @@ from ..autograd import enable_grad as _enable_grad
 from ..tensor import Tensor
 
 __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian", "hessian",
-           "hessian_vector_product", "hvp", "make_vjp", "make_jvp", "deriv"]
+           "hessian_vector_product", "hvp", "make_vjp", "make_jvp", "deriv", "holomorphic_grad"]
 
 
 def _lift(args, argnum):
     x = args[argnum]
     data = x._data if isinstance(x, Tensor) else _np.asarray(x)
-    if data.dtype.kind not in "f":
+    if data.dtype.kind not in "fc":  # complex stays complex (a cast would drop the imaginary part)
         data = data.astype(_np.float64)
     xt = Tensor._make(_np.array(data), requires_grad=True)
     return xt, args[:argnum] + (xt,) + args[argnum + 1:]
@@ -198,3 +202,35 @@ def make_jvp(fun, argnum=0):
         return jvp
 
     return maker
+
+
+def holomorphic_grad(fun, argnum=0):
+    """``holomorphic_grad(f)(*args) = f'(z)`` for a holomorphic scalar ``f: C -> C``
+    (``z = args[argnum]``, complex), as HIPS autograd's ``holomorphic_grad``.
+
+    Math: PyTorch's convention gives ``grad_z Re f = conj(f'(z))`` (Note [complex transforms]
+    in jitgrad/func/_common.py), so the result is the conjugate of one backward pass with the
+    cotangent 1. HIPS's semantics hold for any ``f``: the value is ``conj`` of the gradient of
+    ``Re f``, ``df/dz + conj(df/d conj(z))`` in Wirtinger terms, ``f'(z)`` when ``f`` is
+    holomorphic. ``z`` must be complex and ``f(z)`` a complex scalar: a real input or a real
+    output raises TypeError (for a real loss of ``z`` use ``grad``).
+    """
+    def g(*args, **kwargs):
+        x = args[argnum]
+        kind = x._data.dtype.kind if isinstance(x, Tensor) else _np.asarray(x).dtype.kind
+        if kind != "c":
+            raise TypeError("holomorphic_grad: the differentiated argument must be complex, got "
+                            f"dtype kind {kind!r} (pass z + 0j; for a real function of a real "
+                            "argument use grad)")
+        with _enable_grad():
+            xt, a = _lift(args, argnum)
+            out = _scalar(_check_out(fun(*a, **kwargs), "holomorphic_grad"), "holomorphic_grad")
+            if out._data.dtype.kind != "c":
+                raise TypeError(f"holomorphic_grad: the function must return a complex scalar "
+                                f"(f: C -> C), got {out.dtype.name}; a real-valued function of "
+                                "z is not holomorphic: use grad for its gradient")
+            ones = Tensor._make(_np.ones(out.shape, dtype=out.dtype.np))
+            return _np.conj(_out_np(_pull(out, xt, ones)))  # conj(grad_z Re f) = f'(z)
+
+    g.__name__ = f"holomorphic_grad_{getattr(fun, '__name__', 'f')}"
+    return g

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import binary, dispatch, unary
-from .registry import def_composite
+from .registry import LINEAR, def_composite
 
 # Rows that never look at element values (views, copies, index permutations, concatenation,
 # sums) work on complex tensors as they are, and say so with ``complex_ok=True``: clone, cast,
@@ -39,7 +39,7 @@ def _complex_of(g, ctx):
 
 # --- real / imag / conj ------------------------------------------------------------------------
 def _real_fwd(ctx, z):
-    return np.ascontiguousarray(z.real)
+    return np.array(z.real)  # a contiguous copy, 0-d stays 0-d (ascontiguousarray makes it 1-d)
 
 
 def _real_bwd(ctx, g):
@@ -48,7 +48,7 @@ def _real_bwd(ctx, g):
 
 
 def _imag_fwd(ctx, z):
-    return np.ascontiguousarray(z.imag)
+    return np.array(z.imag)
 
 
 def _imag_bwd(ctx, g):
@@ -65,9 +65,21 @@ def _conj_bwd(ctx, g):
     return (conj(g),)
 
 
-REAL = def_composite("real", "RealBackward0", ("z",), _real_fwd, _real_bwd, complex_ok=True)
-IMAG = def_composite("imag", "ImagBackward0", ("z",), _imag_fwd, _imag_bwd, complex_ok=True)
-CONJ = def_composite("conj", "ConjBackward0", ("z",), _conj_fwd, _conj_bwd, complex_ok=True)
+def _same_batch(name):
+    """The vmap rule of the elementwise composite row ``name``: the batch (dim 0) goes
+    through (the row is looked up when the rule runs)."""
+    def rule(args, batched):
+        return dispatch.composite(_ROWS[name], args[0])
+    return rule
+
+
+# forward mode: real, imag and conj are real-linear maps, their tangents the same map of t
+REAL = def_composite("real", "RealBackward0", ("z",), _real_fwd, _real_bwd, jvp=LINEAR,
+                     batch_rule=_same_batch("real"), complex_ok=True)
+IMAG = def_composite("imag", "ImagBackward0", ("z",), _imag_fwd, _imag_bwd, jvp=LINEAR,
+                     batch_rule=_same_batch("imag"), complex_ok=True)
+CONJ = def_composite("conj", "ConjBackward0", ("z",), _conj_fwd, _conj_bwd, jvp=LINEAR,
+                     batch_rule=_same_batch("conj"), complex_ok=True)
 
 
 def real(z):
@@ -120,10 +132,25 @@ def _angle_bwd(ctx, g, z):
     return (binary.div(binary.mul(binary.mul(g, z), 1j), _safe(binary.mul(r, r))),)
 
 
+def _abs_jvp(tangents, primals, outs):
+    # d|z| = (x dx + y dy) / |z| = Re(conj(z) t) / |z| (0 at z = 0, like the gradient)
+    (t,), (z,), (r,) = tangents, primals, outs
+    return binary.div(real(binary.mul(conj(z), t)), _safe(r))
+
+
+def _angle_jvp(tangents, primals, outs):
+    # d atan2(y, x) = (x dy - y dx) / |z|^2 = Im(conj(z) t) / |z|^2
+    (t,), (z,) = tangents, primals
+    r = abs(z)
+    return binary.div(imag(binary.mul(conj(z), t)), _safe(binary.mul(r, r)))
+
+
 ABS = def_composite("abs_complex", "AbsBackward0", ("z",), _abs_fwd, _abs_bwd,
-                    save=("z", "result"), complex_ok=True)
+                    save=("z", "result"), jvp=_abs_jvp, batch_rule=_same_batch("abs"),
+                    complex_ok=True)
 ANGLE = def_composite("angle", "AngleBackward0", ("z",), _angle_fwd, _angle_bwd, save=("z",),
-                      complex_ok=True)
+                      jvp=_angle_jvp, batch_rule=_same_batch("angle"), complex_ok=True)
+_ROWS = {"real": REAL, "imag": IMAG, "conj": CONJ, "abs": ABS, "angle": ANGLE}
 
 
 def abs(z):  # noqa: A001 - NumPy's name

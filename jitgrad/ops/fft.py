@@ -32,7 +32,7 @@ import numpy as np
 from .. import dtypes
 from . import binary, dispatch
 from . import complex as _complex
-from .registry import def_composite
+from .registry import LINEAR, def_composite
 
 NORMS = ("backward", "ortho", "forward")
 DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -77,8 +77,18 @@ def _resize_bwd(ctx, g):
     return (resize(g, ctx.axes, ctx.old),)
 
 
+def _batched(name):
+    """The vmap rule of the row ``name``: the batch is dim 0, the (non-negative) axes move up
+    by one (the row is looked up when the rule runs)."""
+    def rule(args, batched, axes, **attrs):
+        return dispatch.composite(_ROWS[name], args[0], axes=tuple(a + 1 for a in axes), **attrs)
+    return rule
+
+
+# forward mode: every row here is linear in x (over the reals), its tangent the same op of t
 RESIZE = def_composite("fft_resize", "FftResizeBackward0", ("x",), _resize_fwd, _resize_bwd,
-                       attrs=("axes", "sizes"), complex_ok=True)
+                       attrs=("axes", "sizes"), jvp=LINEAR, batch_rule=_batched("fft_resize"),
+                       complex_ok=True)
 
 
 def resize(x, axes, sizes):
@@ -103,7 +113,8 @@ def _c2c_bwd(ctx, g):
 
 
 C2C = def_composite("fft_c2c", "FftC2CBackward0", ("x",), _c2c_fwd, _c2c_bwd,
-                    attrs=("s", "axes", "norm", "inverse"), complex_ok=True)
+                    attrs=("s", "axes", "norm", "inverse"), jvp=LINEAR,
+                    batch_rule=_batched("fft_c2c"), complex_ok=True)
 
 
 def c2c(x, s, axes, norm, inverse):
@@ -134,7 +145,7 @@ def _r2c_bwd(ctx, g):
 
 
 R2C = def_composite("fft_r2c", "FftR2CBackward0", ("x",), _r2c_fwd, _r2c_bwd,
-                    attrs=("s", "axes", "norm"))
+                    attrs=("s", "axes", "norm"), jvp=LINEAR, batch_rule=_batched("fft_r2c"))
 
 
 def r2c(x, s, axes, norm):
@@ -177,7 +188,9 @@ def _c2r_bwd(ctx, g):
 
 
 C2R = def_composite("fft_c2r", "FftC2RBackward0", ("x",), _c2r_fwd, _c2r_bwd,
-                    attrs=("s", "axes", "norm"), complex_ok=True)
+                    attrs=("s", "axes", "norm"), jvp=LINEAR, batch_rule=_batched("fft_c2r"),
+                    complex_ok=True)
+_ROWS = {"fft_resize": RESIZE, "fft_c2c": C2C, "fft_r2c": R2C, "fft_c2r": C2R}
 
 
 def c2r(x, s, axes, norm):

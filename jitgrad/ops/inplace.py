@@ -30,7 +30,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.node import SavedTensor
-from . import binary, dispatch, indexing, scatter, upper, views
+from . import binary, dispatch, indexing, scatter, scatter_reduce, upper, views
 from .registry import LINEAR, def_composite, surface
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -382,6 +382,24 @@ def scatter_add_(self, dim, index, src):
     return composite_(self, "scatter_add_", scatter.SCATTER_ADD, (src,), attrs)
 
 
+def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """``self[index[i][j]][j] = src[i][j]`` for ``dim=0`` (``src`` a tensor or a number;
+    ``reduce="add"/"multiply"``: accumulated), see ``scatter_reduce.scatter``."""
+    op, others, attrs = scatter_reduce.scatter_args("scatter_", self, dim, index, src, value,
+                                                    reduce)
+    return apply_inplace(self, "scatter_", lambda t: dispatch.composite(op, t, *others, **attrs),
+                         *others)
+
+
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """In place ``scatter_reduce`` (``"sum" "prod" "mean" "amax" "amin"``, see
+    ``scatter_reduce.scatter_reduce``)."""
+    src, attrs = scatter_reduce.scatter_reduce_args("scatter_reduce_", self, dim, index, src,
+                                                    reduce, include_self)
+    return apply_inplace(self, "scatter_reduce_", lambda t: dispatch.composite(
+        scatter_reduce.SCATTER_REDUCE, t, src, **attrs), src)
+
+
 def index_put_(self, indices, values, accumulate=False):
     """``self[indices] = values`` (``+=`` with ``accumulate``), see ``indexing.index_put``."""
     idx = indexing.index_put_index("index_put_", indices)
@@ -498,7 +516,8 @@ def _elementwise_method(names, fn, op):
 # In-place methods with their own argument handling (several rows, or checks of their own)
 _OWN_METHODS = {"pow_": pow_, "clamp_": clamp_, "clip_": clamp_, "fill_": fill_, "zero_": zero_,
                 "copy_": copy_, "masked_fill_": masked_fill_, "index_add_": index_add_,
-                "index_put_": index_put_, "scatter_add_": scatter_add_}
+                "index_put_": index_put_, "scatter_add_": scatter_add_, "scatter_": scatter_,
+                "scatter_reduce_": scatter_reduce_}
 
 
 def install(Tensor) -> None:

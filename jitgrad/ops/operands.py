@@ -81,8 +81,9 @@ def result_shape(op: str, values) -> tuple:
 def complex_error(name: str, dt) -> TypeError:
     """The error for an op that has no complex implementation (Note [complex support])."""
     return TypeError(f"{name}: complex tensors are not supported yet (dtype {dt.name}); "
-                     "supported: + - * / neg, x**2, exp, abs, real, imag, conj, angle, sum, "
-                     "mean, shape ops and jitgrad.numpy.fft (see docs/numpy.md)")
+                     "supported: + - * / neg, x**2, exp, log, sin, cos, sinh, cosh, tanh, "
+                     "reciprocal, abs, real, imag, conj, angle, sum, mean, shape ops and "
+                     "jitgrad.numpy.fft (see docs/numpy.md)")
 
 
 def check_complex_ok(op, arrays) -> None:

@@ -23,7 +23,7 @@ def _tensor(x, name):
     return dispatch.tensor_operand(x, name)
 
 
-def _long_index(name: str, index, what="index") -> np.ndarray:
+def long_index(name: str, index, what="index") -> np.ndarray:
     # a CUDA index tensor comes to the host (a sync): it is validated there (host_index)
     a = host_index(index._data) if isinstance(index, dispatch.Tensor) else np.asarray(index)
     if a.dtype.kind not in "iu":
@@ -91,7 +91,12 @@ def _masked_fill_jvp(tangents, primals, outs, mask, fill=None):
 
 # Batch rules (vmap, func/_batching.py): the batch is dim 0 of every batched input; `dim`
 # moves up by one, and index arrays (the same for every example) are repeated per example.
-def _per_example(index: np.ndarray, size: int) -> np.ndarray:
+def batch_all(args, batched):
+    """``(size, args)`` with every argument batched (the unbatched ones expanded)."""
+    return _batch_all(args, batched)
+
+
+def per_example(index: np.ndarray, size: int) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(index[None], (size,) + index.shape))
 
 
@@ -106,12 +111,12 @@ def _index_add_batch(args, batched, dim, index, alpha):
 
 def _gather_batch(args, batched, dim, index):
     x = args[0]
-    return dispatch.composite(GATHER, x, dim=dim + 1, index=_per_example(index, x.shape[0]))
+    return dispatch.composite(GATHER, x, dim=dim + 1, index=per_example(index, x.shape[0]))
 
 
 def _scatter_add_batch(args, batched, dim, index):
     size, (x, src) = _batch_all(args, batched)
-    return dispatch.composite(SCATTER_ADD, x, src, dim=dim + 1, index=_per_example(index, size))
+    return dispatch.composite(SCATTER_ADD, x, src, dim=dim + 1, index=per_example(index, size))
 
 
 def _masked_batch(x, mask):
@@ -218,7 +223,7 @@ def index_select(x, dim, index, *, out=None):
         raise IndexError("index_select(): self must have at least one dimension here; reshape "
                          "a 0-d tensor to shape (1,) first")
     d = wrap_dim("index_select", dim, x.ndim)
-    raw = _long_index("index_select", index)
+    raw = long_index("index_select", index)
     idx = _check_index_vector("index_select", raw, dispatch.scalar_type_name(raw.dtype))
     _check_bounds(idx, x.shape[d])
     return dispatch.composite(INDEX_SELECT, x, dim=d, index=idx, out=out)
@@ -256,7 +261,7 @@ def index_add_args(name: str, x, dim, index, source, alpha) -> tuple:
         raise IndexError(f"{name}(): self must have at least one dimension here; reshape a 0-d "
                          "tensor to shape (1,) first")
     d = wrap_dim(name, dim, x.ndim)
-    raw = _long_index(name, index)
+    raw = long_index(name, index)
     idx = _check_index_vector(name, raw, dispatch.scalar_type_name(raw.dtype))
     source = _tensor(source, name)
     if source._data.dtype != x._data.dtype:
@@ -291,14 +296,14 @@ def index_add(x, dim, index, source, alpha=1):
 
 
 # --- gather / scatter_add ------------------------------------------------------------------
-def _check_scatter_index(name: str, index: np.ndarray, dim: int, size: int) -> None:
+def check_scatter_index(name: str, index: np.ndarray, dim: int, size: int) -> None:
     if index.size and (index.min() < 0 or index.max() >= size):
         bad = index[(index < 0) | (index >= size)].reshape(-1)[0]
         raise RuntimeError(f"index {int(bad)} is out of bounds for dimension {dim} with size "
                            f"{size}")
 
 
-def _box(shape) -> tuple:
+def box(shape) -> tuple:
     return tuple(slice(0, n) for n in shape)
 
 
@@ -315,7 +320,7 @@ def _gather_back(ctx, g):
 
 GATHER = def_composite("gather", "GatherBackward0", ("x",), _gather_fwd, _gather_back,
                        attrs=("dim", "index"), jvp=LINEAR, batch_rule=_gather_batch,
-                       cuda_forward=scatter_cuda.gather_forward, method=True)
+                       cuda_forward=scatter_cuda.gather_forward, method=True, export=True)
 
 
 @public(GATHER)
@@ -325,7 +330,7 @@ def gather(x, dim, index, *, out=None):
     Derivative: ``g`` scatter-added into zeros of ``x``'s shape at ``index``. ``out``: write
     the result there (no autograd)."""
     x = _tensor(x, "gather")
-    idx = _long_index("gather", index)
+    idx = long_index("gather", index)
     if x.ndim == 0 or idx.ndim == 0:
         raise RuntimeError("gather(): 0-d tensors are not supported here; reshape to 1-d first")
     d = wrap_dim("gather", dim, x.ndim)
@@ -336,7 +341,7 @@ def gather(x, dim, index, *, out=None):
             raise RuntimeError(f"Size does not match at dimension {k} expected index "
                                f"{list(idx.shape)} to be no larger than self {list(x.shape)} "
                                f"apart from dimension {d}")
-    _check_scatter_index("gather", idx, d, x.shape[d])
+    check_scatter_index("gather", idx, d, x.shape[d])
     return dispatch.composite(GATHER, x, dim=d, index=idx, out=out)
 
 
@@ -347,7 +352,7 @@ def _scatter_add_write(ctx, out, src, dim, index):
     coords = tuple(index if k == dim else
                    np.arange(n, dtype=np.intp).reshape((1,) * k + (n,) + (1,) * (nd - k - 1))
                    for k, n in enumerate(index.shape))
-    np.add.at(out, coords, src[_box(index.shape)])
+    np.add.at(out, coords, src[box(index.shape)])
     return out
 
 
@@ -363,19 +368,19 @@ def _scatter_add_back(ctx, g):
         src_shape = ctx._next_meta[1][0]
         if tuple(src_shape) != tuple(ctx.index.shape):  # src elements outside index: no grad
             gs = put_flat(dispatch.zeros(src_shape, g.dtype, g.device),
-                          positions(src_shape, _box(ctx.index.shape)), gs, unique=True)
+                          positions(src_shape, box(ctx.index.shape)), gs, unique=True)
     return (g if need_x else None), gs
 
 
 SCATTER_ADD = def_composite("scatter_add", "ScatterAddBackward0", ("x", "src"), _scatter_add_fwd,
                             _scatter_add_back, attrs=("dim", "index"), jvp=LINEAR,
                             batch_rule=_scatter_add_batch, cuda_forward=_scatter_add_fwd,
-                            method=True)
+                            method=True, export=True)
 
 
 def scatter_add_args(name: str, x, dim, index, src) -> tuple:
     """``(src, attrs)`` for ``scatter_add`` after PyTorch's checks."""
-    idx = _long_index(name, index)
+    idx = long_index(name, index)
     src = _tensor(src, name)
     if x.ndim == 0:
         raise RuntimeError(f"{name}(): 0-d tensors are not supported here; reshape to 1-d first")
@@ -391,7 +396,7 @@ def scatter_add_args(name: str, x, dim, index, src) -> tuple:
         raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self "
                            f"{list(x.shape)} apart from dimension {d} and to be no larger size "
                            f"than src {list(src.shape)}")
-    _check_scatter_index(name, idx, d, x.shape[d])
+    check_scatter_index(name, idx, d, x.shape[d])
     return src, {"dim": d, "index": idx}
 
 

@@ -176,16 +176,17 @@ def _sign_scalar(x):
 exp = _unary("exp", lambda x: math.exp(x), np.exp, vmath.exp, lambda x: cmath.exp(x))
 expm1 = _unary("expm1", lambda x: math.expm1(x), np.expm1, vmath.expm1)
 log = _unary("log", lambda x: math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan), np.log,
-             vmath.log)
+             vmath.log, lambda x: cmath.log(x))
 log1p = _unary("log1p", lambda x: math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan),
                np.log1p, vmath.log1p)
-sin = _unary("sin", lambda x: math.sin(x), np.sin, vmath.sin)
-cos = _unary("cos", lambda x: math.cos(x), np.cos, vmath.cos)
+sin = _unary("sin", lambda x: math.sin(x), np.sin, vmath.sin, lambda x: cmath.sin(x))
+cos = _unary("cos", lambda x: math.cos(x), np.cos, vmath.cos, lambda x: cmath.cos(x))
 tan = _unary("tan", lambda x: math.tan(x), np.tan, vmath.tan)
-tanh = _unary("tanh", lambda x: math.tanh(x), np.tanh, vmath.tanh)
-sinh = _unary("sinh", lambda x: math.sinh(x) if abs(x) < 711.0 else x * math.inf, np.sinh, vmath.sinh)
+tanh = _unary("tanh", lambda x: math.tanh(x), np.tanh, vmath.tanh, lambda x: cmath.tanh(x))
+sinh = _unary("sinh", lambda x: math.sinh(x) if abs(x) < 711.0 else x * math.inf, np.sinh, vmath.sinh,
+              lambda x: cmath.sinh(x))
 cosh = _unary("cosh", lambda x: math.cosh(x) if abs(x) < 711.0 else abs(x) * math.inf, np.cosh,
-              vmath.cosh)
+              vmath.cosh, lambda x: cmath.cosh(x))
 erf = _unary("erf", lambda x: math.erf(x), np.vectorize(math.erf, otypes=[float]), vmath.erf)
 sqrt = _unary("sqrt", lambda x: math.sqrt(x) if x >= 0 else math.nan, np.sqrt)
 sigmoid = _unary("sigmoid", _sigmoid_scalar, lambda x: 1.0 / (1.0 + np.exp(-x)), vmath.sigmoid)

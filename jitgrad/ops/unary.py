@@ -182,19 +182,21 @@ EXP = def_elementwise("exp", "ExpBackward0", ("x",), _exp, {"x": _exp_dx}, dtype
                       cpu_ufunc=np.exp, holomorphic=True,
                       method=True, inplace=True, export=True, numpy=True)
 LOG = def_elementwise("log", "LogBackward0", ("x",), _log, {"x": _log_dx}, dtype_rule="float",
-                      cpu_ufunc=np.log, method=True, inplace=True, export=True, numpy=True)
+                      cpu_ufunc=np.log, holomorphic=True, method=True, inplace=True, export=True,
+                      numpy=True)
 SIN = def_elementwise("sin", "SinBackward0", ("x",), _sin, {"x": _sin_dx}, dtype_rule="float",
-                      method=True, inplace=True, export=True, numpy=True)
+                      holomorphic=True, method=True, inplace=True, export=True, numpy=True)
 COS = def_elementwise("cos", "CosBackward0", ("x",), _cos, {"x": _cos_dx}, dtype_rule="float",
-                      method=True, inplace=True, export=True, numpy=True)
+                      holomorphic=True, method=True, inplace=True, export=True, numpy=True)
 TAN = def_elementwise("tan", "TanBackward0", ("x",), _tan, {"x": _tan_dx}, dtype_rule="float",
                       method=True, inplace=True, export=True, numpy=True)
 TANH = def_elementwise("tanh", "TanhBackward0", ("x",), _tanh, {"x": _tanh_dx}, dtype_rule="float",
-                       cpu_ufunc=np.tanh, method=True, inplace=True, export=True, numpy=True)
+                       cpu_ufunc=np.tanh, holomorphic=True, method=True, inplace=True, export=True,
+                       numpy=True)
 SINH = def_elementwise("sinh", "SinhBackward0", ("x",), _sinh, {"x": _sinh_dx}, dtype_rule="float",
-                       method=True, inplace=True, export=True, numpy=True)
+                       holomorphic=True, method=True, inplace=True, export=True, numpy=True)
 COSH = def_elementwise("cosh", "CoshBackward0", ("x",), _cosh, {"x": _cosh_dx}, dtype_rule="float",
-                       method=True, inplace=True, export=True, numpy=True)
+                       holomorphic=True, method=True, inplace=True, export=True, numpy=True)
 EXPM1 = def_elementwise("expm1", "Expm1Backward0", ("x",), _expm1, {"x": _expm1_dx},
                         dtype_rule="float", method=True, inplace=True, export=True, numpy=True)
 LOG1P = def_elementwise("log1p", "Log1PBackward0", ("x",), _log1p, {"x": _log1p_dx},
@@ -215,7 +217,7 @@ RSQRT = def_elementwise("rsqrt", "RsqrtBackward0", ("x",), _rsqrt, {"x": _rsqrt_
 SIGN = def_elementwise("sign", "SignBackward0", ("x",), _sign, {"x": zero_dx},
                        method=True, inplace=True, export=True, numpy=True)
 RECIPROCAL = def_elementwise("reciprocal", "ReciprocalBackward0", ("x",), _reciprocal,
-                             {"x": _reciprocal_dx}, dtype_rule="float",
+                             {"x": _reciprocal_dx}, dtype_rule="float", holomorphic=True,
                              method=True, inplace=True, export=True, numpy=True)
 
 

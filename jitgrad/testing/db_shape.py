@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops import indexing, linalg, roll, scatter, shape
+from ..ops import indexing, linalg, roll, scatter, scatter_reduce, shape
 from .opinfo import Sample, registrar
 
 #: this family's entries (collected by ``testing.op_db.all_entries``)
@@ -226,6 +226,37 @@ def _scatter_add_ref(a, dim, index, src):
     return out
 
 
+def _scatter_coords(dim, index):
+    dim = dim % index.ndim
+    return tuple(index if k == dim else np.arange(n).reshape(
+        (1,) * k + (n,) + (1,) * (index.ndim - k - 1)) for k, n in enumerate(index.shape))
+
+
+def _scatter_ref(a, dim, index, src, reduce=None):
+    """PyTorch's scatter with the last write (in C order of ``index``) winning."""
+    out = a.copy()
+    co = [c.reshape(-1) for c in np.broadcast_arrays(*_scatter_coords(dim, index))]
+    vals = np.broadcast_to(src, index.shape) if np.ndim(src) == 0 else src[
+        tuple(slice(0, n) for n in index.shape)]
+    for k, v in enumerate(vals.reshape(-1)):
+        at = tuple(c[k] for c in co)
+        out[at] = v if reduce is None else out[at] + v if reduce == "add" else out[at] * v
+    return out
+
+
+def _scatter_reduce_ref(a, dim, index, src, reduce, include_self=True):
+    out = a.copy()
+    groups: dict = {}
+    co = [c.reshape(-1) for c in np.broadcast_arrays(*_scatter_coords(dim, index))]
+    vals = src[tuple(slice(0, n) for n in index.shape)].reshape(-1)
+    for k, v in enumerate(vals):
+        groups.setdefault(tuple(c[k] for c in co), []).append(v)
+    fn = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "amax": np.max, "amin": np.min}[reduce]
+    for at, vs in groups.items():
+        out[at] = fn(([a[at]] if include_self else []) + vs)
+    return out
+
+
 def _index_put_ref(a, index, values, accumulate=False):
     out = a.copy()
     NumPyOps.index_put_(out, (index,), values, accumulate)
@@ -253,7 +284,38 @@ def _index_samples(rng, dt):
                       Sample((r(5), np.array([4, 0, 4]), r(3)), {"accumulate": True}),
                       Sample((r(3, 2), np.array([True, False, True]), r(2))),
                       Sample((r(4, 2), np.array([[0, 3], [3, 3]]), r(2, 2, 2)))],
+        "scatter": [Sample((r(3, 4), 0, np.array([[2, 0, 2, 1], [0, 1, 1, 2]]), r(2, 4))),
+                    # repeated targets: the last write wins, the others get no gradient
+                    Sample((r(3, 4), 0, np.array([[2, 0, 2, 2], [2, 0, 1, 2]]), r(2, 4))),
+                    Sample((r(3, 4), 1, np.array([[3, 3], [0, 1]]), r(3, 3))),
+                    Sample((r(2, 3, 2), -1, np.array([[[1], [0]]]), r(1, 2, 2)))],
+        "scatter_value": [Sample((r(3, 4), 0, np.array([[2, 0, 2, 1], [0, 1, 1, 2]]), 2.5)),
+                          Sample((r(3, 4), 1, np.array([[3, 3], [0, 1]]), -1.0))],
+        "scatter_legacy": [Sample((r(3, 4), 0, np.array([[2, 0, 2, 2], [0, 0, 1, 2]]), r(2, 4)),
+                                  {"reduce": "add"}),
+                           Sample((r(3, 4), 1, np.array([[3, 3], [0, 1]]), r(3, 3)),
+                                  {"reduce": "multiply"}),
+                           Sample((r(3, 4), 1, np.array([[3, 3], [0, 1]]), 1.5),
+                                  {"reduce": "multiply"})],
     }
+
+
+def _scatter_reduce_samples(reduce):
+    def samples(rng, dt):
+        r = _arr(rng, dt)
+        idx0 = np.array([[1, 0, 1, 0], [0, 0, 1, 1], [1, 1, 1, 0]])
+        out = []
+        for inc in (True, False):
+            out += [Sample((r(2, 4), 0, idx0, r(3, 4), reduce), {"include_self": inc}),
+                    Sample((r(3, 2), 1, np.array([[1, 1, 0], [0, 0, 0]]), r(3, 4), reduce),
+                           {"include_self": inc})]
+        if reduce == "prod":  # zeros: one per element of x and of src (the exact-zero path)
+            x, src = r(2, 4), r(3, 4)
+            x[0, 1] = 0.0
+            src[1, 2] = src[2, 0] = 0.0
+            out.append(Sample((x, 0, idx0, src, reduce)))
+        return out
+    return samples
 
 
 def _samples_of(name):
@@ -291,6 +353,16 @@ _entry("index_add", scatter.index_add, _index_add_ref, _samples_of("index_add"),
        rows=("index_add",))
 _entry("scatter_add", scatter.scatter_add, _scatter_add_ref, _samples_of("scatter_add"),
        rows=("scatter_add",))
+_entry("scatter", scatter_reduce.scatter, _scatter_ref, _samples_of("scatter"),
+       rows=("scatter",), gradient_rows=("scatter_value",))
+_entry("scatter_value", scatter_reduce.scatter, _scatter_ref, _samples_of("scatter_value"),
+       rows=("scatter_value",))
+# reduce="add"/"multiply": no derivative (as in PyTorch; tests/ops/test_scatter_reduce.py)
+_entry("scatter_legacy", scatter_reduce.scatter, _scatter_ref, _samples_of("scatter_legacy"),
+       rows=("scatter_reduce_legacy",), differentiable=False)
+for _red in scatter_reduce.REDUCTIONS:
+    _entry(f"scatter_reduce_{_red}", scatter_reduce.scatter_reduce, _scatter_reduce_ref,
+           _scatter_reduce_samples(_red), rows=("scatter_reduce",))
 _entry("index_put", lambda x, i, v, accumulate=False: indexing.index_put(x, (i,), v, accumulate),
        _index_put_ref, _samples_of("index_put"), rows=("index_put",))
 

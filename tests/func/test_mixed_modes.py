@@ -27,6 +27,7 @@ NOT_DIFFERENTIABLE = {
     **{name: "comparison: a boolean output" for name in ("lt", "le", "gt", "ge", "eq", "ne")},
     **{name: "an integer index output" for name in ("argmax", "argmin")},
     **{name: "a boolean output" for name in ("logical_and", "logical_or")},
+    "scatter_legacy": "scatter(reduce='add'/'multiply') has no derivative, as in PyTorch",
 }
 
 # entries whose sample has no floating-point tensor input: nothing to differentiate
