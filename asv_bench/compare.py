@@ -56,7 +56,7 @@ import numpy as np  # noqa: E402
 
 import workloads as W  # noqa: E402
 
-PEERS = ("torch", "autograd", "jax")
+PEERS = ("jitgrad-compile", "torch", "autograd", "jax")
 ONE_THREAD_ENV = {
     "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
     "NUMBA_NUM_THREADS": "1", "JITGRAD_NUM_THREADS": "1", "JITGRAD_NUM_INTEROP_THREADS": "1",
@@ -431,9 +431,33 @@ def format_run(run, stat, title):
             lines.append(f"warning: single-threaded NumPy got only "
                          f"{statistics.median(np_busy):.2f} of a core: other processes were "
                          "competing for the CPU; times are inflated, parallel ones most")
+    lines.extend(compiled_lines(run, stat))
     lines.extend(roofline_lines(run, stat, fws))
     lines.extend(f"note: {n}" for n in notes)
     return "\n".join(lines)
+
+
+def compiled_lines(run, stat):
+    """jitgrad.compile against eager jitgrad and the peers, per workload (the compile targets
+    of docs/compile.md)."""
+    if "jitgrad-compile" not in run["frameworks"]:
+        return []
+    peers = [fw for fw in ("jitgrad", "torch", "jax") if fw in run["frameworks"]]
+    rows = []
+    for kd, res in run["results"].items():
+        c = _time(res, "jitgrad-compile", stat)
+        if not c:
+            continue
+        row = [kd, _fmt(c)]
+        for fw in peers:
+            t = _time(res, fw, stat)
+            row.append(f"{c / t:.3f}" if t else "-")
+        rows.append(row)
+    if not rows:
+        return []
+    header = ["workload", "compiled"] + [f"compiled/{fw}" for fw in peers]
+    return ["", "jitgrad.compile(func.value_and_grad(f)) vs the others (< 1: compiled faster):",
+            _table(rows, header, right_from=1)]
 
 
 def roofline_lines(run, stat, fws):

@@ -7,7 +7,7 @@ peak RSS of the benchmark process (Numba and LLVM alone are ~150-200 MB of it).
 """
 import os
 
-from .workloads import DTYPES, WORKLOADS, JitgradBackend
+from .workloads import DTYPES, WORKLOADS, JitgradBackend, JitgradCompileBackend
 
 #: where the workloads run: ``JITGRAD_BENCH_DEVICE=cuda asv run ...`` times them on the GPU
 DEVICE = os.environ.get("JITGRAD_BENCH_DEVICE", "cpu")
@@ -99,4 +99,47 @@ class W7Deep(_Workload):
 class W8Reductions(_Workload, _PeakMem):
     """W8: sum(x.max(dim=1).values) + sum(x.mean(dim=0)**2), x (n, n)."""
     key = "W8"
+    params, param_names = _params(key)
+
+
+class _Compiled:
+    """A workload through ``jitgrad.compile(func.value_and_grad(...))`` (``B.loop`` is
+    ``jitgrad.fori_loop``): ``setup`` traces and compiles, the timings run the program."""
+
+    key = ""
+    timeout = 300
+
+    def setup(self, *params):
+        *size, dtype = params
+        wl = WORKLOADS[self.key]
+        backend = JitgradCompileBackend()
+        self.step = backend.prepare(wl, size[0] if size else wl.size, dtype)
+        self.step()
+
+    def time_compiled_forward_backward(self, *params):
+        self.step()
+
+
+class W1Compiled(_Compiled):
+    key = "W1"
+    params, param_names = _params(key)
+
+
+class W2Compiled(_Compiled):
+    key = "W2"
+    params, param_names = _params(key)
+
+
+class W5WideCompiled(_Compiled):
+    key = "W5w"
+    params, param_names = _params(key)
+
+
+class W6Compiled(_Compiled):
+    key = "W6"
+    params, param_names = _params(key)
+
+
+class W7Compiled(_Compiled):
+    key = "W7"
     params, param_names = _params(key)

@@ -36,7 +36,7 @@ from typing import Callable
 import numpy as np
 
 DTYPES = ("float32", "float64")
-FRAMEWORKS = ("jitgrad", "torch", "autograd", "jax", "numpy")
+FRAMEWORKS = ("jitgrad", "jitgrad-compile", "torch", "autograd", "jax", "numpy")
 
 # ---------------------------------------------------------------------------------------------
 # Workloads
@@ -371,6 +371,10 @@ class _TorchLike(_Backend):
 class JitgradBackend(_TorchLike):
     name = "jitgrad"
 
+    def loop(self, n, body, carry):
+        """``jitgrad.fori_loop``: eager, a Python loop; compiled, one loop in the program."""
+        return self.lib.fori_loop(n, body, carry)
+
     def __init__(self, device="cpu"):
         import jitgrad
 
@@ -389,6 +393,34 @@ class JitgradBackend(_TorchLike):
                 "threads": _config.NUM_THREADS, "cache_dir": _config.CACHE_DIR,
                 "interop_threads": _call_or_none(getattr(self.lib, "get_num_interop_threads",
                                                          None))}
+
+
+class JitgradCompileBackend(JitgradBackend):
+    """jitgrad with ``jitgrad.compile``: ``compile(func.value_and_grad(...))`` of the function
+    of the params tuple (as JAX's ``jit(value_and_grad)``); ``B.loop`` is ``jitgrad.fori_loop``
+    (one loop in the program). The first call traces and compiles (outside the timing)."""
+
+    name = "jitgrad-compile"
+
+    def prepare(self, workload, size, dtype, mode="fwd_bwd", seed=0):
+        params, consts = make_inputs(workload, size, dtype, seed)
+        lib = self.lib
+        ps = tuple(lib.tensor(a) for a in params)
+        cs = tuple(lib.tensor(a) for a in consts)
+        fn = workload.fn
+        if mode == "fwd":
+            forward = lib.compile(lambda p: fn(self, p, cs))
+
+            def run_forward():
+                with lib.no_grad():
+                    return forward(ps), None
+            return run_forward
+        value_and_grad = lib.compile(lib.func.value_and_grad(lambda p: fn(self, p, cs)))
+
+        def forward_backward():
+            loss, grads = value_and_grad(ps)
+            return loss, list(grads)
+        return forward_backward
 
 
 class TorchBackend(_TorchLike):
@@ -569,7 +601,7 @@ class NumpyBackend(_Backend):
         return {"version": self.version, "blas": numpy_blas()}
 
 
-BACKENDS = {"jitgrad": JitgradBackend, "torch": TorchBackend, "autograd": AutogradBackend,
+BACKENDS = {"jitgrad": JitgradBackend, "jitgrad-compile": JitgradCompileBackend, "torch": TorchBackend, "autograd": AutogradBackend,
             "jax": JaxBackend, "numpy": NumpyBackend}
 
 

@@ -100,9 +100,9 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if not _config.COMPILE or getattr(_local, "disabled", False) or self._eager_reason:
             return self._fn(*args, **kwargs)
-        if not kwargs and not self._static_argnums and all(
-                type(a) is Tensor or type(a) is float for a in args):
-            leaves, spec = args, _flat_spec(len(args))  # the common call, without the pytree
+        fast = None if kwargs or self._static_argnums else _shallow(args)
+        if fast is not None:  # the common call, without the pytree walk
+            leaves, spec = fast
         else:
             leaves, spec = tree_flatten((args, kwargs))
         kinds = self._kinds(args, kwargs, leaves)
@@ -195,10 +195,34 @@ class CompiledFunction:
                       f"{self._eager_reason}; it runs eagerly from now on", stacklevel=3)
 
 
+_LEAF_TYPES = (Tensor, float)
+
+
+def _shallow(args):
+    """``(leaves, spec)`` of ``(args, {})`` when each argument is a Tensor or float, or a
+    tuple / list of them (the common calls), else None."""
+    shape, leaves = [], []
+    for a in args:
+        kind = type(a)
+        if kind is Tensor or kind is float:
+            shape.append(None)
+            leaves.append(a)
+        elif kind is tuple or kind is list:
+            for x in a:
+                if type(x) is not Tensor and type(x) is not float:
+                    return None
+            shape.append((kind, len(a)))
+            leaves.extend(a)
+        else:
+            return None
+    return leaves, _shallow_spec(tuple(shape))
+
+
 @functools.lru_cache(maxsize=None)
-def _flat_spec(n: int):
-    """The tree spec of ``(args, {})`` for ``n`` leaf arguments."""
-    return tree_flatten((tuple(range(n)), {}))[1]
+def _shallow_spec(shape: tuple):
+    """The tree spec of ``(args, {})`` for arguments shaped as ``shape`` (see ``_shallow``)."""
+    example = tuple(0 if s is None else s[0](range(s[1])) for s in shape)
+    return tree_flatten((example, {}))[1]
 
 
 def _layout(a) -> str:
