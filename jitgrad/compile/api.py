@@ -218,6 +218,9 @@ def _key(spec, leaves, kinds) -> tuple:
 def _static_key(value):
     if isinstance(value, np.ndarray):
         return ("ndarray", value.shape, value.dtype.str, hash(value.tobytes()))
+    if isinstance(value, slice):  # unhashable before Python 3.12; an index argument
+        return ("slice", _static_key(value.start), _static_key(value.stop),
+                _static_key(value.step))
     try:
         hash(value)
     except TypeError:
