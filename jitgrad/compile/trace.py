@@ -75,6 +75,7 @@ _CONSTANT_MAKERS = {
                              "eye", "zeros_like", "ones_like", "full_like", "empty_like",
                              "tensor", "as_tensor", "_finish"},
     "jitgrad.ops.allocation": {"zeros", "full_like"},
+    "jitgrad.ops.nn": {"_none_tensor"},  # the empty stand-in for an absent optional input
 }
 
 
@@ -240,6 +241,13 @@ class Tracer:
         vid = self.by_data.get(id(t._data))
         if vid is not None:  # a saved tensor rebuilt over a recorded value's array
             self.ids[id(t)] = vid
+            self.keep.append(t)
+            return vid, t
+        stashed = self.ctx_arrays.get(id(t._data))
+        if stashed is not None and stashed[1] is t._data:  # a backward wraps a stashed array
+            vid = stashed[0]
+            self.ids[id(t)] = vid
+            self.tensors.setdefault(vid, t)
             self.keep.append(t)
             return vid, t
         made = self.made.get(id(t))
