@@ -35,9 +35,12 @@ from ..autograd import forward_ad
 from ..engine import engine
 from ..ops import creation, upper
 from ..ops.recording import save_plan
-from .. import tensor as tensor_module
 from ..tensor import Tensor
 from .graph import Graph, Node
+
+# The module tensor.py: the package's attribute ``jitgrad.tensor`` is the constructor function
+# (it shadows the module), so ``from .. import tensor`` would set the hook on the function.
+tensor_module = sys.modules[Tensor.__module__]
 
 _local = threading.local()  # .tracer: the trace this thread runs
 
@@ -143,6 +146,8 @@ def _data_read(t, what):
     if vid is None and id(t) not in tracer.made:
         return  # a tensor of no concern to the trace (made before it, never used by it)
     scalar = tracer.scalar_input_of(vid)
+    if scalar is None and vid in tracer.weak:  # computed from float arguments only (a > 0)
+        scalar = tracer._weak_source(vid)
     if scalar is not None:
         raise _fail(GraphBreak(f"the float argument {scalar} is used as a Python number "
                                f"({what})", specialize=scalar))
