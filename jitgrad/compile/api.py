@@ -179,7 +179,7 @@ class CompiledFunction:
             raise CompileError(message + "; fullgraph=True asks for the whole function")
         self.fallbacks.append((brk.reason, brk.where))
         self._entries[key] = brk.reason
-        warnings.warn(message + "; this signature runs eagerly", stacklevel=3)
+        warnings.warn(message + "; this signature runs eagerly", stacklevel=4)
         if args is None:
             return None
         return self._fn(*args, **kwargs)
@@ -188,7 +188,7 @@ class CompiledFunction:
         changing = _what_changed(self._keys)
         self._eager_reason = f"traced {MAX_TRACES} times ({changing} kept changing)"
         warnings.warn(f"jitgrad.compile: {getattr(self._fn, '__qualname__', self._fn)} was "
-                      f"{self._eager_reason}; it runs eagerly from now on", stacklevel=3)
+                      f"{self._eager_reason}; it runs eagerly from now on", stacklevel=4)
 
 
 def _layout(a) -> str:
