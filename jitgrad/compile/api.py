@@ -183,7 +183,7 @@ class CompiledFunction:
             raise CompileError(message + "; fullgraph=True asks for the whole function")
         self.fallbacks.append((brk.reason, brk.where))
         self._entries[key] = brk.reason
-        warnings.warn(message + "; this signature runs eagerly", stacklevel=3)
+        warnings.warn(message + "; this signature runs eagerly", stacklevel=4)
         if args is None:
             return None
         return self._fn(*args, **kwargs)
@@ -192,7 +192,7 @@ class CompiledFunction:
         changing = _what_changed(self._keys)
         self._eager_reason = f"traced {MAX_TRACES} times ({changing} kept changing)"
         warnings.warn(f"jitgrad.compile: {getattr(self._fn, '__qualname__', self._fn)} was "
-                      f"{self._eager_reason}; it runs eagerly from now on", stacklevel=3)
+                      f"{self._eager_reason}; it runs eagerly from now on", stacklevel=4)
 
 
 _LEAF_TYPES = (Tensor, float)
@@ -252,6 +252,9 @@ def _key(spec, leaves, kinds) -> tuple:
 def _static_key(value):
     if isinstance(value, np.ndarray):
         return ("ndarray", value.shape, value.dtype.str, hash(value.tobytes()))
+    if isinstance(value, slice):  # unhashable before Python 3.12; an index argument
+        return ("slice", _static_key(value.start), _static_key(value.stop),
+                _static_key(value.step))
     try:
         hash(value)
     except TypeError:

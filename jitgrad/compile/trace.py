@@ -35,9 +35,12 @@ from ..autograd import forward_ad
 from ..engine import engine
 from ..ops import creation, upper
 from ..ops.recording import save_plan
-from .. import tensor as tensor_module
 from ..tensor import Tensor
 from .graph import Graph, Node
+
+# The module tensor.py: the package's attribute ``jitgrad.tensor`` is the constructor function
+# (it shadows the module), so ``from .. import tensor`` would set the hook on the function.
+tensor_module = sys.modules[Tensor.__module__]
 
 _local = threading.local()  # .tracer: the trace this thread runs
 
@@ -75,6 +78,7 @@ _CONSTANT_MAKERS = {
                              "eye", "zeros_like", "ones_like", "full_like", "empty_like",
                              "tensor", "as_tensor", "_finish"},
     "jitgrad.ops.allocation": {"zeros", "full_like"},
+    "jitgrad.ops.nn": {"_none_tensor"},  # the empty stand-in for an absent optional input
 }
 
 
@@ -145,6 +149,8 @@ def _data_read(t, what):
     if vid is None and id(t) not in tracer.made:
         return  # a tensor of no concern to the trace (made before it, never used by it)
     scalar = tracer.scalar_input_of(vid)
+    if scalar is None and vid in tracer.weak:  # computed from float arguments only (a > 0)
+        scalar = tracer._weak_source(vid)
     if scalar is not None:
         raise _fail(GraphBreak(f"the float argument {scalar} is used as a Python number "
                                f"({what})", specialize=scalar))
@@ -243,6 +249,13 @@ class Tracer:
         vid = self.by_data.get(id(t._data))
         if vid is not None:  # a saved tensor rebuilt over a recorded value's array
             self.ids[id(t)] = vid
+            self.keep.append(t)
+            return vid, t
+        stashed = self.ctx_arrays.get(id(t._data))
+        if stashed is not None and stashed[1] is t._data:  # a backward wraps a stashed array
+            vid = stashed[0]
+            self.ids[id(t)] = vid
+            self.tensors.setdefault(vid, t)
             self.keep.append(t)
             return vid, t
         made = self.made.get(id(t))
