@@ -22,6 +22,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..func._pytree import tree_flatten, tree_unflatten
 from ..ops.recording import gradient_edge
 from ..tensor import Tensor
+from . import guards
 from . import program as program_module
 from .trace import GraphBreak, Tracer
 
@@ -108,7 +109,7 @@ class CompiledFunction:
         kinds = self._kinds(args, kwargs, leaves)
         key = _key(spec, leaves, kinds)
         entry = self._entries.get(key)
-        if isinstance(entry, program_module.Program) and entry.guards_hold():
+        if isinstance(entry, program_module.Program) and entry.guards_hold(self._fn):
             return entry.run(leaves, spec, (self._fn, args, kwargs))
         if isinstance(entry, str):
             return self._fn(*args, **kwargs)
@@ -170,9 +171,19 @@ class CompiledFunction:
                 self._specialized.add(brk.specialize)
                 return self(*args, **kwargs)
             return self._fallback(key, brk, args, kwargs)
+        except Exception:
+            # a float argument entered as a placeholder tensor can take another path in code
+            # that tests for numbers (``value=`` vs ``src=``): retry with the floats as values
+            floats = {i for i, kind in enumerate(kinds) if kind == "scalar"}
+            if not floats:
+                raise
+            self._specialized.update(floats)
+            return self(*args, **kwargs)
         if tracer.failure is not None:  # found after the run: its (eager) result stands
             self._fallback(key, tracer.failure, None, None)
             return program.first_result(leaves)
+        program.paths = [(t, path) for _, t in program.closures
+                         for path in [guards.locate(self._fn, t)] if path is not None]
         self._entries[key] = program
         return program.first_result(leaves)
 

@@ -37,6 +37,13 @@ def _alias(graph, node) -> bool:
     return node.op.name == "expand" or math.prod(src.shape) == 1
 
 
+def literal(value) -> str:
+    """A Python constant as source (``inf`` and ``nan`` as NumPy's names)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "np.nan" if math.isnan(value) else ("np.inf" if value > 0 else "-np.inf")
+    return repr(value)
+
+
 def fusible(graph, node) -> bool:
     op = node.op
     if not op.elementwise:
@@ -193,12 +200,12 @@ class FusedGroup:
             args = []
             for r in n.args:
                 if r[0] == "c":
-                    args.append(f"np.{dt}({r[1]!r})")
+                    args.append(f"np.{dt}({literal(r[1])})")
                 else:
                     v = graph.values[r[1]]
                     name = names[r[1]]
                     args.append(name if v.dtype == n.compute_dtype else f"np.{dt}({name})")
-            args += [repr(n.attrs[a]) for a in n.op.attrs]
+            args += [literal(n.attrs[a]) for a in n.op.attrs]
             out = n.outputs[0]
             call = f"{bodies[n.op.forward]}({', '.join(args)})"
             if n.out_dtype != n.compute_dtype and n.out_dtype != np.dtype(bool):

@@ -22,7 +22,7 @@ from ..device import cpu
 from ..func._pytree import tree_flatten, tree_unflatten
 from ..ops.recording import CompositeCtx, gradient_edge
 from ..tensor import Tensor
-from . import codegen
+from . import codegen, guards
 from .trace import CtxRef
 
 
@@ -257,6 +257,7 @@ class Program:
         self.consts = [(vid, v.info["array"]) for vid, v in enumerate(values) if v.kind == "const"]
         self.guards = [(t, t._data.shape, t._data.dtype, t._requires_grad)
                        for _, t in self.closures]
+        self.paths: list = []  # (closure tensor, where the function finds it): api.py sets
         self.diff_in = diff_in
         backward_nodes = needed_nodes([n for n in graph.nodes if n.phase == "backward"],
                                  {g for g in input_grads if g is not None})
@@ -271,7 +272,12 @@ class Program:
         self.n_nodes = (len(forward_nodes), len(backward_nodes))
         self._first = (first_out, tracer)
 
-    def guards_hold(self) -> bool:
+    def guards_hold(self, fn) -> bool:
+        """The closure tensors are where the trace found them (Note [closure guards]) and have
+        the traced shapes, dtypes and requires_grad."""
+        for t, path in self.paths:
+            if guards.resolve(fn, path) is not t:
+                return False
         for t, shape, dtype, requires_grad in self.guards:
             data = t._data
             if (type(data) is not np.ndarray or data.shape != shape or data.dtype != dtype

@@ -157,6 +157,17 @@ def load_generated(name: str, source: str):
     module = sys.modules.get(f"jitgrad._kernels.{name}")
     if module is not None:
         return module
+    with _load_lock:  # one thread runs the module; the others wait for it to be complete
+        module = sys.modules.get(f"jitgrad._kernels.{name}")
+        if module is None:
+            module = _load_file(name, source)
+    return module
+
+
+_load_lock = threading.RLock()
+
+
+def _load_file(name: str, source: str):
     path = os.path.join(_kernel_dir(), name + ".py")
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
@@ -165,8 +176,8 @@ def load_generated(name: str, source: str):
         os.replace(tmp, path)  # atomic: concurrent processes may race here
     spec = importlib.util.spec_from_file_location(f"jitgrad._kernels.{name}", path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
+    sys.modules[spec.name] = module  # published once complete
     return module
 
 

@@ -101,9 +101,9 @@ def roll_forward(ctx, a, shifts, dims):
     copied into their places of a fresh array (``dims=None``: the flattened array)."""
     be = dispatch.cuda_backend()
     shape = a.shape
-    if dims is None:
+    if dims is None or a.ndim == 0:  # (a 0-d tensor rolls as its one element)
         a = view_forward(ctx, a, (a.size,))
-        dims = (0,)
+        dims, shifts = (0,), shifts[:1]
     for s, d in zip(shifts, dims):
         n = a.shape[d]
         s = s % n if n else 0

@@ -27,6 +27,9 @@ _WRITE = "an in-place write"
 # library function making a tensor with ``Tensor._make`` from an array it computed (the tracer
 # cannot tell a constant from a value of the data), or an in-place write.
 FALLBACK = {
+    "scatter_legacy": _OUTSIDE, "scatter_reduce_prod": _OUTSIDE,
+    "scatter_reduce_mean": _OUTSIDE, "scatter_reduce_amax": _OUTSIDE,
+    "scatter_reduce_amin": _OUTSIDE,
     "argmax": _OUTSIDE, "argmin": _OUTSIDE,  # the index result is wrapped by hand
     "inplace_view_mul": _WRITE, "inplace_view_of_view": _WRITE,
     "setitem_repeated": _WRITE, "setitem_mask": _WRITE,
@@ -53,21 +56,8 @@ for _n in ("np.fmax", "np.fmin"):  # where(isnan(...)): isnan is computed outsid
     for _s in ("()-(3,)", "(3,)-()", "(2, 3)-(3,)", "(2, 3)-(2, 3)", "(2, 1)-(1, 3)"):
         FALLBACK[f"{_n}-{_s}"] = _OUTSIDE
 
-# Bugs found by this file, each a strict xfail (remove the entry when fixed).
-# A fused kernel indexes a broadcast operand of lower rank with the padded index:
-#   f = jitgrad.compile(lambda x, b: ((x + b) * x).sum())
-#   f(x23, b3); f(x23, b3)  # TypingError: cannot index array(float64, 1d) with 2 indices
-_RANK = "codegen: a lower-rank broadcast operand indexed with the padded index (TypingError)"
-# A float attribute that is infinite is written as ``inf`` into the generated source:
-#   f = jitgrad.compile(lambda x: (jitgrad.clamp(x, min=0.0) * 2).sum())
-#   f(x); f(x).backward()  # NameError: name 'inf' is not defined
-_INF = "codegen: an infinite float constant is written as `inf` (NameError in the kernel)"
-XFAIL = {"clamp": _INF, "binary_cross_entropy": _INF,
-         "layer_norm": _RANK, "binary_cross_entropy_with_logits": _RANK, "np.clip-arr": _RANK,
-         "np.linalg.vecdot": _RANK, "masked_fill_tensor": _RANK}
-for _n in ("multiply", "divide", "power", "maximum", "minimum", "arctan2", "hypot", "logaddexp",
-           "logaddexp2", "remainder", "fmod"):
-    XFAIL[f"np.{_n}-(2, 3)-(3,)"] = _RANK
+# Bugs found by this file, each a strict xfail (remove the entry when fixed): none open.
+XFAIL: dict = {}
 
 ENTRIES = all_entries()
 # Cost: Numba compiles every new fused kernel (~0.3 s each; ~2 min for every entry), so by

@@ -79,8 +79,6 @@ def test_changed_closure_tensor_is_read_fresh():
     assert cf.stats()["traces"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="a closure name rebound to another tensor is not guarded: "
-                   "the program keeps reading the traced tensor (a stale result)")
 def test_closure_name_rebound_to_another_tensor():
     env = {"w": jg.tensor(np.ones(3))}
     fn = lambda x: (x * env["w"]).sum()  # noqa: E731
@@ -183,10 +181,7 @@ def test_no_grad_around_the_call():
 
 @pytest.mark.parametrize("warm", [
     True,
-    pytest.param(False, marks=pytest.mark.xfail(
-        strict=False, raises=AssertionError,  # a race: not strict, it may pass by luck
-        reason="device.cpu.load_generated publishes the module in sys.modules before it has "
-               "run: a second thread's first program run gets AttributeError 'kernel'")),
+    False,
 ])
 def test_threads_call_at_once(warm):
     fn = lambda x, a: (jg.tanh(x * a) * x).sum() + 0.25 * warm  # noqa: E731 (a kernel per case)
