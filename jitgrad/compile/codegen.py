@@ -108,7 +108,12 @@ def partition(graph, nodes, weak, live: set, min_run: int = 2):
             stored = stored_of(members)
             outside = []
         if not outside and sum(n.op.elementwise for n in members) >= min_run:
-            out.append(FusedGroup(graph, members, stored, weak))
+            for part in _components(members):  # independent branches: a kernel each
+                if sum(n.op.elementwise for n in part) >= min_run:
+                    out.append(FusedGroup(graph, part, [v for v in stored if any(
+                        v in n.outputs for n in part)], weak))
+                else:
+                    out.extend(part)
         else:
             out.extend(members)
         run.clear()
@@ -130,6 +135,29 @@ def partition(graph, nodes, weak, live: set, min_run: int = 2):
             out.append(node)
     flush()
     return out
+
+
+def _components(members) -> list:
+    """``members`` (in order) split into the groups that share no value made among them: the
+    independent branches of a run (a kernel reading every branch's arrays at once streams too
+    many arrays per element to be fast)."""
+    parent = list(range(len(members)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    maker = {v: i for i, n in enumerate(members) for v in n.outputs}
+    for i, n in enumerate(members):
+        for v in n.value_args():
+            j = maker.get(v)
+            if j is not None:
+                parent[find(i)] = find(j)
+    groups: dict = {}
+    for i, n in enumerate(members):
+        groups.setdefault(find(i), []).append(n)
+    return sorted(groups.values(), key=lambda g: members.index(g[0]))
 
 
 class FusedGroup:
@@ -210,8 +238,11 @@ class FusedGroup:
             call = f"{bodies[n.op.forward]}({', '.join(args)})"
             if n.out_dtype != n.compute_dtype and n.out_dtype != np.dtype(bool):
                 call = f"np.{n.out_dtype.name}({call})"
-            body_lines.append(f"v{out} = {call}")
-            names[out] = f"v{out}"
+            # local names numbered within the group: groups computing the same thing (the
+            # branches of a wide graph) have the same source, hence one compiled kernel
+            local = f"v{len(body_lines)}"
+            body_lines.append(f"{local} = {call}")
+            names[out] = local
         for j, vid in enumerate(self.stored):
             body_lines.append(f"o{j}[{index}] = {names[vid]}")
         outs = ", ".join(f"o{j}" for j in range(len(self.stored)))

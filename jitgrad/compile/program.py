@@ -214,19 +214,27 @@ def _reads(nodes, extra=()) -> set:
     return read
 
 
+# elementwise rows cheap enough to recompute in the backward (a few flops per element)
+CHEAP = frozenset({"add", "sub", "mul", "div", "neg", "rsub", "pow_square", "maximum",
+                   "minimum", "where", "clamp", "relu", "abs", "sign", "eq", "ne", "lt", "le",
+                   "gt", "ge"})
+
+
 def _recompute(graph, backward_nodes) -> list:
-    """Note [recompute, don't save]: forward values the backward reads that fusible
-    elementwise nodes make are recomputed at the start of the backward (inside its fused
-    loops) instead of stored by the forward, as AOTAutograd's partitioner does: a value saved
-    costs a write and a read of memory, a value recomputed a few flops. The chain is followed
-    back to inputs and other nodes' results, which are saved."""
+    """Note [recompute, don't save]: forward values the backward reads that cheap fusible
+    elementwise nodes (``CHEAP``) make are recomputed at the start of the backward (inside its
+    fused loops) instead of stored by the forward, as AOTAutograd's partitioner does: a value
+    saved costs a write and a read of memory, a value recomputed a few flops. Transcendental
+    results are saved: recomputing them cost more than the memory traffic they save (W5 wide,
+    docs/compile.md). The chain is followed back to inputs and other nodes' results, which
+    are saved."""
     producer = {v: n for n in graph.nodes if n.phase == "forward" for v in n.outputs}
     made = {v for n in backward_nodes for v in n.outputs}
     chosen: set = set()
     pending = list(_reads(backward_nodes) - made)
     while pending:
         node = producer.get(pending.pop())
-        if (node is None or id(node) in chosen or not node.op.elementwise
+        if (node is None or id(node) in chosen or node.op.name not in CHEAP
                 or not codegen.fusible(graph, node)):
             continue
         chosen.add(id(node))
