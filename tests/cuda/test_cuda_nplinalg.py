@@ -256,11 +256,6 @@ def test_svd_of_a_rank_deficient_matrix_has_orthonormal_factors(shape):
     np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), atol=1e-12)
 
 
-def _spd(rng, n):
-    a = rng.standard_normal((n, n))
-    return a @ a.T + n * np.eye(n)
-
-
 def _eigh_signless(a):
     w, v = jnp.linalg.eigh(a + a.T)
     return w, v * v
