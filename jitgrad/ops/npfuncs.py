@@ -187,7 +187,7 @@ def _diag_back(ctx, g):
 
 
 DIAG_EMBED = def_composite("diag_embed", "DiagEmbedBackward0", ("v",), _diag_fwd, _diag_back,
-                           attrs=("k",), cuda_forward=npfuncs_cuda.diag_embed_forward)
+                           attrs=("k",), jvp=LINEAR, cuda_forward=npfuncs_cuda.diag_embed_forward)
 
 
 def diag_embed(v, k=0):
@@ -205,8 +205,14 @@ def _pad_back(ctx, g):
     return (g[tuple(slice(b, b + n) for (b, _), n in zip(ctx.pad_width, ctx._next_meta[0][0]))],)
 
 
+def _pad_jvp(tangents, primals, outs, pad_width, value):
+    """Linear in ``x`` but affine in the padding: the tangent is padded with zeros."""
+    return dispatch.composite(PAD, tangents[0], pad_width=pad_width, value=0.0)
+
+
 PAD = def_composite("pad_constant", "ConstantPadNdBackward0", ("x",), _pad_fwd, _pad_back,
-                    attrs=("pad_width", "value"), cuda_forward=npfuncs_cuda.pad_constant_forward)
+                    attrs=("pad_width", "value"), jvp=_pad_jvp,
+                    cuda_forward=npfuncs_cuda.pad_constant_forward)
 
 
 def pad_constant(x, pad_width, value=0.0):
@@ -246,6 +252,17 @@ def _einsum_back(ctx, g, **saved):
     return tuple(grads)
 
 
+def _einsum_jvp(tangents, primals, outs, spec):
+    """Multilinear: ``t_out = sum_i einsum(spec, x_0, ..., t_i, ..., x_n)``."""
+    total = None
+    for i, t in enumerate(tangents):
+        if t is None:
+            continue
+        term = einsum_explicit(spec, *primals[:i], t, *primals[i + 1:])
+        total = term if total is None else total + term
+    return total
+
+
 _EINSUM_ROWS: dict = {}
 
 
@@ -259,7 +276,7 @@ def einsum_explicit(spec, *operands):
     if row is None:
         names = tuple(f"x{i}" for i in range(n))
         row = def_composite(f"einsum{n}", "EinsumBackward0", names, _einsum_fwd, _einsum_back,
-                            attrs=("spec",), save=names)
+                            attrs=("spec",), save=names, jvp=_einsum_jvp)
         _EINSUM_ROWS[n] = row
     ops = [dispatch.tensor_operand(o, "einsum") for o in operands]
     for s, o in zip(spec.split("->")[0].split(","), ops):
@@ -302,6 +319,7 @@ def _t_pdf(x, df):
 # incomplete beta in its parameters has no closed form)
 STDTR = def_composite("stdtr", "StdtrBackward0", ("x",), _stdtr_fwd,
                       lambda ctx, g, x: (g * _t_pdf(x, ctx.df),), attrs=("df",), save=("x",),
+                      jvp=lambda tangents, primals, outs, df: tangents[0] * _t_pdf(primals[0], df),
                       cuda_forward=npfuncs_cuda.stdtr_forward)
 
 

@@ -15,46 +15,19 @@ themselves), so double backward works. Derivative formulas (Giles 2008, Murray 2
 
 On CUDA the forwards are ``device.cuda_solver``'s batched kernels (``ops.nplinalg_cuda``); the
 backwards are the same Tensor-level rules, their constants (masks, identities) made on the
-input's device.
+input's device. The forward-mode (jvp) rules, and the Tensor helpers both use, are in
+``ops.nplinalg_jvp``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
-from . import dispatch, nplinalg_cuda
+from . import dispatch, nplinalg_cuda, nplinalg_jvp as J
 from .linalg import matmul
+from .nplinalg_jvp import constant_like as _const, inverse_gaps as _inv_gaps, mT as _T
 from .registry import def_composite
-from .shape import squeeze, transpose, unsqueeze
-
-
-def _T(x):
-    return transpose(x, -1, -2)
-
-
-def _const(arr, like):
-    """A constant Tensor (mask, identity) on ``like``'s device: uploaded there, never read back."""
-    device = dispatch.device_of(like._data)
-    return dispatch.Tensor._make(arr if device == "cpu" else dispatch.move(arr, device))
-
-
-def _inv_gaps(e, msg, extra=None):
-    """``F_ij = 1 / e_ij`` off the diagonal, 0 on it, for the gap matrices ``e``, as Tensor
-    ops: on CUDA, and wherever the backward is recorded (``_recorded``: the gaps depend on
-    ``A``, so a double backward or a tangent must flow through ``F``); a plain CPU backward
-    builds ``F`` with NumPy. Equal gaps (or ``extra`` > 0) raise ``msg`` as on the CPU: this
-    reads one number back to the host (a data-dependent error)."""
-    from .reduce import sum as _sum
-
-    n = e.shape[-1]
-    dt = e.dtype.np
-    off = _const((~np.eye(n, dtype=bool)).astype(dt), e)
-    bad = _sum((e == 0) * off)
-    if extra is not None:
-        bad = bad + extra
-    if bad.item() > 0:
-        raise RuntimeError(msg)
-    return off / (e + _const(np.eye(n, dtype=dt), e))
+from .shape import squeeze, unsqueeze
 
 
 def _recorded() -> bool:
@@ -77,7 +50,7 @@ def _fwd(fn):
 
 INV = def_composite("inv", "LinalgInvExBackward0", ("a",), _fwd(np.linalg.inv),
                     lambda ctx, g, result: (-matmul(_T(result), matmul(g, _T(result))),),
-                    save=("result",), cuda_forward=nplinalg_cuda.inv_forward)
+                    save=("result",), jvp=J.inv_jvp, cuda_forward=nplinalg_cuda.inv_forward)
 
 
 def inv(a):
@@ -93,7 +66,8 @@ def _det_back(ctx, g, a, result):
 
 
 DET = def_composite("det", "LinalgDetBackward0", ("a",), _fwd(np.linalg.det), _det_back,
-                    save=("a", "result"), cuda_forward=nplinalg_cuda.det_forward)
+                    save=("a", "result"), jvp=J.det_jvp,
+                    cuda_forward=nplinalg_cuda.det_forward)
 
 
 def det(a):
@@ -113,7 +87,8 @@ def _slogdet_back(ctx, g_sign, g_logabs, a):
 
 
 SLOGDET = def_composite("slogdet", "LinalgSlogdetBackward0", ("a",), _slogdet_fwd, _slogdet_back,
-                        save=("a",), n_outputs=2, cuda_forward=nplinalg_cuda.slogdet_forward)
+                        save=("a",), n_outputs=2, jvp=J.slogdet_jvp,
+                        cuda_forward=nplinalg_cuda.slogdet_forward)
 
 
 def slogdet(a):
@@ -147,7 +122,8 @@ def _solve_back(ctx, g, a, result):
 
 
 SOLVE = def_composite("solve", "LinalgSolveExBackward0", ("a", "b"), _solve_fwd,
-                      _solve_back, save=("a", "result"), cuda_forward=nplinalg_cuda.solve_forward)
+                      _solve_back, save=("a", "result"), jvp=J.solve_jvp,
+                      cuda_forward=nplinalg_cuda.solve_forward)
 
 
 def solve(a, b):
@@ -175,6 +151,7 @@ def _cholesky_back(ctx, g, result):
 
 CHOLESKY = def_composite("cholesky", "LinalgCholeskyExBackward0", ("a",),
                          _fwd(np.linalg.cholesky), _cholesky_back, save=("result",),
+                         jvp=J.cholesky_jvp,
                          cuda_forward=nplinalg_cuda.cholesky_forward)
 
 
@@ -214,7 +191,8 @@ def _eigh_back(ctx, gw, gv, a):
 
 
 EIGH = def_composite("eigh", "LinalgEighBackward0", ("a",), _eigh_fwd, _eigh_back, save=("a",),
-                     attrs=("UPLO",), n_outputs=2, cuda_forward=nplinalg_cuda.eigh_forward)
+                     attrs=("UPLO",), n_outputs=2, jvp=J.eigh_jvp,
+                     cuda_forward=nplinalg_cuda.eigh_forward)
 
 
 def eigh(a, UPLO="L"):
@@ -244,7 +222,7 @@ def _pinv_fwd(ctx, a, rcond):
 
 
 PINV = def_composite("pinv", "LinalgPinvBackward0", ("a",), _pinv_fwd, _pinv_back,
-                     attrs=("rcond",), save=("a", "result"),
+                     attrs=("rcond",), save=("a", "result"), jvp=J.pinv_jvp,
                      cuda_forward=nplinalg_cuda.pinv_forward)
 
 
@@ -306,10 +284,10 @@ def _svd_back(ctx, gu, gs, gvh, a):
 
 
 SVD = def_composite("svd", "LinalgSvdBackward0", ("a",), _svd_fwd, _svd_back, save=("a",),
-                    n_outputs=3, cuda_forward=nplinalg_cuda.svd_forward)
+                    n_outputs=3, jvp=J.svd_jvp, cuda_forward=nplinalg_cuda.svd_forward)
 SVDVALS = def_composite("svdvals", "LinalgSvdBackward1", ("a",),
                         lambda ctx, a: np.linalg.svd(a, compute_uv=False),
-                        lambda ctx, gs, a: _svdvals_back(gs, a), save=("a",),
+                        lambda ctx, gs, a: _svdvals_back(gs, a), save=("a",), jvp=J.svdvals_jvp,
                         cuda_forward=nplinalg_cuda.svdvals_forward)
 
 
@@ -377,7 +355,7 @@ def _qr_back(ctx, gq, gr, a):
 
 
 QR = def_composite("qr", "LinalgQrBackward0", ("a",), _qr_fwd, _qr_back, save=("a",),
-                   n_outputs=2, cuda_forward=nplinalg_cuda.qr_forward)
+                   n_outputs=2, jvp=J.qr_jvp, cuda_forward=nplinalg_cuda.qr_forward)
 
 
 def qr(a):

@@ -254,3 +254,49 @@ def test_svd_of_a_rank_deficient_matrix_has_orthonormal_factors(shape):
     np.testing.assert_allclose(vh @ vh.T, np.eye(k), atol=1e-12)
     np.testing.assert_allclose((u * s) @ vh, a, atol=1e-12)
     np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), atol=1e-12)
+
+
+def _eigh_signless(a):
+    w, v = jnp.linalg.eigh(a + a.T)
+    return w, v * v
+
+
+def _svd_signless(a):
+    u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+    return u * u, s, vh * vh
+
+
+_JVP_CASES = {  # vectors through sign-invariant functions (module docstring)
+    "inv": (jnp.linalg.inv, lambda r: [_spd(r, 3)]),
+    "det": (jnp.linalg.det, lambda r: [_spd(r, 3)]),
+    "slogdet": (lambda a: jnp.linalg.slogdet(a)[1], lambda r: [_spd(r, 3)]),
+    "solve": (jnp.linalg.solve, lambda r: [_spd(r, 3), r.standard_normal(3)]),
+    "cholesky": (lambda a: jnp.linalg.cholesky(a + a.T), lambda r: [_spd(r, 3)]),
+    "eigh": (_eigh_signless, lambda r: [_spd(r, 3)]),
+    "svd": (_svd_signless, lambda r: [r.standard_normal((3, 2))]),
+    "svdvals": (lambda a: jnp.linalg.svd(a, compute_uv=False),
+                lambda r: [r.standard_normal((2, 3))]),
+    "pinv": (jnp.linalg.pinv, lambda r: [r.standard_normal((2, 3))]),
+    "qr": (lambda a: tuple(jnp.linalg.qr(a)), lambda r: [r.standard_normal((2, 4))]),
+}
+
+
+@pytest.mark.parametrize("name", list(_JVP_CASES))
+def test_forward_mode_matches_the_cpu(name):
+    """The jvp rules (ops/nplinalg_jvp.py) build their constants on the input's device: the
+    tangents come out on CUDA and equal the CPU's."""
+    import jitgrad.func as F
+
+    fn, make = _JVP_CASES[name]
+    rng = np.random.default_rng(3)
+    xs = make(rng)
+    ts = [rng.standard_normal(x.shape) for x in xs]
+    got = []
+    for dev in ("cpu", DEV):
+        _, tan = F.jvp(fn, tuple(jitgrad.tensor(x, device=dev) for x in xs),
+                       tuple(jitgrad.tensor(t, device=dev) for t in ts))
+        tan = tan if isinstance(tan, tuple) else (tan,)
+        assert all(t.device.type == dev.split(":")[0] for t in tan), name
+        got.append(tan)
+    for a, b in zip(*got):
+        assert_close(b.cpu(), a, **TOL64, msg=f"jvp {name} on CUDA")

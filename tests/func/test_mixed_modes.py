@@ -36,51 +36,7 @@ NO_TENSOR_INPUT = {"np.fftfreq": "its arguments are the integers n and d"}
 # real gaps: rows without a jvp rule (entry -> row). The forward compositions are strict
 # xfails (adding the rule turns them red: take the entry out of here); reverse over reverse
 # is still checked for them (test_vjp_of_vjp_without_a_jvp_rule).
-NO_JVP_RULE = {
-    "np.pad-constant": "pad_constant",
-    "np.pad-value": "pad_constant",
-    "np.diag-1d": "diag_embed",
-    "np.diag-1d-k": "diag_embed",
-    "np.dot-3d": "einsum2",
-    "np.inner": "einsum2",
-    "np.tensordot": "einsum2",
-    "np.tensordot-axes": "einsum2",
-    "np.tensordot-pairs": "einsum2",
-    "np.einsum-mm": "einsum2",
-    "np.einsum-implicit": "einsum2",
-    "np.einsum-sum-only-in-one": "einsum2",
-    "np.einsum-broadcast-letter": "einsum2",
-    "np.einsum-ellipsis": "einsum2",
-    "np.einsum-3ops": "einsum3",
-    "np.einsum-transpose": "einsum1",
-    "np.inv": "inv",
-    "np.inv-batch": "inv",
-    "np.det": "det",
-    "np.det-batch": "det",
-    "np.slogdet": "slogdet",
-    "np.solve-vec": "solve",
-    "np.solve-mat": "solve",
-    "np.matrix_power-neg": "inv",
-    "np.norm-2": "svdvals",
-    "np.norm-nuc-keep": "svdvals",
-    "np.norm-m2-axes": "svdvals",
-    "np.svdvals": "svdvals",
-    "np.pinv-tall": "pinv",
-    "np.pinv-wide": "pinv",
-    "np.pinv-square": "pinv",
-    "np.qr-tall": "qr",
-    "np.qr-square": "qr",
-    "np.qr-wide": "qr",
-    "np.qr-batch": "qr",
-    "np.qr-r": "qr",
-    "np.qr-complete-wide": "qr",
-    "np.linalg.tensordot": "einsum2",
-    "np.matrix_norm-nuc": "svdvals",
-    "stdtr": "stdtr",
-    "cholesky": "cholesky",
-    "eigh": "eigh",
-    "svd": "svd",
-}
+NO_JVP_RULE: dict = {}
 
 EPS = 1e-6  # central differences: truncation ~EPS^2, rounding ~1e-16/EPS
 
@@ -94,6 +50,7 @@ def test_the_sweep_lists_every_entry():
         if op.name in NO_TENSOR_INPUT:
             assert not _op_function(op)[1], op.name
     assert len(THIRD) == len(THIRD_ORDER)  # every sampled name is an entry
+    assert len(THIRD_ONLY) == len(THIRD_ORDER_ONLY)
     assert len(FULL) + len(NO_JVP_RULE) + len(NO_TENSOR_INPUT) + len(NOT_DIFFERENTIABLE) == len(
         ENTRIES)
 
@@ -191,11 +148,15 @@ def test_vjp_of_vjp_without_a_jvp_rule(op):
 
 THIRD_ORDER = ["mul", "div", "exp", "tanh", "sin", "log", "pow", "abs", "sum", "prod", "matmul",
                "softmax", "log_softmax", "logsumexp", "layer_norm", "cross_entropy",
-               "inplace_view_of_view", "np.sinc-(3,)", "np.var-axis0-keepFalse-ddof1"]
+               "inplace_view_of_view", "np.sinc-(3,)", "np.var-axis0-keepFalse-ddof1",
+               "np.inv", "np.det", "np.pinv-wide", "cholesky", "eigh", "svd", "np.svdvals"]
+# order three only: their rows have no vmap rule yet, which the Hessian compositions need
+THIRD_ORDER_ONLY = ["np.solve-vec", "np.qr-wide", "np.einsum-3ops"]
 THIRD = [op for op in FULL if op.name in THIRD_ORDER]
+THIRD_ONLY = [op for op in FULL if op.name in THIRD_ORDER_ONLY]
 
 
-@pytest.mark.parametrize("op", THIRD, ids=[op.name for op in THIRD])
+@pytest.mark.parametrize("op", THIRD + THIRD_ONLY, ids=[op.name for op in THIRD + THIRD_ONLY])
 def test_order_three(op):
     """Both modes of the four second-order transforms (vjp of vjp, jvp of vjp, vjp of jvp,
     jvp of jvp), by finite differences: third derivatives."""

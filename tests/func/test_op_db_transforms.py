@@ -77,23 +77,31 @@ def _check_jvp_vmap_and_jacobians(op):
         out, tout = F.jvp(fn, tuple(xs), tuple(ts))
         J = analytic_jacobian(fn, [x.requires_grad_() for x in xs])
         xs = [x.detach() for x in xs]
-        expect = sum(J[i][0].T @ ts[i]._data.reshape(-1) for i in range(len(xs)))
-        assert_close(tout._data.reshape(-1), expect, rtol=1e-10, atol=1e-12,
-                     msg=f"jvp {op.name} {sample}")
-        if out.numel() <= 24:  # jacrev batches cotangents, jacfwd tangents: not the primal
+        outs, touts = _outputs(out), _outputs(tout)  # decompositions: one tangent per output
+        assert len(touts) == len(outs), (op.name, sample)
+        for j, t in enumerate(touts):
+            expect = sum(J[i][j].T @ ts[i]._data.reshape(-1) for i in range(len(xs)))
+            assert_close(t._data.reshape(-1), expect, rtol=1e-10, atol=1e-12,
+                         msg=f"jvp {op.name} {sample} output {j}")
+        if sum(o.numel() for o in outs) <= 24:  # jacrev batches cotangents, jacfwd tangents
             nums = tuple(range(len(xs)))
             jr, jf = F.jacrev(fn, argnums=nums)(*xs), F.jacfwd(fn, argnums=nums)(*xs)
-            for a, b, x, Jm in zip(jr, jf, xs, J):
-                shape = (out.numel(), x.numel())
-                assert_close(a._data.reshape(shape), Jm[0].T, rtol=1e-12, atol=1e-14)
-                assert_close(b._data.reshape(shape), Jm[0].T, rtol=1e-12, atol=1e-14)
+            if len(outs) == 1:
+                jr, jf = (jr,), (jf,)
+            for j, o in enumerate(outs):
+                for a, b, x, Jm in zip(jr[j], jf[j], xs, J):
+                    shape = (o.numel(), x.numel())
+                    assert_close(a._data.reshape(shape), Jm[j].T, rtol=1e-12, atol=1e-14)
+                    assert_close(b._data.reshape(shape), Jm[j].T, rtol=1e-12, atol=1e-14)
         vmapped.append((sample, fn, xs))
     for sample, fn, xs in vmapped:  # last: a row without a batch rule xfails here
         batch = [jg.tensor(np.stack([x._data + 0.01 * k for k in range(3)])) for x in xs]
-        got = F.vmap(fn)(*batch)
-        ref = jg.stack([fn(*[b[k] for b in batch]) for k in range(3)])
-        assert got.shape == ref.shape, (op.name, sample)
-        assert_close(got, ref, rtol=1e-13, atol=1e-14, msg=f"vmap {op.name} {sample}")
+        got = _outputs(F.vmap(fn)(*batch))
+        each = [_outputs(fn(*[b[k] for b in batch])) for k in range(3)]
+        for j, g in enumerate(got):
+            ref = jg.stack([e[j] for e in each])
+            assert g.shape == ref.shape, (op.name, sample, j)
+            assert_close(g, ref, rtol=1e-13, atol=1e-14, msg=f"vmap {op.name} {sample}")
 
 
 GRADGRAD = [op for op in DIFF if op.gradgrad]
