@@ -190,36 +190,36 @@ class FusedGroup:
         self.flat = all(m in ("s", "f") for m in self.modes)
         self._kernels = {}
 
-    def source(self, parallel: bool) -> str:
-        graph, shape = self.graph, self.shape
-        nd = len(shape)
-        lines, imports, bodies = [], [], {}
+    def imports(self, prefix: str = "_b") -> tuple:
+        """``(import lines, {body: alias})`` for the rows' scalar bodies (inlined)."""
+        lines, bodies = [], {}
         for n in self.nodes:
             body = n.op.forward
-            if not n.op.elementwise:
-                continue
-            if body not in bodies:
-                alias = f"_b{len(bodies)}"
+            if n.op.elementwise and body not in bodies:
+                alias = f"{prefix}{len(bodies)}"
                 bodies[body] = alias
-                imports.append(f"from {body.__module__} import {body.__name__} as {alias}_py")
-                imports.append(f"{alias} = njit(nogil=True, error_model='numpy', "
-                               f"inline='always')({alias}_py)")
-        if self.flat:
-            index = "i"
-        else:
-            index = ", ".join(f"i{d}" for d in range(nd))
+                lines.append(f"from {body.__module__} import {body.__name__} as {alias}_py")
+                lines.append(f"{alias} = njit(nogil=True, error_model='numpy', "
+                             f"inline='always')({alias}_py)")
+        return lines, bodies
+
+    def element_code(self, inputs: list, outputs: list, index: str, bodies: dict,
+                     local: str = "v") -> list:
+        """The statements computing one element: ``inputs[k]`` names input k's array (or
+        scalar), ``outputs[j]`` stored value j's array; ``index`` the element's index."""
+        graph, nd = self.graph, len(self.shape)
         names = {}
-        for k, (vid, mode) in enumerate(zip(self.inputs, self.modes)):
+        for name, vid, mode in zip(inputs, self.inputs, self.modes):
             if mode == "s":
-                names[vid] = f"a{k}"
+                names[vid] = name
             elif mode == "f":
-                names[vid] = f"a{k}[{index}]"
+                names[vid] = f"{name}[{index}]"
             else:  # the operand's own dims: the last ones of the padded shape
                 own = len(graph.values[vid].shape)
-                names[vid] = "a{}[{}]".format(k, ", ".join(
+                names[vid] = "{}[{}]".format(name, ", ".join(
                     "0" if size == 1 else f"i{d}" for d, size in enumerate(mode)
                     if d >= nd - own))
-        body_lines = []
+        lines = []
         for n in self.nodes:
             if not n.op.elementwise:  # an alias: read its source
                 names[n.outputs[0]] = names[n.args[0][1]]
@@ -234,34 +234,42 @@ class FusedGroup:
                     name = names[r[1]]
                     args.append(name if v.dtype == n.compute_dtype else f"np.{dt}({name})")
             args += [literal(n.attrs[a]) for a in n.op.attrs]
-            out = n.outputs[0]
             call = f"{bodies[n.op.forward]}({', '.join(args)})"
             if n.out_dtype != n.compute_dtype and n.out_dtype != np.dtype(bool):
                 call = f"np.{n.out_dtype.name}({call})"
             # local names numbered within the group: groups computing the same thing (the
             # branches of a wide graph) have the same source, hence one compiled kernel
-            local = f"v{len(body_lines)}"
-            body_lines.append(f"{local} = {call}")
-            names[out] = local
-        for j, vid in enumerate(self.stored):
-            body_lines.append(f"o{j}[{index}] = {names[vid]}")
-        outs = ", ".join(f"o{j}" for j in range(len(self.stored)))
-        ins = ", ".join(f"a{k}" for k in range(len(self.inputs)))
+            name = f"{local}{len(lines)}"
+            lines.append(f"{name} = {call}")
+            names[n.outputs[0]] = name
+        lines += [f"{out}[{index}] = {names[vid]}" for out, vid in zip(outputs, self.stored)]
+        return lines
+
+    def loops(self, body: list, first_out: str, loop: str = "range") -> list:
+        """``body`` inside the loop nest over the group's shape (``first_out``: an output array
+        of that shape, or of its size when the group is flat)."""
+        if self.flat:
+            return [f"for i in {loop}({first_out}.size):"] + ["    " + ln for ln in body]
+        lines = []
+        for d in range(len(self.shape)):
+            lines.append("    " * d + f"for i{d} in {loop if d == 0 else 'range'}"
+                         f"({first_out}.shape[{d}]):")
+        return lines + ["    " * len(self.shape) + ln for ln in body]
+
+    def index(self) -> str:
+        return "i" if self.flat else ", ".join(f"i{d}" for d in range(len(self.shape)))
+
+    def source(self, parallel: bool) -> str:
+        imports, bodies = self.imports()
+        ins = [f"a{k}" for k in range(len(self.inputs))]
+        outs = [f"o{j}" for j in range(len(self.stored))]
+        body = self.element_code(ins, outs, self.index(), bodies)
         flags = "nogil=True, cache=True, error_model='numpy'" + (", parallel=True"
                                                                if parallel else "")
         lines = ["# Generated by jitgrad.compile (Note [compiled elementwise runs]); do not edit.",
                  "import numpy as np", "from numba import njit, prange", *imports, "",
-                 f"@njit({flags})", f"def kernel({outs}, {ins}):"]
-        loop = "prange" if parallel else "range"
-        if self.flat:
-            lines.append(f"    for i in {loop}(o0.size):")
-            depth = 2
-        else:
-            for d in range(nd):
-                lines.append("    " * (d + 1) + f"for i{d} in {loop if d == 0 else 'range'}"
-                             f"(o0.shape[{d}]):")
-            depth = nd + 1
-        lines += ["    " * depth + line for line in body_lines]
+                 f"@njit({flags})", f"def kernel({', '.join(outs + ins)}):"]
+        lines += ["    " + ln for ln in self.loops(body, "o0", "prange" if parallel else "range")]
         return "\n".join(lines) + "\n"
 
     def module_name(self, parallel: bool) -> str:

@@ -274,6 +274,9 @@ class Program:
         self.saved = sorted(_reads(backward_nodes, input_grads) - made_in_backward)
         wanted = {vid for kind, vid in outputs if kind == "value"} | set(self.saved)
         forward_nodes = needed_nodes([n for n in graph.nodes if n.phase == "forward"], set(wanted))
+        # outputs a view row made (they may share an input's memory: copied when returned)
+        self.views = {v for n in forward_nodes if getattr(n.op, "view", False)
+                      for v in n.outputs}
         self.forward_steps = build_steps(graph, forward_nodes, tracer.weak, wanted)
         self.backward_steps = build_steps(graph, backward_nodes, tracer.weak,
                                           {g for g in input_grads if g is not None})
@@ -337,8 +340,10 @@ class Program:
             elif values[vid].kind == "closure":
                 result.append(values[vid].info["tensor"])
             else:
-                result.append(Tensor._make(env[vid] if values[vid].kind == "op"
-                                           else env[vid].copy()))
+                data = env[vid]
+                if values[vid].kind != "op" or vid in self.views:
+                    data = data.copy()  # every call returns fresh buffers: never an input's
+                result.append(Tensor._make(data))
         if self.diff_out and is_grad_enabled():
             self._attach(env, leaves, result, call)
         return tree_unflatten(result, self.out_spec)

@@ -64,36 +64,34 @@ def supported(graph, part, weak) -> bool:
     return name in ("view", "reshape_copy")
 
 
-def emit(graph, part, weak, imports: list) -> list:
-    """The statements computing ``part`` (``supported``), appending imports it needs."""
+def emit(graph, part, weak, imports: list, setup: list) -> list:
+    """The statements computing ``part`` (``supported``) once per loop step, appending the
+    imports it needs and, to ``setup``, what runs once before the loop (the buffers a fused
+    run writes, reused by every step: each step's values are consumed within the step)."""
     name_of = _name
     if isinstance(part, codegen.FusedGroup):
-        module = part.module_name(parallel=False)
-        alias = f"_k{len(imports)}"
-        imports.append(f"from jitgrad._kernels.{module} import kernel as {alias}")
-        lines, outs = [], []
-        flat = part.flat
-        size = math.prod(part.shape)
-        for j, vid in enumerate(part.stored):
-            dt = graph.values[vid].dtype.name
-            shape = (size,) if flat else part.shape
-            lines.append(f"o{vid} = np.empty({shape!r}, np.{dt})")
-            outs.append(f"o{vid}")
-        args = []
-        for vid, mode in zip(part.inputs, part.modes):
-            if vid in weak:
-                args.append(name_of(vid))
-            elif mode == "s":
-                args.append(f"{name_of(vid)}.ravel()[0]")
-            elif flat:
-                args.append(f"np.ascontiguousarray({name_of(vid)}).ravel()")
-            else:
-                args.append(name_of(vid))
-        lines.append(f"{alias}({', '.join(outs + args)})")
+        if part.flat and len(part.shape) > 1:
+            return _call(graph, part, weak, imports)
+        k = len(imports)
+        lines, bodies = part.imports(prefix=f"_g{k}b")
+        imports.extend(lines)
+        if not bodies:  # (an alias-only run: nothing to compute)
+            return _call(graph, part, weak, imports)
+        outs = []
         for vid in part.stored:
-            shape = graph.values[vid].shape
-            lines.append(f"{name_of(vid)} = o{vid}.reshape({shape!r})" if flat
-                         else f"{name_of(vid)} = o{vid}")
+            value = graph.values[vid]
+            setup.append(f"o{vid} = np.empty({value.shape!r}, np.{value.dtype.name})")
+            outs.append(f"o{vid}")
+        lines, ins = [], []
+        for vid, mode in zip(part.inputs, part.modes):
+            if mode == "s" and vid not in weak:
+                lines.append(f"s{vid} = {name_of(vid)}.ravel()[0]")
+                ins.append(f"s{vid}")
+            else:
+                ins.append(name_of(vid))
+        body = part.element_code(ins, outs, part.index(), bodies, local=f"e{k}_")
+        lines += part.loops(body, outs[0])
+        lines += [f"{name_of(vid)} = o{vid}" for vid in part.stored]
         return lines
     op, attrs = part.op.name, part.attrs
     src = [name_of(v) for v in part.value_args()]
@@ -108,6 +106,38 @@ def emit(graph, part, weak, imports: list) -> list:
         return [f"{out} = np.concatenate(({', '.join(src)},), axis={attrs['dim']})"]
     shape = graph.values[part.outputs[0]].shape
     return [f"{out} = np.ascontiguousarray({src[0]}).reshape({shape!r})"]
+
+
+def _call(graph, part, weak, imports) -> list:
+    """A fused run as a call of its own generated kernel, on fresh outputs."""
+    name_of = _name
+    module = part.module_name(parallel=False)
+    alias = f"_k{len(imports)}"
+    imports.append(f"from jitgrad._kernels.{module} import kernel as {alias}")
+    lines, outs = [], []
+    flat = part.flat
+    size = math.prod(part.shape)
+    for vid in part.stored:
+        dt = graph.values[vid].dtype.name
+        shape = (size,) if flat else part.shape
+        lines.append(f"o{vid} = np.empty({shape!r}, np.{dt})")
+        outs.append(f"o{vid}")
+    args = []
+    for vid, mode in zip(part.inputs, part.modes):
+        if vid in weak:
+            args.append(name_of(vid))
+        elif mode == "s":
+            args.append(f"{name_of(vid)}.ravel()[0]")
+        elif flat:
+            args.append(f"np.ascontiguousarray({name_of(vid)}).ravel()")
+        else:
+            args.append(name_of(vid))
+    lines.append(f"{alias}({', '.join(outs + args)})")
+    for vid in part.stored:
+        shape = graph.values[vid].shape
+        lines.append(f"{name_of(vid)} = o{vid}.reshape({shape!r})" if flat
+                     else f"{name_of(vid)} = o{vid}")
+    return lines
 
 
 def _name(vid) -> str:
