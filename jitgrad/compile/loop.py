@@ -87,20 +87,53 @@ class LoopNode:
     def value_args(self):
         return self.carry_in + self.captured
 
+    def backward_plan(self, graph):
+        """``(saves, nodes)``: the body values the forward keeps per step for the backward
+        (results of rows that are not cheap to recompute, while the tape stays under
+        ``SAVE_LIMIT_BYTES``), and the nodes one backward step runs (the recomputed body
+        nodes, then the body's backward). Note [loop tape]."""
+        from .program import CHEAP, needed_nodes
+
+        if getattr(self, "_plan", None) is not None:
+            return self._plan
+        back = self.backward
+        wanted = {g for g in back.carry_grads + back.captured_grads if g is not None}
+        back_nodes = needed_nodes(back.nodes, set(wanted))
+        producer = {v: node for node in self.body_nodes for v in node.outputs}
+        reads = {v for node in back_nodes for v in node.value_args() if v in producer}
+        saves, budget = [], SAVE_LIMIT_BYTES
+        for v in sorted(reads):
+            value = graph.values[v]
+            size = (self.n * value.dtype.itemsize * int(np.prod(value.shape)))
+            if producer[v].op.name not in CHEAP and len(value.shape) >= 1 and size <= budget:
+                saves.append(v)
+                budget -= size
+        keep, kept = reads - set(saves), []
+        for node in reversed(self.body_nodes):  # the body nodes the unsaved reads need
+            if set(node.outputs) & keep:
+                kept.append(node)
+                keep.update(a for a in node.value_args() if a not in saves)
+        self._plan = (saves, kept[::-1] + back_nodes)
+        return self._plan
+
     def make_step(self, graph, weak, build_steps):
         from .program import run_steps
 
         n, placeholders, body_outs = self.n, self.placeholders, self.body_outs
         carry_in, outputs, tape_vid, captured = self.carry_in, self.outputs, self.tape, self.captured
-        kernel = _loop_kernel(graph, self.body_nodes, weak, set(body_outs), _forward_source,
-                              (placeholders, body_outs, captured))
+        saves = self.backward_plan(graph)[0] if self.backward is not None else []
+        save_meta = [(graph.values[v].shape, graph.values[v].dtype) for v in saves]
+        live = set(body_outs) | set(saves)
+        kernel = _loop_kernel(graph, self.body_nodes, weak, live, _forward_source,
+                              (placeholders, body_outs, captured, saves))
         if kernel is None:
-            steps = build_steps(graph, self.body_nodes, weak, set(body_outs))
+            steps = build_steps(graph, self.body_nodes, weak, live)
 
         def step(env):
             tape = tuple(_new_tape(n, env[v]) for v in carry_in)
+            kept = tuple(np.empty((n,) + shape, dtype) for shape, dtype in save_meta)
             if kernel is not None:
-                kernel(n, *tape, *[env[v] for v in captured])
+                kernel(n, *tape, *kept, *[env[v] for v in captured])
             else:
                 for i in range(n):
                     for vid, t in zip(placeholders, tape):
@@ -108,9 +141,11 @@ class LoopNode:
                     run_steps(steps, env)
                     for vid, t in zip(body_outs, tape):
                         t[i + 1] = env[vid]
+                    for vid, t in zip(saves, kept):
+                        t[i] = env[vid]
             for vid, t in zip(outputs, tape):
                 env[vid] = t[n].copy()
-            env[tape_vid] = tape
+            env[tape_vid] = (tape, kept)
         return step
 
     def __repr__(self):
@@ -149,7 +184,7 @@ class LoopBackwardNode:
 
         loop, back = self.loop, self.loop.backward
         wanted = {g for g in back.carry_grads + back.captured_grads if g is not None}
-        nodes = needed_nodes(loop.body_nodes + back.nodes, set(wanted))
+        saves, nodes = loop.backward_plan(graph)
         values = graph.values
         n, placeholders, grads_in = loop.n, loop.placeholders, self.grads_in
         cotangents, carry_grads = back.cotangents, back.carry_grads
@@ -158,21 +193,24 @@ class LoopBackwardNode:
         carry_meta = [(values[v].shape, values[v].dtype) for v in placeholders]
         acc_meta = [(values[v].shape, values[v].dtype) for v in back.captured_diff]
         kernel = _loop_kernel(graph, nodes, weak, wanted, _backward_source,
-                              (placeholders, cotangents, carry_grads, captured, captured_grads))
+                              (placeholders, cotangents, carry_grads, captured, captured_grads,
+                               saves))
         if kernel is None:
             steps = build_steps(graph, nodes, weak, wanted)
         n_carry = len(placeholders)
 
         def step(env):
-            tape = env[tape_vid]
+            tape, kept = env[tape_vid]
             g = [np.ascontiguousarray(env[v]) if v is not None else np.zeros(s, d)
                  for v, (s, d) in zip(grads_in, carry_meta)]
             acc = [np.zeros(s, d) for s, d in acc_meta]
             if kernel is not None:
-                g = kernel(n, *tape, *g, *[env[v] for v in captured], *acc)
+                g = kernel(n, *tape, *kept, *g, *[env[v] for v in captured], *acc)
             else:
                 for i in range(n - 1, -1, -1):
                     for vid, t in zip(placeholders, tape):
+                        env[vid] = t[i]
+                    for vid, t in zip(saves, kept):
                         env[vid] = t[i]
                     for vid, a in zip(cotangents, g):
                         env[vid] = a
@@ -190,6 +228,9 @@ class LoopBackwardNode:
 
     def __repr__(self):
         return f"{self.outputs} = fori_loop_backward[{self.loop.n}]({self.grads_in})"
+
+
+SAVE_LIMIT_BYTES = 64 << 20  # body values kept per step for the backward, at most
 
 
 def _new_tape(n, first):
@@ -220,24 +261,26 @@ _HEADER = ["# Generated by jitgrad.compile (Note [generated loops]); do not edit
 
 
 def _forward_source(names, body, imports, setup) -> str:
-    placeholders, body_outs, captured = names
+    placeholders, body_outs, captured, saves = names
     tapes = [f"tape{k}" for k in range(len(placeholders))]
+    kept = [f"kept{k}" for k in range(len(saves))]
     caps = [f"c{k}" for k in range(len(captured))]
     lines = _HEADER + imports + ["", "@njit(nogil=True, cache=True, error_model='numpy')",
-                                 f"def loop(n, {', '.join(tapes + caps)}):"]
+                                 f"def loop(n, {', '.join(tapes + kept + caps)}):"]
     lines += [f"    v{vid} = {c}" for vid, c in zip(captured, caps)]
     lines += ["    " + line for line in setup]
     lines += ["    for it in range(n):"]
     lines += [f"        v{vid} = {t}[it]" for vid, t in zip(placeholders, tapes)]
     lines += ["        " + line for line in body]
     lines += [f"        {t}[it + 1] = v{vid}" for vid, t in zip(body_outs, tapes)]
+    lines += [f"        {t}[it] = v{vid}" for vid, t in zip(saves, kept)]
     return "\n".join(lines) + "\n"
 
 
 def _backward_source(names, body, imports, setup) -> str:
-    placeholders, cotangents, carry_grads, captured, captured_grads = names
+    placeholders, cotangents, carry_grads, captured, captured_grads, saves = names
     k = len(placeholders)
-    tapes = [f"tape{j}" for j in range(k)]
+    tapes = [f"tape{j}" for j in range(k)] + [f"kept{j}" for j in range(len(saves))]
     gs = [f"g{j}" for j in range(k)]
     caps = [f"c{j}" for j in range(len(captured))]
     accs = [f"acc{j}" for j in range(len(captured_grads))]
@@ -246,7 +289,7 @@ def _backward_source(names, body, imports, setup) -> str:
     lines += [f"    v{vid} = {c}" for vid, c in zip(captured, caps)]
     lines += ["    " + line for line in setup]
     lines += ["    for it in range(n - 1, -1, -1):"]
-    lines += [f"        v{vid} = {t}[it]" for vid, t in zip(placeholders, tapes)]
+    lines += [f"        v{vid} = {t}[it]" for vid, t in zip(placeholders + saves, tapes)]
     lines += [f"        v{vid} = {g}" for vid, g in zip(cotangents, gs)]
     lines += ["        " + line for line in body]
     # copies: a gradient may live in a buffer the next step rewrites while it still reads it
@@ -328,17 +371,24 @@ def _traced(tracer, n, body, carry):
         final = [Tensor._make(t._data) for t in tape[-1]]
     finally:
         tracer.suspended -= 1
-    captured_tensors = [tracer.tensor_of(v) for v in captured]
     if backward is not None and is_grad_enabled():
-        _join(final, run_with, captured_tensors, backward, tracer, loop, body, spec, tape)
+        _join(final, run_with, captured, backward, tracer, loop, body, spec, tape)
     loop.outputs = [tracer.add(t, "op") for t in final]
     outer_nodes.append(loop)
     return tree_unflatten(final, spec)
 
 
 def _join(final, run_with, captured, backward, tracer, loop, body, spec, tape):
-    diff_captured = [t for t in captured if t._requires_grad]
-    node = ForiLoopBackward(body, spec, tape, run_with, diff_captured, loop)
+    """Join the loop's result to the eager graph: edges to the traced tensors (a closure's
+    proxy, so a traced backward sees the gradient arrive there), gradients taken with respect
+    to the tensors the body itself reads (a closure's own tensor: the trace ran the body's ops
+    on its proxy only while recording)."""
+    values = tracer.graph.values
+    diff = [v for v in captured if tracer.tensor_of(v)._requires_grad]
+    diff_captured = [tracer.tensor_of(v) for v in diff]
+    read = [values[v].info["tensor"] if values[v].kind == "closure" else tracer.tensor_of(v)
+            for v in diff]
+    node = ForiLoopBackward(body, spec, tape, run_with, read, loop)
     inputs = list(run_with) + diff_captured
     node._next_edges = tuple(gradient_edge(t) if t._requires_grad else (None, 0)
                              for t in inputs)
