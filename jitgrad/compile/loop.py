@@ -180,7 +180,7 @@ class LoopBackwardNode:
         return [g for g in self.grads_in if g is not None] + [self.loop.tape] + self.loop.captured
 
     def make_step(self, graph, weak, build_steps):
-        from .program import needed_nodes, run_steps
+        from .program import run_steps
 
         loop, back = self.loop, self.loop.backward
         wanted = {g for g in back.carry_grads + back.captured_grads if g is not None}
