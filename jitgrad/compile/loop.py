@@ -88,10 +88,11 @@ class LoopNode:
         return self.carry_in + self.captured
 
     def backward_plan(self, graph):
-        """``(saves, nodes)``: the body values the forward keeps per step for the backward
-        (results of rows that are not cheap to recompute, while the tape stays under
-        ``SAVE_LIMIT_BYTES``), and the nodes one backward step runs (the recomputed body
-        nodes, then the body's backward). Note [loop tape]."""
+        """``(saves, nodes, from_tape)``: the body values the forward keeps per step for the
+        backward (results of rows that are not cheap to recompute, while the tape stays under
+        ``SAVE_LIMIT_BYTES``), the nodes one backward step runs (the recomputed body nodes,
+        then the body's backward), and the body outputs it reads from the tape instead, as
+        (value, carry index) pairs. Note [loop tape]."""
         from .program import CHEAP, needed_nodes
 
         if getattr(self, "_plan", None) is not None:
@@ -101,6 +102,10 @@ class LoopNode:
         back_nodes = needed_nodes(back.nodes, set(wanted))
         producer = {v: node for node in self.body_nodes for v in node.outputs}
         reads = {v for node in back_nodes for v in node.value_args() if v in producer}
+        # a body output the backward reads is on the tape already (row it + 1)
+        from_tape = [(v, k) for k, v in enumerate(self.body_outs)
+                     if v in reads and v not in self.placeholders]
+        reads -= {v for v, _ in from_tape}
         saves, budget = [], SAVE_LIMIT_BYTES
         for v in sorted(reads):
             value = graph.values[v]
@@ -113,7 +118,7 @@ class LoopNode:
             if set(node.outputs) & keep:
                 kept.append(node)
                 keep.update(a for a in node.value_args() if a not in saves)
-        self._plan = (saves, kept[::-1] + back_nodes)
+        self._plan = (saves, kept[::-1] + back_nodes, from_tape)
         return self._plan
 
     def make_step(self, graph, weak, build_steps):
@@ -184,7 +189,7 @@ class LoopBackwardNode:
 
         loop, back = self.loop, self.loop.backward
         wanted = {g for g in back.carry_grads + back.captured_grads if g is not None}
-        saves, nodes = loop.backward_plan(graph)
+        saves, nodes, from_tape = loop.backward_plan(graph)
         values = graph.values
         n, placeholders, grads_in = loop.n, loop.placeholders, self.grads_in
         cotangents, carry_grads = back.cotangents, back.carry_grads
@@ -194,7 +199,7 @@ class LoopBackwardNode:
         acc_meta = [(values[v].shape, values[v].dtype) for v in back.captured_diff]
         kernel = _loop_kernel(graph, nodes, weak, wanted, _backward_source,
                               (placeholders, cotangents, carry_grads, captured, captured_grads,
-                               saves))
+                               saves, from_tape))
         if kernel is None:
             steps = build_steps(graph, nodes, weak, wanted)
         n_carry = len(placeholders)
@@ -212,6 +217,8 @@ class LoopBackwardNode:
                         env[vid] = t[i]
                     for vid, t in zip(saves, kept):
                         env[vid] = t[i]
+                    for vid, k in from_tape:
+                        env[vid] = tape[k][i + 1]
                     for vid, a in zip(cotangents, g):
                         env[vid] = a
                     run_steps(steps, env)
@@ -278,7 +285,7 @@ def _forward_source(names, body, imports, setup) -> str:
 
 
 def _backward_source(names, body, imports, setup) -> str:
-    placeholders, cotangents, carry_grads, captured, captured_grads, saves = names
+    placeholders, cotangents, carry_grads, captured, captured_grads, saves, from_tape = names
     k = len(placeholders)
     tapes = [f"tape{j}" for j in range(k)] + [f"kept{j}" for j in range(len(saves))]
     gs = [f"g{j}" for j in range(k)]
@@ -290,6 +297,7 @@ def _backward_source(names, body, imports, setup) -> str:
     lines += ["    " + line for line in setup]
     lines += ["    for it in range(n - 1, -1, -1):"]
     lines += [f"        v{vid} = {t}[it]" for vid, t in zip(placeholders + saves, tapes)]
+    lines += [f"        v{vid} = tape{k}[it + 1]" for vid, k in from_tape]
     lines += [f"        v{vid} = {g}" for vid, g in zip(cotangents, gs)]
     lines += ["        " + line for line in body]
     # copies: a gradient may live in a buffer the next step rewrites while it still reads it

@@ -98,12 +98,24 @@ def emit(graph, part, weak, imports: list, setup: list) -> list:
     out = name_of(part.outputs[0])
     if op == "getitem_slice":
         return [f"{out} = {src[0]}[{_index_source(attrs['index'])}]"]
-    if op == "index_backward":
-        dt = graph.values[part.outputs[0]].dtype.name
-        return [f"{out} = np.zeros({tuple(attrs['shape'])!r}, np.{dt})",
-                f"{out}[{_index_source(attrs['index'])}] = {src[0]}"]
-    if op == "cat":
-        return [f"{out} = np.concatenate(({', '.join(src)},), axis={attrs['dim']})"]
+    if op in ("index_backward", "cat"):
+        # one buffer for every step (as a fused run's outputs): index_backward's zeros are
+        # written once, each step rewrites only the slice; cat's pieces fill it completely
+        value = graph.values[part.outputs[0]]
+        buffer = f"o{part.outputs[0]}"
+        fill = "zeros" if op == "index_backward" else "empty"
+        setup.append(f"{buffer} = np.{fill}({value.shape!r}, np.{value.dtype.name})")
+        if op == "index_backward":
+            lines = [f"{buffer}[{_index_source(attrs['index'])}] = {src[0]}"]
+        else:
+            dim = attrs["dim"] % len(value.shape)
+            lines, start = [], 0
+            for vid, piece in zip(part.value_args(), src):
+                stop = start + graph.values[vid].shape[dim]
+                index = ", ".join([":"] * dim + [f"{start}:{stop}"])
+                lines.append(f"{buffer}[{index}] = {piece}")
+                start = stop
+        return lines + [f"{out} = {buffer}"]
     shape = graph.values[part.outputs[0]].shape
     return [f"{out} = np.ascontiguousarray({src[0]}).reshape({shape!r})"]
 

@@ -7,18 +7,19 @@ from __future__ import annotations
 class TreeSpec:
     """The structure of a pytree: ``kind`` is "leaf", "none", "tuple", "list" or "dict"."""
 
-    __slots__ = ("kind", "ctx", "children", "n_leaves")
+    __slots__ = ("kind", "ctx", "children", "n_leaves", "_hash")
 
     def __init__(self, kind, ctx=None, children=()):
         self.kind, self.ctx, self.children = kind, ctx, tuple(children)
         self.n_leaves = (1 if kind == "leaf" else 0) + sum(c.n_leaves for c in self.children)
+        self._hash = hash((kind, self.children))  # immutable: hashed once (compile keys)
 
     def __eq__(self, other):
         return (isinstance(other, TreeSpec) and self.kind == other.kind and self.ctx == other.ctx
                 and self.children == other.children)
 
     def __hash__(self):
-        return hash((self.kind, self.children))
+        return self._hash
 
     def __repr__(self):
         if self.kind == "leaf":
