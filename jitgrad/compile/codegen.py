@@ -77,14 +77,21 @@ def partition(graph, nodes, weak, live: set, min_run: int = 2):
     for k, node in enumerate(nodes):
         for vid in node.value_args():
             users.setdefault(vid, []).append(k)
-    out, run = [], []
-    can_fuse = {}
-    for k, node in enumerate(nodes):
+    flags = []
+    for node in nodes:
         ok = fusible(graph, node)
         if ok and not node.op.elementwise:  # an alias stays out if read outside a run
             vid = node.outputs[0]
             ok = vid not in live and all(fusible(graph, nodes[u]) for u in users.get(vid, ()))
-        can_fuse[k] = ok
+        flags.append(ok)
+    order = schedule(graph, nodes, flags)
+    nodes = [nodes[k] for k in order]
+    can_fuse = {k: flags[j] for k, j in enumerate(order)}
+    users = {}
+    for k, node in enumerate(nodes):
+        for vid in node.value_args():
+            users.setdefault(vid, []).append(k)
+    out, run = [], []
 
     def stored_of(members):
         ids = {id(n) for n in members}
@@ -102,13 +109,20 @@ def partition(graph, nodes, weak, live: set, min_run: int = 2):
         # shape, not the run's); one whose source the run makes keeps the run unfused
         outside = [n for n in members if not n.op.elementwise and n.outputs[0] in stored]
         made = {v for n in members for v in n.outputs}
-        if outside and not any(n.args[0][1] in made for n in outside):
-            out.extend(outside)
+        read_inside = {v for n in members for v in n.value_args()}
+        before = [n for n in outside if n.args[0][1] not in made]
+        after = [n for n in outside if n.args[0][1] in made and n.outputs[0] not in read_inside]
+        if len(before) + len(after) == len(outside):
+            out.extend(before)  # an alias of a value from before the run: it runs first
             members = [n for n in members if all(n is not o for o in outside)]
             stored = stored_of(members)
             outside = []
+        else:
+            after = []
         if not outside and sum(n.op.elementwise for n in members) >= min_run:
-            for part in _components(members):  # independent branches: a kernel each
+            # independent branches: a kernel each (one element: one kernel, calls cost most)
+            one_element = run_shape[0] is not None and math.prod(run_shape[0]) <= 1
+            for part in ([members] if one_element else _components(members)):
                 if sum(n.op.elementwise for n in part) >= min_run:
                     out.append(FusedGroup(graph, part, [v for v in stored if any(
                         v in n.outputs for n in part)], weak))
@@ -116,6 +130,7 @@ def partition(graph, nodes, weak, live: set, min_run: int = 2):
                     out.extend(part)
         else:
             out.extend(members)
+        out.extend(after)  # an alias of a value the run made, read only after it
         run.clear()
 
     run_shape = [None]
@@ -135,6 +150,63 @@ def partition(graph, nodes, weak, live: set, min_run: int = 2):
             out.append(node)
     flush()
     return out
+
+
+def _reads(node) -> list:
+    from .trace import CtxRef
+
+    return list(node.value_args()) + [v.vid for v in node.attrs.values() if isinstance(v, CtxRef)]
+
+
+def _writes(node) -> list:
+    tape = getattr(node, "tape", None)  # a loop's tape (Note [loop tape])
+    return list(node.outputs) + list(node.ctx.values()) + ([tape] if tape is not None else [])
+
+
+def schedule(graph, nodes, fusible_flags) -> list:
+    """An order of ``nodes`` (indices) that keeps every dependency and the relative order of
+    the nodes that cannot fuse, and moves fusible nodes next to others of their shape, so the
+    runs ``partition`` makes are as long and as few as possible: greedily continue the current
+    run; when it cannot continue, run a ready unfusible node first (it may free more nodes of
+    the run's shape), else start a new run at the earliest ready node."""
+    writer = {}
+    for k, node in enumerate(nodes):
+        for vid in _writes(node):
+            writer[vid] = k
+    waiting = [0] * len(nodes)
+    dependents: list = [[] for _ in nodes]
+    previous_fixed = None
+    for k, node in enumerate(nodes):
+        deps = {writer[v] for v in _reads(node) if writer.get(v, k) < k}
+        if not fusible_flags[k]:
+            if previous_fixed is not None:
+                deps.add(previous_fixed)
+            previous_fixed = k
+        waiting[k] = len(deps)
+        for d in deps:
+            dependents[d].append(k)
+    ready = [k for k in range(len(nodes)) if waiting[k] == 0]
+    order, run_shape = [], None
+    while ready:
+        pick = None
+        if run_shape is not None:
+            pick = next((k for k in sorted(ready) if fusible_flags[k] and
+                         _shape(graph, nodes[k]) in (None, run_shape)), None)
+        if pick is None:
+            fixed = [k for k in ready if not fusible_flags[k]]
+            pick = min(fixed) if fixed else min(ready)
+            run_shape = None
+        if fusible_flags[pick] and _shape(graph, nodes[pick]) is not None:
+            run_shape = _shape(graph, nodes[pick])
+        ready.remove(pick)
+        order.append(pick)
+        for d in dependents[pick]:
+            waiting[d] -= 1
+            if waiting[d] == 0:
+                ready.append(d)
+    if len(order) != len(nodes):  # (a cycle cannot happen in a trace: keep the given order)
+        return list(range(len(nodes)))
+    return order
 
 
 def _components(members) -> list:
