@@ -1,5 +1,9 @@
-"""``jitgrad.scipy.special``: ``erf erfc gammaln digamma polygamma expit logit logsumexp xlogy
-xlog1py ndtr log_ndtr_naive`` as differentiable Tensor functions (float64 kept)."""
+"""``jitgrad.scipy.special``: differentiable ``erf erfc erfinv erfcinv gammaln gamma digamma/psi
+polygamma multigammaln beta betaln expit logit log_expit logsumexp softmax log_softmax xlogy
+xlog1py ndtr log_ndtr ndtri i0 i1 i0e i1e gammainc gammaincc betainc`` (float64 kept).
+
+The incomplete functions ``gammainc gammaincc betainc`` are differentiable in ``x`` only (their
+shape parameters are constants; ``requires_grad`` on them raises)."""
 from __future__ import annotations
 
 import math
@@ -7,13 +11,17 @@ import math
 import numpy as _np
 
 from ..ops import binary as _binary_ops
+from ..ops import nn as _nn_ops
 from ..ops import reduce as _reduce_ops
+from ..ops import scipy_special as _scipy_ops
 from ..ops import special as _special_ops
 from ..ops import unary as _unary_ops
 from ..tensor import Tensor
 
 __all__ = ["erf", "erfc", "gammaln", "digamma", "psi", "polygamma", "expit", "logit",
-           "logsumexp", "xlogy", "xlog1py", "ndtr", "gamma", "beta", "betaln"]
+           "logsumexp", "xlogy", "xlog1py", "ndtr", "gamma", "beta", "betaln", "erfinv",
+           "erfcinv", "log_ndtr", "ndtri", "i0", "i1", "i0e", "i1e", "gammainc", "gammaincc",
+           "betainc", "softmax", "log_softmax", "log_expit", "multigammaln"]
 
 
 def _t(x):
@@ -26,8 +34,86 @@ def erf(x):
 
 
 def erfc(x):
-    """``1 - erf(x)``."""
-    return 1.0 - _unary_ops.erf(_t(x))
+    """``1 - erf(x)``, computed directly (accurate where ``erf(x)`` rounds to 1); derivative
+    ``-2/sqrt(pi) exp(-x^2)``."""
+    return _scipy_ops.unary_row(_scipy_ops.ERFC, _t(x))
+
+
+def erfinv(x):
+    """Inverse of ``erf`` on ``(-1, 1)``; derivative ``sqrt(pi)/2 exp(erfinv(x)^2)``."""
+    return _scipy_ops.unary_row(_scipy_ops.ERFINV, _t(x))
+
+
+def erfcinv(x):
+    """Inverse of ``erfc`` on ``(0, 2)``; derivative ``-sqrt(pi)/2 exp(erfcinv(x)^2)``."""
+    return _scipy_ops.unary_row(_scipy_ops.ERFCINV, _t(x))
+
+
+def log_ndtr(x):
+    """``log(ndtr(x))``, accurate far into the left tail; derivative
+    ``phi(x) / ndtr(x) = exp(-x^2/2 - log(2 pi)/2 - log_ndtr(x))``."""
+    return _scipy_ops.unary_row(_scipy_ops.LOG_NDTR, _t(x))
+
+
+def ndtri(p):
+    """Inverse of ``ndtr`` (the standard normal quantile); derivative
+    ``1 / phi(ndtri(p)) = sqrt(2 pi) exp(ndtri(p)^2 / 2)``."""
+    return _scipy_ops.unary_row(_scipy_ops.NDTRI, _t(p))
+
+
+def i0(x):
+    """Modified Bessel function of the first kind, order 0; derivative ``i1(x)``."""
+    return _scipy_ops.unary_row(_scipy_ops.I0, _t(x))
+
+
+def i1(x):
+    """Modified Bessel function of the first kind, order 1; derivative ``i0(x) - i1(x)/x``
+    (1/2 at 0)."""
+    return _scipy_ops.unary_row(_scipy_ops.I1, _t(x))
+
+
+def i0e(x):
+    """Exponentially scaled ``i0``: ``exp(-|x|) i0(x)``; derivative
+    ``i1e(x) - sign(x) i0e(x)``."""
+    return _scipy_ops.unary_row(_scipy_ops.I0E, _t(x))
+
+
+def i1e(x):
+    """Exponentially scaled ``i1``: ``exp(-|x|) i1(x)``; derivative
+    ``i0e(x) - i1e(x) (sign(x) + 1/x)`` (1/2 at 0)."""
+    return _scipy_ops.unary_row(_scipy_ops.I1E, _t(x))
+
+
+def gammainc(a, x):
+    """Regularized lower incomplete gamma ``P(a, x) = gamma(a, x) / Gamma(a)``; derivative in
+    ``x``: ``x^(a-1) e^-x / Gamma(a)``. ``a`` is a constant (``NotImplementedError`` if it
+    requires grad)."""
+    return _scipy_ops.incomplete(_scipy_ops.GAMMAINC, "gammainc", x, a=a)
+
+
+def gammaincc(a, x):
+    """Regularized upper incomplete gamma ``Q(a, x) = 1 - P(a, x)``; derivative in ``x``:
+    ``-x^(a-1) e^-x / Gamma(a)``; ``a`` a constant."""
+    return _scipy_ops.incomplete(_scipy_ops.GAMMAINCC, "gammaincc", x, a=a)
+
+
+def betainc(a, b, x):
+    """Regularized incomplete beta ``I_x(a, b)``; derivative in ``x``:
+    ``x^(a-1) (1-x)^(b-1) / B(a, b)``; ``a`` and ``b`` are constants."""
+    return _scipy_ops.incomplete(_scipy_ops.BETAINC, "betainc", x, a=a, b=b)
+
+
+def multigammaln(a, d):
+    """Multivariate log-gamma ``d(d-1)/4 log(pi) + sum_{j=1..d} gammaln(a + (1 - j)/2)``
+    (every ``a > (d - 1)/2``); derivative ``sum_j digamma(a + (1 - j)/2)``."""
+    a = _t(a)
+    d = int(d)
+    if (a._data <= (d - 1) / 2.0).any():
+        raise ValueError("jitgrad.scipy.special.multigammaln: condition a > (d-1)/2 not met")
+    out = 0.25 * d * (d - 1) * math.log(math.pi)
+    for j in range(1, d + 1):
+        out = out + gammaln(a + (1 - j) / 2.0)
+    return out
 
 
 def gammaln(x):
@@ -72,6 +158,13 @@ def expit(x):
     return _unary_ops.sigmoid(_t(x))
 
 
+def log_expit(x):
+    """``log(expit(x)) = -softplus(-x)``, stable for large ``|x|``; derivative
+    ``1 - expit(x)``."""
+    # softplus(u) is u itself above the threshold: at 40, log1p(exp(-40)) < 1e-17 relative
+    return -_nn_ops.softplus(-_t(x), 1.0, 40.0)
+
+
 def logit(p):
     """``log(p / (1 - p))``; derivative ``1 / (p (1 - p))``."""
     p = _t(p)
@@ -81,8 +174,6 @@ def logit(p):
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     """``log sum_i b_i exp(a_i)`` over ``axis``, stabilised by the (constant) maximum; the
     gradient is ``g b exp(a - out)`` (softmax weights)."""
-    if return_sign:
-        raise NotImplementedError("jitgrad.scipy.special.logsumexp: return_sign is not supported")
     a = _t(a)
     dims = tuple(range(a.ndim)) if axis is None else tuple(
         int(d) % a.ndim for d in (axis if isinstance(axis, (tuple, list)) else (axis,)))
@@ -93,10 +184,39 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     if b is not None:
         e = e * _t(b)
     s = _reduce_ops.sum(e, dim=dims, keepdim=True) if a.ndim else e
+    sign = None
+    if return_sign:  # log|s| and sign(s): a negative weighted sum is allowed
+        sign = Tensor._make(_np.sign(s._data))
+        s = _unary_ops.abs(s)
     out = _unary_ops.log(s) + mt
     if not keepdims and a.ndim:
         out = _reduce_ops.sum(out, dim=dims)  # drops the size-1 reduced dims (a sum of one element)
-    return out
+        if sign is not None:
+            sign = Tensor._make(_np.reshape(sign._data, out.shape))
+    return (out, sign) if return_sign else out
+
+
+def _axes(x, axis):
+    if axis is None:
+        return tuple(range(x.ndim))
+    return tuple(int(d) % x.ndim for d in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+
+
+def log_softmax(x, axis=None):
+    """``x - logsumexp(x, axis, keepdims=True)`` (all elements when ``axis`` is None)."""
+    x = _t(x)
+    if isinstance(axis, int) or (x.ndim == 1 and axis is None):
+        return _nn_ops.log_softmax(x, 0 if axis is None else axis)
+    return x - logsumexp(x, axis=_axes(x, axis), keepdims=True)
+
+
+def softmax(x, axis=None):
+    """``exp(x) / sum(exp(x), axis)`` (all elements when ``axis`` is None); the gradient is
+    ``s (g - sum(g s, axis))``."""
+    x = _t(x)
+    if isinstance(axis, int) or (x.ndim == 1 and axis is None):
+        return _nn_ops.softmax(x, 0 if axis is None else axis)
+    return _unary_ops.exp(log_softmax(x, axis))
 
 
 def xlogy(x, y):
@@ -117,8 +237,9 @@ def xlog1py(x, y):
 
 
 def ndtr(x):
-    """Standard normal CDF ``(1 + erf(x / sqrt 2)) / 2``."""
-    return 0.5 * (1.0 + _unary_ops.erf(_t(x) * (1.0 / math.sqrt(2.0))))
+    """Standard normal CDF ``erfc(-x / sqrt 2) / 2`` (accurate in the left tail, where
+    ``(1 + erf(x / sqrt 2)) / 2`` cancels); derivative ``exp(-x^2/2) / sqrt(2 pi)``."""
+    return 0.5 * erfc(_t(x) * (-1.0 / math.sqrt(2.0)))
 
 
 def __getattr__(name):

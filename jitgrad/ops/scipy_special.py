@@ -1,0 +1,206 @@
+"""Rows for ``jitgrad.scipy.special`` functions whose forward is ``scipy.special``'s own:
+``erfc erfinv erfcinv log_ndtr ndtri i0 i1 i0e i1e`` (unary) and the regularized incomplete
+gamma and beta functions ``gammainc gammaincc betainc`` (differentiable in ``x`` only).
+
+Every row is a ``def_composite``: the forward calls SciPy on the arrays (accurate in the tails,
+where ``1 - erf`` or ``log(ndtr)`` would underflow), the backward is written with Tensor ops and
+with these rows themselves, so derivatives of every order work (``create_graph=True``). The
+derivatives::
+
+    d erfc(x)    = -2/sqrt(pi) exp(-x^2)
+    d erfinv(x)  =  sqrt(pi)/2 exp(erfinv(x)^2)
+    d erfcinv(x) = -sqrt(pi)/2 exp(erfcinv(x)^2)
+    d log_ndtr(x) = exp(-x^2/2 - log(2 pi)/2 - log_ndtr(x))
+    d ndtri(p)   =  sqrt(2 pi) exp(ndtri(p)^2 / 2)
+    d i0(x) = i1(x);             d i1(x) = i0(x) - i1(x)/x        (1/2 at x = 0)
+    d i0e(x) = i1e(x) - sign(x) i0e(x)
+    d i1e(x) = i0e(x) - i1e(x) (sign(x) + 1/x)                    (1/2 at x = 0)
+    d/dx gammainc(a, x)  =  exp((a-1) log x - x - gammaln(a))
+    d/dx gammaincc(a, x) = -exp((a-1) log x - x - gammaln(a))
+    d/dx betainc(a, b, x) = exp((a-1) log x + (b-1) log1p(-x) - betaln(a, b))
+
+The shape parameters ``a``/``b`` of the incomplete functions are constants (row attributes):
+their derivatives are series without a closed form, and passing them with ``requires_grad``
+raises ``NotImplementedError`` naming the function.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dispatch
+from .registry import def_composite
+
+_SQRT_PI_2 = math.sqrt(math.pi) / 2.0
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _sp(name):
+    import scipy.special
+
+    return getattr(scipy.special, name)
+
+
+def _ops():
+    from . import binary, unary
+
+    return unary, binary
+
+
+def _fwd(name):
+    def forward(ctx, x):
+        return np.asarray(_sp(name)(x), dtype=x.dtype)
+    return forward
+
+
+def _erfc_back(ctx, g, x):
+    unary, _ = _ops()
+    return (g * (-2.0 / math.sqrt(math.pi)) * unary.exp(-(x * x)),)
+
+
+def _erfinv_back(ctx, g, result):
+    unary, _ = _ops()
+    return (g * _SQRT_PI_2 * unary.exp(result * result),)
+
+
+def _erfcinv_back(ctx, g, result):
+    unary, _ = _ops()
+    return (g * -_SQRT_PI_2 * unary.exp(result * result),)
+
+
+def _log_ndtr_back(ctx, g, x, result):
+    unary, _ = _ops()
+    return (g * unary.exp(-0.5 * (x * x) - _HALF_LOG_2PI - result),)
+
+
+def _ndtri_back(ctx, g, result):
+    unary, _ = _ops()
+    return (g * math.sqrt(2.0 * math.pi) * unary.exp(0.5 * (result * result)),)
+
+
+def _safe_inv(x):
+    """``(1/x, x == 0)`` with 0 in place of ``1/x`` at zero (the callers supply the limit)."""
+    _, binary = _ops()
+    zero = x == 0
+    return binary.where(zero, 0.0, 1.0 / binary.where(zero, 1.0, x)), zero
+
+
+def _i0_back(ctx, g, x):
+    return (g * unary_row(I1, x),)
+
+
+def _i1_back(ctx, g, x):
+    _, binary = _ops()
+    inv, zero = _safe_inv(x)
+    return (g * binary.where(zero, 0.5, unary_row(I0, x) - unary_row(I1, x) * inv),)
+
+
+def _i0e_back(ctx, g, x):
+    unary, _ = _ops()
+    return (g * (unary_row(I1E, x) - unary.sign(x) * unary_row(I0E, x)),)
+
+
+def _i1e_back(ctx, g, x):
+    unary, binary = _ops()
+    inv, zero = _safe_inv(x)
+    d = unary_row(I0E, x) - unary_row(I1E, x) * (unary.sign(x) + inv)
+    return (g * binary.where(zero, 0.5, d),)
+
+
+ERFC = def_composite("scipy_erfc", "ErfcBackward0", ("x",), _fwd("erfc"), _erfc_back,
+                     save=("x",))
+ERFINV = def_composite("scipy_erfinv", "ErfinvBackward0", ("x",), _fwd("erfinv"), _erfinv_back,
+                       save=("result",))
+ERFCINV = def_composite("scipy_erfcinv", "ErfcinvBackward0", ("x",), _fwd("erfcinv"),
+                        _erfcinv_back, save=("result",))
+LOG_NDTR = def_composite("scipy_log_ndtr", "LogNdtrBackward0", ("x",), _fwd("log_ndtr"),
+                         _log_ndtr_back, save=("x", "result"))
+NDTRI = def_composite("scipy_ndtri", "NdtriBackward0", ("x",), _fwd("ndtri"), _ndtri_back,
+                      save=("result",))
+I0 = def_composite("scipy_i0", "I0Backward0", ("x",), _fwd("i0"), _i0_back, save=("x",))
+I1 = def_composite("scipy_i1", "I1Backward0", ("x",), _fwd("i1"), _i1_back, save=("x",))
+I0E = def_composite("scipy_i0e", "I0eBackward0", ("x",), _fwd("i0e"), _i0e_back, save=("x",))
+I1E = def_composite("scipy_i1e", "I1eBackward0", ("x",), _fwd("i1e"), _i1e_back, save=("x",))
+
+UNARY = {"erfc": ERFC, "erfinv": ERFINV, "erfcinv": ERFCINV, "log_ndtr": LOG_NDTR,
+         "ndtri": NDTRI, "i0": I0, "i1": I1, "i0e": I0E, "i1e": I1E}
+
+
+def unary_row(op, x):
+    """Apply one of the unary rows above (``UNARY``) to ``x`` (a Tensor or array-like)."""
+    return dispatch.composite(op, dispatch.tensor_operand(x, op.name))
+
+
+# --- the incomplete gamma and beta functions: differentiable in x --------------------------
+def _incomplete_fwd(name):
+    def forward(ctx, x, params):
+        return np.asarray(_sp(name)(*params, x), dtype=x.dtype)
+    return forward
+
+
+def _gamma_density(x, a):
+    """``x^(a-1) e^-x / Gamma(a)`` as Tensor ops of ``x`` (``a`` a constant array)."""
+    unary, _ = _ops()
+    logc = dispatch.Tensor._make(np.asarray(-_sp("gammaln")(a), dtype=x._data.dtype))
+    at = dispatch.Tensor._make(np.asarray(a - 1.0, dtype=x._data.dtype))
+    return unary.exp(_xlogy(at, x) - x + logc)
+
+
+def _xlogy(c, x):
+    """``c log x`` with 0 where ``c == 0`` (so ``a = 1`` at ``x = 0`` gives the density 1)."""
+    unary, binary = _ops()
+    zero = c == 0
+    return binary.where(zero, 0.0, c * unary.log(binary.where(zero, 1.0, x)))
+
+
+def _gammainc_back(ctx, g, x):
+    return (g * _gamma_density(x, ctx.params[0]),)
+
+
+def _gammaincc_back(ctx, g, x):
+    return (-(g * _gamma_density(x, ctx.params[0])),)
+
+
+def _betainc_back(ctx, g, x):
+    unary, _ = _ops()
+    a, b = ctx.params
+    dt = x._data.dtype
+    logc = dispatch.Tensor._make(np.asarray(-_sp("betaln")(a, b), dtype=dt))
+    am1 = dispatch.Tensor._make(np.asarray(a - 1.0, dtype=dt))
+    bm1 = dispatch.Tensor._make(np.asarray(b - 1.0, dtype=dt))
+    return (g * unary.exp(_xlogy(am1, x) + _xlogy(bm1, 1.0 - x) + logc),)
+
+
+GAMMAINC = def_composite("scipy_gammainc", "GammaincBackward0", ("x",),
+                         _incomplete_fwd("gammainc"), _gammainc_back, attrs=("params",),
+                         save=("x",))
+GAMMAINCC = def_composite("scipy_gammaincc", "GammainccBackward0", ("x",),
+                          _incomplete_fwd("gammaincc"), _gammaincc_back, attrs=("params",),
+                          save=("x",))
+BETAINC = def_composite("scipy_betainc", "BetaincBackward0", ("x",), _incomplete_fwd("betainc"),
+                        _betainc_back, attrs=("params",), save=("x",))
+
+
+def _constant(p, fn, name):
+    if isinstance(p, dispatch.Tensor):
+        if p.requires_grad:
+            raise NotImplementedError(
+                f"{fn}: the derivative with respect to the shape parameter {name} is not "
+                "implemented (no closed form); pass it without requires_grad (or detach it)")
+        p = p._data
+    return np.asarray(p, dtype=np.float64)
+
+
+def incomplete(op, fn, x, **params):
+    """``op`` (``GAMMAINC``, ``GAMMAINCC``, ``BETAINC``) at ``x`` for the constant shape
+    parameters ``params`` (in SciPy's argument order), broadcast together."""
+    x = dispatch.tensor_operand(x, fn)
+    if x._data.dtype.kind not in "f":
+        x = dispatch.Tensor._make(np.asarray(x._data, dtype=np.float64))
+    values = [_constant(p, fn, name) for name, p in params.items()]
+    shape = np.broadcast_shapes(x.shape, *(v.shape for v in values))
+    if tuple(x.shape) != shape:
+        x = dispatch.Tensor.expand(x, shape)
+    values = tuple(np.broadcast_to(v, shape) for v in values)
+    return dispatch.composite(op, x, params=values)
