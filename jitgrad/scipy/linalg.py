@@ -15,8 +15,13 @@ __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "i
            "solve"]
 
 
+def _as_tensor(x):
+    x = _np.asarray(x)
+    return Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
+
+
 def _t(x):
-    return x if isinstance(x, Tensor) else Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
+    return x if isinstance(x, Tensor) else _as_tensor(x)
 
 
 def _tri(a, lower):

@@ -24,8 +24,13 @@ __all__ = ["erf", "erfc", "gammaln", "digamma", "psi", "polygamma", "expit", "lo
            "betainc", "softmax", "log_softmax", "log_expit", "multigammaln"]
 
 
+def _as_tensor(x):
+    x = _np.asarray(x)
+    return Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
+
+
 def _t(x):
-    return x if isinstance(x, Tensor) else Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
+    return x if isinstance(x, Tensor) else _as_tensor(x)
 
 
 def erf(x):

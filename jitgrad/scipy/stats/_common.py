@@ -17,7 +17,10 @@ from ...tensor import Tensor
 
 def tensor(x):
     """``x`` as a Tensor (float64 for Python and integer inputs; Tensors as they are)."""
-    return x if isinstance(x, Tensor) else Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
+    if isinstance(x, Tensor):
+        return x
+    x = _np.asarray(x)
+    return Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
 
 
 def standardize(x, loc, scale):

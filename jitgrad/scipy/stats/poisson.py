@@ -1,9 +1,8 @@
 """``jitgrad.scipy.stats.poisson``: the Poisson distribution with mean ``mu``, SciPy's
-signatures (``k`` shifted by ``loc``). ``logpmf``/``pmf`` are differentiable in ``mu`` (and, as
-the smooth extension ``k log mu - mu - gammaln(k + 1)``, in ``k``); ``cdf``/``sf`` and their logs
-(``gammaincc``/``gammainc`` in ``mu``) in ``mu``: ``d cdf(k)/d mu = -pmf(floor(k); mu)``. Their
-derivative in ``k`` is zero almost everywhere (a step function), so ``k`` enters them as a
-constant."""
+signatures (``k`` shifted by ``loc``), differentiable in ``mu``: ``logpmf``/``pmf`` directly,
+``cdf``/``sf`` and their logs through ``gammaincc``/``gammainc`` in ``mu``
+(``d cdf(k)/d mu = -pmf(floor(k); mu)``). ``k`` is discrete: a ``k`` (or ``loc``) requiring grad
+raises ``NotImplementedError``."""
 from __future__ import annotations
 
 import math
@@ -18,13 +17,21 @@ from . import _common
 __all__ = ["logpmf", "pmf", "cdf", "sf", "logcdf", "logsf"]
 
 
+def _discrete(k, loc, fn):
+    for v, name in ((k, "k"), (loc, "loc")):
+        if isinstance(v, Tensor) and v.requires_grad:
+            raise NotImplementedError(f"poisson.{fn}: {name} is discrete and has no derivative; "
+                                      "pass it without requires_grad (or detach it)")
+    return _common.constant(k) - _common.constant(loc)
+
+
 def logpmf(k, mu, loc=0):
     """``k log mu - mu - gammaln(k + 1)`` for integer ``k >= 0`` (``-inf`` otherwise)."""
-    k = _common.tensor(k) - loc
+    kv = _discrete(k, loc, "logpmf")
     mu = _common.tensor(mu)
-    kv = _common.constant(k)
-    bad = Tensor._make((kv < 0) | (kv != _np.floor(kv)))
-    ks = _common.where(bad, 0.0, k)
+    bad = (kv < 0) | (kv != _np.floor(kv))
+    ks = Tensor._make(_np.where(bad, 0.0, kv))
+    bad = Tensor._make(bad)
     out = _special.xlogy(ks, mu) - mu - _special.gammaln(ks + 1.0)
     return _common.where(bad, -math.inf, out)
 
@@ -34,20 +41,20 @@ def pmf(k, mu, loc=0):
     return _unary_ops.exp(logpmf(k, mu, loc))
 
 
-def _floor_k(k, loc):
-    return _np.floor(_common.constant(k) - _common.constant(loc))
+def _floor_k(k, loc, fn):
+    return _np.floor(_discrete(k, loc, fn))
 
 
 def cdf(k, mu, loc=0):
     """``P(K <= k) = gammaincc(floor(k) + 1, mu)`` (0 for ``k < 0``)."""
-    kf = _floor_k(k, loc)
+    kf = _floor_k(k, loc, "cdf")
     out = _special.gammaincc(_np.maximum(kf, 0.0) + 1.0, mu)
     return _common.where(Tensor._make(kf < 0), 0.0, out)
 
 
 def sf(k, mu, loc=0):
     """``P(K > k) = gammainc(floor(k) + 1, mu)`` (1 for ``k < 0``)."""
-    kf = _floor_k(k, loc)
+    kf = _floor_k(k, loc, "sf")
     out = _special.gammainc(_np.maximum(kf, 0.0) + 1.0, mu)
     return _common.where(Tensor._make(kf < 0), 1.0, out)
 
