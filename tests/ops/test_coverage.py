@@ -8,6 +8,7 @@ import jitgrad  # noqa: F401  (registers the core rows)
 import jitgrad.nn  # noqa: F401
 import jitgrad.numpy  # noqa: F401  (numpy.linalg, fft, einsum rows)
 import jitgrad.scipy.special  # noqa: F401
+import jitgrad.scipy.signal  # noqa: F401
 import jitgrad.scipy.stats  # noqa: F401
 import jitgrad.scipy._mvn_cdf  # noqa: F401  (its rows are made when stats first needs them)
 from jitgrad.ops.registry import OPS
@@ -48,6 +49,8 @@ COVERED_ELSEWHERE = {
     **{f"scipy_{name}": "tests/scipy/test_special_extra.py" for name in (
         "erfc", "erfinv", "erfcinv", "log_ndtr", "ndtri", "i0", "i1", "i0e", "i1e", "gammainc",
         "gammaincc", "betainc")},
+    "scipy_convolve": "tests/scipy/test_signal.py",
+    "scipy_embed": "tests/scipy/test_signal.py (the backward of convolve's same/valid modes)",
     # the backward-only guard of scatter_reduce("prod")'s double backward (two zeros at one
     # target: PyTorch's DelayedError)
     "scatter_reduce_delayed_error": "tests/ops/test_scatter_reduce.py",
