@@ -8,6 +8,7 @@ import jitgrad  # noqa: F401  (registers the core rows)
 import jitgrad.nn  # noqa: F401
 import jitgrad.numpy  # noqa: F401  (numpy.linalg, fft, einsum rows)
 import jitgrad.scipy.special  # noqa: F401
+import jitgrad.scipy.linalg  # noqa: F401
 import jitgrad.scipy.signal  # noqa: F401
 import jitgrad.scipy.stats  # noqa: F401
 import jitgrad.scipy._mvn_cdf  # noqa: F401  (its rows are made when stats first needs them)
@@ -50,6 +51,8 @@ COVERED_ELSEWHERE = {
         "erfc", "erfinv", "erfcinv", "log_ndtr", "ndtri", "i0", "i1", "i0e", "i1e", "gammainc",
         "gammaincc", "betainc")},
     "scipy_convolve": "tests/scipy/test_signal.py",
+    "scipy_solve_sylvester": "tests/scipy/test_linalg_extra.py",
+    "scipy_sqrtm": "tests/scipy/test_linalg_extra.py",
     "scipy_embed": "tests/scipy/test_signal.py (the backward of convolve's same/valid modes)",
     # the backward-only guard of scatter_reduce("prod")'s double backward (two zeros at one
     # target: PyTorch's DelayedError)
