@@ -11,6 +11,7 @@ import math
 import numpy as _np
 
 from ..ops import binary as _binary_ops
+from ..ops import dispatch as _dispatch
 from ..ops import nn as _nn_ops
 from ..ops import reduce as _reduce_ops
 from ..ops import scipy_special as _scipy_ops
@@ -40,8 +41,12 @@ def erf(x):
 
 def erfc(x):
     """``1 - erf(x)``, computed directly (accurate where ``erf(x)`` rounds to 1); derivative
-    ``-2/sqrt(pi) exp(-x^2)``."""
-    return _scipy_ops.unary_row(_scipy_ops.ERFC, _t(x))
+    ``-2/sqrt(pi) exp(-x^2)``. On CUDA (no device kernel for SciPy's erfc) it is ``1 - erf``,
+    accurate to about 1e-16 absolute only."""
+    x = _t(x)
+    if _dispatch.device_of(x._data) != "cpu":
+        return 1.0 - _unary_ops.erf(x)
+    return _scipy_ops.unary_row(_scipy_ops.ERFC, x)
 
 
 def erfinv(x):
@@ -56,8 +61,12 @@ def erfcinv(x):
 
 def log_ndtr(x):
     """``log(ndtr(x))``, accurate far into the left tail; derivative
-    ``phi(x) / ndtr(x) = exp(-x^2/2 - log(2 pi)/2 - log_ndtr(x))``."""
-    return _scipy_ops.unary_row(_scipy_ops.LOG_NDTR, _t(x))
+    ``phi(x) / ndtr(x) = exp(-x^2/2 - log(2 pi)/2 - log_ndtr(x))``. On CUDA it is
+    ``log(ndtr(x))`` (no device kernel; finite only above about -37)."""
+    x = _t(x)
+    if _dispatch.device_of(x._data) != "cpu":
+        return _unary_ops.log(ndtr(x))
+    return _scipy_ops.unary_row(_scipy_ops.LOG_NDTR, x)
 
 
 def ndtri(p):
