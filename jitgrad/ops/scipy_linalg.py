@@ -36,8 +36,19 @@ def _back(ctx, g, a, b, result):
     return ga, gb, y
 
 
+def _jvp(tangents, primals, outs):
+    from .linalg import matmul
+
+    (ta, tb, tq), (a, b, _), x = tangents, primals, outs[0]
+    rhs = tq if tq is not None else None
+    for term in (None if ta is None else -matmul(ta, x), None if tb is None else -matmul(x, tb)):
+        if term is not None:
+            rhs = term if rhs is None else rhs + term
+    return sylvester(a, b, rhs)  # A dX + dX B = dQ - dA X - X dB
+
+
 SYLVESTER = def_composite("scipy_solve_sylvester", "SolveSylvesterBackward0", ("a", "b", "q"),
-                          _fwd, _back, save=("a", "b", "result"))
+                          _fwd, _back, save=("a", "b", "result"), jvp=_jvp)
 
 
 def sylvester(a, b, q):
@@ -71,7 +82,8 @@ def _sqrtm_back(ctx, g, result):
 
 
 SQRTM = def_composite("scipy_sqrtm", "SqrtmBackward0", ("a",), _sqrtm_fwd, _sqrtm_back,
-                      save=("result",))
+                      save=("result",),
+                      jvp=lambda tangents, primals, outs: sylvester(outs[0], outs[0], tangents[0]))
 
 
 def sqrtm(a):

@@ -42,8 +42,17 @@ def _convolve_back(ctx, g, x, w):
     return gx, gw
 
 
+def _convolve_jvp(tangents, primals, outs, mode, method):
+    (tx, tw), (x, w) = tangents, primals  # bilinear: d(x * w) = dx * w + x * dw
+    terms = [convolve(tx, w, mode, method) if tx is not None else None,
+             convolve(x, tw, mode, method) if tw is not None else None]
+    terms = [t for t in terms if t is not None]
+    return terms[0] if len(terms) == 1 else terms[0] + terms[1]
+
+
 CONVOLVE = def_composite("scipy_convolve", "ConvolveBackward0", ("x", "w"), _convolve_fwd,
-                         _convolve_back, attrs=("mode", "method"), save=("x", "w"))
+                         _convolve_back, attrs=("mode", "method"), save=("x", "w"),
+                         jvp=_convolve_jvp)
 
 
 def _embed_fwd(ctx, g, shape, start, in_shape):
@@ -57,7 +66,9 @@ def _embed_back(ctx, gg):
 
 
 EMBED = def_composite("scipy_embed", "EmbedBackward0", ("g",), _embed_fwd, _embed_back,
-                      attrs=("shape", "start", "in_shape"))
+                      attrs=("shape", "start", "in_shape"),
+                      jvp=lambda tangents, primals, outs, shape, start, in_shape: embed(
+                          tangents[0], shape, start))
 
 
 def embed(g, shape, start):

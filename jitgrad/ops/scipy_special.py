@@ -26,6 +26,7 @@ raises ``NotImplementedError`` naming the function.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -108,20 +109,35 @@ def _i1e_back(ctx, g, x):
     return (g * binary.where(zero, 0.5, d),)
 
 
-ERFC = def_composite("scipy_erfc", "ErfcBackward0", ("x",), _fwd("erfc"), _erfc_back,
-                     save=("x",))
-ERFINV = def_composite("scipy_erfinv", "ErfinvBackward0", ("x",), _fwd("erfinv"), _erfinv_back,
-                       save=("result",))
-ERFCINV = def_composite("scipy_erfcinv", "ErfcinvBackward0", ("x",), _fwd("erfcinv"),
-                        _erfcinv_back, save=("result",))
-LOG_NDTR = def_composite("scipy_log_ndtr", "LogNdtrBackward0", ("x",), _fwd("log_ndtr"),
-                         _log_ndtr_back, save=("x", "result"))
-NDTRI = def_composite("scipy_ndtri", "NdtriBackward0", ("x",), _fwd("ndtri"), _ndtri_back,
-                      save=("result",))
-I0 = def_composite("scipy_i0", "I0Backward0", ("x",), _fwd("i0"), _i0_back, save=("x",))
-I1 = def_composite("scipy_i1", "I1Backward0", ("x",), _fwd("i1"), _i1_back, save=("x",))
-I0E = def_composite("scipy_i0e", "I0eBackward0", ("x",), _fwd("i0e"), _i0e_back, save=("x",))
-I1E = def_composite("scipy_i1e", "I1eBackward0", ("x",), _fwd("i1e"), _i1e_back, save=("x",))
+def _row(name, node_name, forward, backward, save, attrs=()):
+    """A row elementwise in ``x``: its jvp is the backward rule applied to the tangent (each
+    derivative is a multiplier), and under vmap it runs on the batched tensor as it is (the
+    attribute arrays broadcast against the trailing dims)."""
+    rows = []
+
+    def jvp(tangents, primals, outs, **attr_values):
+        saved = {"x": primals[0], "result": outs[0]}
+        return backward(SimpleNamespace(**attr_values), tangents[0],
+                        **{k: saved[k] for k in save})[0]
+
+    def batch_rule(args, batched, **attr_values):
+        return dispatch.composite(rows[0], args[0], **attr_values)
+
+    rows.append(def_composite(name, node_name, ("x",), forward, backward, attrs=attrs,
+                              save=save, jvp=jvp, batch_rule=batch_rule))
+    return rows[0]
+
+
+ERFC = _row("scipy_erfc", "ErfcBackward0", _fwd("erfc"), _erfc_back, ("x",))
+ERFINV = _row("scipy_erfinv", "ErfinvBackward0", _fwd("erfinv"), _erfinv_back, ("result",))
+ERFCINV = _row("scipy_erfcinv", "ErfcinvBackward0", _fwd("erfcinv"), _erfcinv_back, ("result",))
+LOG_NDTR = _row("scipy_log_ndtr", "LogNdtrBackward0", _fwd("log_ndtr"), _log_ndtr_back,
+                ("x", "result"))
+NDTRI = _row("scipy_ndtri", "NdtriBackward0", _fwd("ndtri"), _ndtri_back, ("result",))
+I0 = _row("scipy_i0", "I0Backward0", _fwd("i0"), _i0_back, ("x",))
+I1 = _row("scipy_i1", "I1Backward0", _fwd("i1"), _i1_back, ("x",))
+I0E = _row("scipy_i0e", "I0eBackward0", _fwd("i0e"), _i0e_back, ("x",))
+I1E = _row("scipy_i1e", "I1eBackward0", _fwd("i1e"), _i1e_back, ("x",))
 
 UNARY = {"erfc": ERFC, "erfinv": ERFINV, "erfcinv": ERFCINV, "log_ndtr": LOG_NDTR,
          "ndtri": NDTRI, "i0": I0, "i1": I1, "i0e": I0E, "i1e": I1E}
@@ -172,14 +188,12 @@ def _betainc_back(ctx, g, x):
     return (g * unary.exp(_xlogy(am1, x) + _xlogy(bm1, 1.0 - x) + logc),)
 
 
-GAMMAINC = def_composite("scipy_gammainc", "GammaincBackward0", ("x",),
-                         _incomplete_fwd("gammainc"), _gammainc_back, attrs=("params",),
-                         save=("x",))
-GAMMAINCC = def_composite("scipy_gammaincc", "GammainccBackward0", ("x",),
-                          _incomplete_fwd("gammaincc"), _gammaincc_back, attrs=("params",),
-                          save=("x",))
-BETAINC = def_composite("scipy_betainc", "BetaincBackward0", ("x",), _incomplete_fwd("betainc"),
-                        _betainc_back, attrs=("params",), save=("x",))
+GAMMAINC = _row("scipy_gammainc", "GammaincBackward0", _incomplete_fwd("gammainc"),
+                _gammainc_back, ("x",), attrs=("params",))
+GAMMAINCC = _row("scipy_gammaincc", "GammainccBackward0", _incomplete_fwd("gammaincc"),
+                 _gammaincc_back, ("x",), attrs=("params",))
+BETAINC = _row("scipy_betainc", "BetaincBackward0", _incomplete_fwd("betainc"), _betainc_back,
+               ("x",), attrs=("params",))
 
 
 def _constant(p, fn, name):

@@ -106,3 +106,36 @@ def test_logsumexp_return_sign():
         checks.assert_close(sign, ref_sign)
         checks.gradcheck(lambda t, kw=kw: jsp.logsumexp(t, b=b, return_sign=True, **kw)[0],
                          (_leaf(a),))
+
+
+def test_forward_mode_and_vmap():
+    import jitgrad.func as func
+    from jitgrad.scipy import linalg as jla
+    from jitgrad.scipy import signal as jsig
+
+    x = np.array([0.2, -0.4, 0.7])
+    v = np.array([1.0, -0.5, 2.0])
+    rows = [jsp.erfinv, jsp.i1e, jsp.log_ndtr, lambda t: jsp.gammainc(np.array([0.5, 2.0, 3.0]),
+                                                                        t * t + 0.1)]
+    for fn in rows:
+        out, tangent = func.jvp(fn, (jitgrad.tensor(x),), (jitgrad.tensor(v),))
+        leaf = _leaf(x)
+        (fn(leaf) * jitgrad.tensor(v)).sum().backward()  # elementwise: jvp = grad * v
+        checks.assert_close(tangent, leaf.grad.numpy(), rtol=1e-12)
+        batch = np.stack([x, 0.5 * x])
+        checks.assert_close(func.vmap(fn)(jitgrad.tensor(batch)),
+                            np.stack([fn(jitgrad.tensor(r)).numpy() for r in batch]))
+    checks.assert_close(func.jacfwd(jsp.erfc)(jitgrad.tensor(x)),
+                        func.jacrev(jsp.erfc)(jitgrad.tensor(x)), rtol=1e-12)
+    w = np.array([0.5, -1.0])
+    for f, args in ((lambda a, b: jsig.convolve(a, b, "same"), (x, w)),
+                    (jla.sqrtm, (np.array([[2.0, 0.3], [0.1, 1.0]]),)),
+                    (jla.solve_sylvester, (np.diag([2.0, 3.0]), np.array([[1.0, 0.2], [0.0, 1.5]]),
+                                           np.ones((2, 2))))):
+        tangents = tuple(jitgrad.tensor(RNG.standard_normal(np.shape(a))) for a in args)
+        _, tangent = func.jvp(f, tuple(jitgrad.tensor(a) for a in args), tangents)
+        eps = 1e-6  # central difference along the tangent
+        plus = f(*(jitgrad.tensor(a + eps * t.numpy()) for a, t in zip(args, tangents)))
+        minus = f(*(jitgrad.tensor(a - eps * t.numpy()) for a, t in zip(args, tangents)))
+        checks.assert_close(tangent, (plus.numpy() - minus.numpy()) / (2 * eps), rtol=1e-6,
+                            atol=1e-8)
