@@ -150,7 +150,8 @@ def odeint(func, y0, t, args=(), rtol=None, atol=None, tfirst=False, **kwargs):
     ``func`` is written with jitgrad operations (``jitgrad.numpy``) and returns an array of
     ``y``'s shape (a list of scalars is stacked). Differentiable in ``y0``, ``t`` and every
     Tensor in ``args`` by the adjoint method (module docstring); arguments that are not Tensors
-    are constants. Second derivatives raise."""
+    are constants (a ``func`` reading a Tensor that requires grad from its closure raises:
+    pass such Tensors in ``args``). Second derivatives raise."""
     for name in _UNSUPPORTED:
         if kwargs.get(name):
             raise NotImplementedError(f"odeint: {name} is not supported")
@@ -164,4 +165,18 @@ def odeint(func, y0, t, args=(), rtol=None, atol=None, tfirst=False, **kwargs):
     options = {k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None}
     options.update(kwargs)
     problem = _Problem(func, tuple(y0.shape), args, tfirst, options)
+    if is_grad_enabled():
+        _check_closure(problem, y0, t)
     return _OdeInt.apply(problem, y0, t, *args)
+
+
+def _check_closure(problem, y0, t):
+    """One evaluation of ``func`` on constants: if its result still requires grad, ``func``
+    reads a Tensor that requires grad from its closure, which the adjoint would miss."""
+    with enable_grad():
+        out = problem.call(Tensor._make(y0._data.copy()), float(t._data[0]),
+                           problem.detached_args())
+    if isinstance(out, Tensor) and out.requires_grad:
+        raise ValueError("odeint: func uses a Tensor that requires grad without receiving it "
+                         "through args (a closure or global); pass it in args=(...) so the "
+                         "adjoint computes its gradient")

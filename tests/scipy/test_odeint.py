@@ -82,5 +82,8 @@ def test_second_derivatives_and_unsupported_options_raise():
     ys = odeint(_linear, y0, [0.0, 1.0], (jitgrad.tensor(A),))
     with pytest.raises(NotImplementedError, match="odeint: second derivatives"):
         jitgrad.autograd.grad(ys.sum(), y0, create_graph=True)
+    k = _leaf(0.5)
+    with pytest.raises(ValueError, match="odeint: func uses a Tensor that requires grad"):
+        odeint(lambda y, t: -k * y, y0, [0.0, 1.0])
     with pytest.raises(NotImplementedError, match="full_output is not supported"):
         odeint(_linear, y0, [0.0, 1.0], (A,), full_output=True)
