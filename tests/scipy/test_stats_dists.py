@@ -37,13 +37,16 @@ def test_submodules_and_frozen_form():
 
 X = RNG.standard_normal(5) * 2
 LOC, SCALE = 0.3, 1.7
-CONT = [  # (name, method, x, shape params)
-    ("norm", m, X, ()) for m in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")] + [
-    ("t", m, X, (3.5,)) for m in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf")] + [
-    ("gamma", m, np.abs(X) + LOC + 0.1, (2.3,)) for m in ("logpdf", "pdf", "cdf", "sf",
-                                                          "logcdf", "logsf")] + [
-    ("beta", m, LOC + SCALE * RNG.uniform(0.05, 0.95, 5), (1.4, 2.6))
-    for m in ("logpdf", "pdf", "cdf", "sf", "logcdf", "logsf")]
+_ALL = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")
+_UNIT = LOC + SCALE * RNG.uniform(0.05, 0.95, 5)
+_POS = np.abs(X) + LOC + 0.1
+DISTS = {  # name: (x, shape parameters, methods)
+    "norm": (X, (), _ALL), "t": (X, (3.5,), _ALL), "gamma": (_POS, (2.3,), _ALL),
+    "beta": (_UNIT, (1.4, 2.6), _ALL), "chi2": (_POS, (3.5,), _ALL),
+    "expon": (_POS, (), _ALL), "laplace": (X, (), _ALL), "cauchy": (X, (), _ALL),
+    "uniform": (_UNIT, (), ("logpdf", "pdf", "cdf", "sf")),
+}
+CONT = [(name, m, x, shapes) for name, (x, shapes, methods) in DISTS.items() for m in methods]
 
 
 @pytest.mark.parametrize("name,method,x,shapes", CONT, ids=[f"{c[0]}.{c[1]}" for c in CONT])
@@ -73,14 +76,34 @@ def test_norm_tails_and_quantiles():
                          (_leaf(q), _leaf(LOC), _leaf(SCALE)))
 
 
+@pytest.mark.parametrize("name", ["expon", "laplace", "cauchy", "uniform"])
+def test_quantiles(name):
+    q = np.array([0.05, 0.3, 0.5, 0.9])
+    for fn in ("ppf", "isf"):
+        if not hasattr(getattr(jst, name), fn) or fn not in getattr(jst, name).__all__:
+            continue
+        checks.assert_close(getattr(getattr(jst, name), fn)(q, LOC, SCALE),
+                            getattr(getattr(scipy.stats, name), fn)(q, LOC, SCALE), rtol=1e-12)
+        checks.gradcheck(lambda qq, lo, sc, fn=fn: getattr(getattr(jst, name), fn)(qq, lo, sc),
+                         (_leaf(q[:2]), _leaf(LOC), _leaf(SCALE)))
+
+
 def test_outside_support():
     checks.assert_close(jst.gamma.logpdf([-1.0, 2.0], 2.0), scipy.stats.gamma.logpdf([-1.0, 2.0], 2.0))
     checks.assert_close(jst.gamma.cdf([-1.0, 2.0], 2.0), scipy.stats.gamma.cdf([-1.0, 2.0], 2.0))
     xb = [-0.5, 0.5, 1.5]
     checks.assert_close(jst.beta.logpdf(xb, 2.0, 3.0), scipy.stats.beta.logpdf(xb, 2.0, 3.0))
     checks.assert_close(jst.beta.cdf(xb, 2.0, 3.0), scipy.stats.beta.cdf(xb, 2.0, 3.0))
+    for name, x in (("expon", [-1.0, 0.5]), ("uniform", [-0.5, 0.5, 1.5]),
+                    ("chi2", [-1.0, 2.0])):
+        args = (3.0,) if name == "chi2" else ()
+        for method in ("logpdf", "cdf", "sf"):
+            checks.assert_close(getattr(getattr(jst, name), method)(x, *args),
+                                getattr(getattr(scipy.stats, name), method)(x, *args))
     with pytest.raises(NotImplementedError, match="shape parameter a"):
         jst.gamma.cdf(1.0, _leaf(2.0))
+    with pytest.raises(NotImplementedError, match="chi2.cdf: .* shape parameter df"):
+        jst.chi2.cdf(1.0, _leaf(2.0))
 
 
 def test_poisson():

@@ -1,5 +1,6 @@
 """``jitgrad.scipy.stats``: differentiable log-densities, CDFs and quantiles of ``norm``, ``t``,
-``gamma``, ``beta``, ``poisson``, ``multivariate_normal`` and ``dirichlet``, with SciPy's
+``gamma``, ``beta``, ``chi2``, ``expon``, ``laplace``, ``cauchy``, ``uniform``, ``poisson``,
+``multivariate_normal`` and ``dirichlet``, with SciPy's
 signatures (``loc``, ``scale``, shape parameters).
 
 Each distribution is a real module, so both spellings work::
@@ -10,6 +11,8 @@ Each distribution is a real module, so both spellings work::
 
 Which arguments are differentiable is stated in each module (shape parameters of the CDFs built
 on incomplete gamma/beta functions are not; passing them with ``requires_grad`` raises)."""
-from . import beta, dirichlet, gamma, multivariate_normal, norm, poisson, t  # noqa: F401
+from . import (beta, cauchy, chi2, dirichlet, expon, gamma, laplace, multivariate_normal,  # noqa: F401
+               norm, poisson, t, uniform)
 
-__all__ = ["norm", "t", "gamma", "beta", "poisson", "multivariate_normal", "dirichlet"]
+__all__ = ["norm", "t", "gamma", "beta", "poisson", "multivariate_normal", "dirichlet", "chi2",
+           "expon", "laplace", "cauchy", "uniform"]
