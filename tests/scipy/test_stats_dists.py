@@ -137,6 +137,12 @@ def test_multivariate_normal():
                         rtol=1e-6)
     checks.gradcheck(lambda xx: mvn.logcdf(xx, mean[:2], cov[:2, :2]), (_leaf(x[:2, :2]),),
                      atol=1e-4)
+    xb = RNG.standard_normal((2, 2, 3))  # any leading dims
+    checks.assert_close(mvn.logpdf(xb, mean, cov), scipy.stats.multivariate_normal.logpdf(xb, mean, cov))
+    checks.gradcheck(lambda xx: mvn.logpdf(xx, mean, cov), (_leaf(xb),))
+    checks.assert_close(mvn.entropy(mean, cov), scipy.stats.multivariate_normal.entropy(mean, cov))
+    checks.assert_close(mvn(mean, 2.0).entropy(), scipy.stats.multivariate_normal(mean, 2.0).entropy())
+    checks.gradcheck(lambda c: mvn.entropy(mean, (c + c.T) * 0.5), (_leaf(cov),))
     with pytest.raises(NotImplementedError, match="allow_singular"):
         mvn.logpdf(x, mean, cov, allow_singular=True)
 

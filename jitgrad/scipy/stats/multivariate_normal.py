@@ -15,7 +15,7 @@ from ...ops.shape import diagonal as _diagonal, transpose as _transpose
 from ...tensor import Tensor
 from . import _common
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf"]
+__all__ = ["logpdf", "pdf", "cdf", "logcdf", "entropy"]
 _LOG2PI = math.log(2.0 * math.pi)
 
 
@@ -31,7 +31,7 @@ def _cov_matrix(cov, d):
 def logpdf(x, mean=None, cov=1.0, allow_singular=False):
     """``-(d log 2pi + log det cov + (x-mean)^T cov^-1 (x-mean)) / 2`` via the Cholesky
     factor ``L`` (``log det cov = 2 sum log diag L``, the quadratic form ``|L^-1 (x-mean)|^2``);
-    ``x`` is ``(d,)`` or ``(n, d)`` (one value per row)."""
+    ``x`` is ``(d,)`` or ``(..., d)`` (one value per row; the result has shape ``...``)."""
     if allow_singular:
         raise NotImplementedError("multivariate_normal.logpdf: allow_singular=True is not "
                                   "supported (a singular cov has no Cholesky factor)")
@@ -42,10 +42,11 @@ def logpdf(x, mean=None, cov=1.0, allow_singular=False):
     L = _nplinalg_ops.cholesky(cov)
     if diff.ndim == 1:
         maha = _reduce_ops.sum(_nplinalg_ops.solve(L, diff) ** 2)  # |L^-1 (x - mean)|^2
-    elif diff.ndim == 2:
-        maha = _reduce_ops.sum(_nplinalg_ops.solve(L, _transpose(diff, 0, 1)) ** 2, dim=0)
     else:
-        raise ValueError("multivariate_normal.logpdf: x must be (d,) or (n, d)")
+        lead = tuple(diff.shape[:-1])
+        rows = diff.reshape(-1, d)
+        maha = _reduce_ops.sum(_nplinalg_ops.solve(L, _transpose(rows, 0, 1)) ** 2, dim=0)
+        maha = maha.reshape(lead)
     logdet = 2.0 * _reduce_ops.sum(_unary_ops.log(_diagonal(L, 0, -2, -1)))
     return -0.5 * (d * _LOG2PI + logdet + maha)
 
@@ -91,6 +92,17 @@ def logcdf(x, mean=None, cov=1.0, allow_singular=False, *, abseps=1e-5, releps=1
     """``log(cdf)`` (same differentiability as ``cdf``)."""
     return _unary_ops.log(cdf(x, mean, cov, allow_singular, abseps=abseps, releps=releps,
                               maxpts=maxpts))
+
+
+@_common.params_only
+def entropy(mean=None, cov=1.0, allow_singular=False):
+    """``(d (1 + log 2pi) + log det cov) / 2``; ``d`` from ``cov`` (or from ``mean`` when
+    ``cov`` is a scalar)."""
+    cov_t = _common.tensor(cov)
+    d = cov_t.shape[-1] if cov_t.ndim else _common.tensor(mean).shape[-1]
+    L = _nplinalg_ops.cholesky(_cov_matrix(cov_t, d))
+    logdet = 2.0 * _reduce_ops.sum(_unary_ops.log(_diagonal(L, 0, -2, -1)))
+    return 0.5 * (d * (1.0 + _LOG2PI) + logdet)
 
 
 def __getattr__(name):
