@@ -1,6 +1,7 @@
 """Rows for ``jitgrad.scipy.special`` functions whose forward is ``scipy.special``'s own:
-``erfc erfinv erfcinv log_ndtr ndtri i0 i1 i0e i1e`` (unary) and the regularized incomplete
-gamma and beta functions ``gammainc gammaincc betainc`` (differentiable in ``x`` only).
+``erfc erfinv erfcinv log_ndtr ndtri i0 i1 i0e i1e`` (unary), the regularized incomplete
+gamma and beta functions ``gammainc gammaincc betainc`` and the Bessel functions
+``jv yv iv ive`` (differentiable in ``x``; the order and shape parameters are constants).
 
 Every row is a ``def_composite``: the forward calls SciPy on the arrays (accurate in the tails,
 where ``1 - erf`` or ``log(ndtr)`` would underflow), the backward is written with Tensor ops and
@@ -18,8 +19,11 @@ derivatives::
     d/dx gammainc(a, x)  =  exp((a-1) log x - x - gammaln(a))
     d/dx gammaincc(a, x) = -exp((a-1) log x - x - gammaln(a))
     d/dx betainc(a, b, x) = exp((a-1) log x + (b-1) log1p(-x) - betaln(a, b))
+    d/dx jv(v, x) = (jv(v-1, x) - jv(v+1, x)) / 2       (yv the same)
+    d/dx iv(v, x) = (iv(v-1, x) + iv(v+1, x)) / 2
+    d/dx ive(v, x) = (ive(v-1, x) + ive(v+1, x)) / 2 - sign(x) ive(v, x)
 
-The shape parameters ``a``/``b`` of the incomplete functions are constants (row attributes):
+The shape parameters ``a``/``b`` and the orders ``v`` are constants (row attributes):
 their derivatives are series without a closed form, and passing them with ``requires_grad``
 raises ``NotImplementedError`` naming the function.
 """
@@ -194,6 +198,34 @@ GAMMAINCC = _row("scipy_gammaincc", "GammainccBackward0", _incomplete_fwd("gamma
                  _gammaincc_back, ("x",), attrs=("params",))
 BETAINC = _row("scipy_betainc", "BetaincBackward0", _incomplete_fwd("betainc"), _betainc_back,
                ("x",), attrs=("params",))
+
+
+# --- Bessel functions of real order v (a constant) ------------------------------------------
+def _order(op, x, v):
+    """``op`` at order ``v`` (an array of x's broadcast shape) for Tensor ``x``."""
+    return dispatch.composite(op, x, params=(v,))
+
+
+def _bessel_back(kind):
+    def backward(ctx, g, x):
+        unary, _ = _ops()
+        (v,) = ctx.params
+        op = BESSEL[kind]
+        below, above = _order(op, x, v - 1.0), _order(op, x, v + 1.0)
+        if kind in ("jv", "yv"):  # J'_v = (J_{v-1} - J_{v+1}) / 2, the same for Y
+            return (g * ((below - above) * 0.5),)
+        d = (below + above) * 0.5  # I'_v = (I_{v-1} + I_{v+1}) / 2
+        if kind == "ive":  # ive = iv exp(-|x|)
+            d = d - unary.sign(x) * _order(op, x, v)
+        return (g * d,)
+    return backward
+
+
+BESSEL = {}
+for _kind, _node in (("jv", "JvBackward0"), ("yv", "YvBackward0"), ("iv", "IvBackward0"),
+                     ("ive", "IveBackward0")):
+    BESSEL[_kind] = _row(f"scipy_{_kind}", _node, _incomplete_fwd(_kind), _bessel_back(_kind),
+                         ("x",), attrs=("params",))
 
 
 def _constant(p, fn, name):

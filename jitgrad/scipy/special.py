@@ -1,9 +1,11 @@
 """``jitgrad.scipy.special``: differentiable ``erf erfc erfinv erfcinv gammaln gamma digamma/psi
-polygamma multigammaln beta betaln expit logit log_expit logsumexp softmax log_softmax xlogy
-xlog1py ndtr log_ndtr ndtri i0 i1 i0e i1e gammainc gammaincc betainc`` (float64 kept).
+polygamma multigammaln rgamma gammasgn beta betaln expit logit log_expit logsumexp softmax
+log_softmax xlogy xlog1py ndtr log_ndtr ndtri i0 i1 i0e i1e j0 j1 jn jv y0 y1 yn yv iv ive
+gammainc gammaincc betainc`` (float64 kept).
 
-The incomplete functions ``gammainc gammaincc betainc`` are differentiable in ``x`` only (their
-shape parameters are constants; ``requires_grad`` on them raises)."""
+The incomplete functions ``gammainc gammaincc betainc`` and the Bessel functions of order ``v``
+are differentiable in ``x`` only (their shape parameters and orders are constants;
+``requires_grad`` on them raises)."""
 from __future__ import annotations
 
 import math
@@ -22,7 +24,8 @@ from ..tensor import Tensor
 __all__ = ["erf", "erfc", "gammaln", "digamma", "psi", "polygamma", "expit", "logit",
            "logsumexp", "xlogy", "xlog1py", "ndtr", "gamma", "beta", "betaln", "erfinv",
            "erfcinv", "log_ndtr", "ndtri", "i0", "i1", "i0e", "i1e", "gammainc", "gammaincc",
-           "betainc", "softmax", "log_softmax", "log_expit", "multigammaln"]
+           "betainc", "softmax", "log_softmax", "log_expit", "multigammaln", "jv", "jn", "yv",
+           "yn", "j0", "j1", "y0", "y1", "iv", "ive", "rgamma", "gammasgn"]
 
 
 def _as_tensor(x):
@@ -115,6 +118,82 @@ def betainc(a, b, x):
     """Regularized incomplete beta ``I_x(a, b)``; derivative in ``x``:
     ``x^(a-1) (1-x)^(b-1) / B(a, b)``; ``a`` and ``b`` are constants."""
     return _scipy_ops.incomplete(_scipy_ops.BETAINC, "betainc", x, a=a, b=b)
+
+
+def _bessel(kind, fn, v, x):
+    return _scipy_ops.incomplete(_scipy_ops.BESSEL[kind], fn, x, v=v)
+
+
+def jv(v, x):
+    """Bessel function of the first kind of real order ``v``; derivative in ``x``
+    ``(jv(v-1, x) - jv(v+1, x)) / 2``. ``v`` is a constant (``NotImplementedError`` if it
+    requires grad)."""
+    return _bessel("jv", "jv", v, x)
+
+
+def jn(n, x):
+    """``jv`` at integer order ``n``."""
+    return _bessel("jv", "jn", n, x)
+
+
+def yv(v, x):
+    """Bessel function of the second kind of real order ``v`` (``x > 0``); derivative
+    ``(yv(v-1, x) - yv(v+1, x)) / 2``."""
+    return _bessel("yv", "yv", v, x)
+
+
+def yn(n, x):
+    """``yv`` at integer order ``n``."""
+    return _bessel("yv", "yn", n, x)
+
+
+def j0(x):
+    """``jv(0, x)``; derivative ``-j1(x)``."""
+    return _bessel("jv", "j0", 0.0, x)
+
+
+def j1(x):
+    """``jv(1, x)``; derivative ``(j0(x) - jv(2, x)) / 2``."""
+    return _bessel("jv", "j1", 1.0, x)
+
+
+def y0(x):
+    """``yv(0, x)``; derivative ``-y1(x)``."""
+    return _bessel("yv", "y0", 0.0, x)
+
+
+def y1(x):
+    """``yv(1, x)``."""
+    return _bessel("yv", "y1", 1.0, x)
+
+
+def iv(v, x):
+    """Modified Bessel function of the first kind of real order ``v``; derivative
+    ``(iv(v-1, x) + iv(v+1, x)) / 2``."""
+    return _bessel("iv", "iv", v, x)
+
+
+def ive(v, x):
+    """Exponentially scaled ``iv``: ``iv(v, x) exp(-|x|)``; derivative
+    ``(ive(v-1, x) + ive(v+1, x)) / 2 - sign(x) ive(v, x)``."""
+    return _bessel("ive", "ive", v, x)
+
+
+def rgamma(x):
+    """``1 / Gamma(x)`` for positive ``x``: ``exp(-gammaln(x))``; derivative
+    ``-digamma(x) rgamma(x)``."""
+    x = _t(x)
+    if (x._data <= 0).any():
+        raise ValueError("jitgrad.scipy.special.rgamma: only positive arguments are supported")
+    return _unary_ops.exp(-gammaln(x))
+
+
+def gammasgn(x):
+    """Sign of ``Gamma(x)``: piecewise constant, so its gradient is zero."""
+    import scipy.special
+
+    x = _t(x)
+    return x * 0.0 + Tensor._make(_np.asarray(scipy.special.gammasgn(x._data), dtype=x._data.dtype))
 
 
 def multigammaln(a, d):

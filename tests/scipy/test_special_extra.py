@@ -139,3 +139,37 @@ def test_forward_mode_and_vmap():
         minus = f(*(jitgrad.tensor(a - eps * t.numpy()) for a, t in zip(args, tangents)))
         checks.assert_close(tangent, (plus.numpy() - minus.numpy()) / (2 * eps), rtol=1e-6,
                             atol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["j0", "j1", "y0", "y1"])
+def test_bessel_integer_order(name):
+    x = np.array([0.3, 1.2, 2.5, 7.0])
+    fn = getattr(jsp, name)
+    checks.assert_close(fn(_leaf(x)), getattr(scipy.special, name)(x), rtol=1e-12, atol=1e-15)
+    checks.gradcheck(fn, (_leaf(x),))
+
+
+@pytest.mark.parametrize("name", ["jv", "yv", "iv", "ive", "jn", "yn"])
+def test_bessel_real_order(name):
+    x = np.array([0.4, 1.3, 3.0])
+    v = np.array([2.0, 0.0, 3.0]) if name in ("jn", "yn") else np.array([0.5, 1.5, -0.7])
+    fn = getattr(jsp, name)
+    checks.assert_close(fn(v, _leaf(x)), getattr(scipy.special, name)(v, x), rtol=1e-12)
+    checks.gradcheck(lambda t: fn(v, t), (_leaf(x),))
+    checks.gradgradcheck(lambda t: fn(v, t), (_leaf(x),))
+    with pytest.raises(NotImplementedError, match=f"{name}: .* shape parameter v"):
+        fn(_leaf(v), x)
+
+
+def test_ive_negative_x_and_rgamma_gammasgn():
+    x = np.array([-2.0, -0.5, 0.7])
+    checks.assert_close(jsp.ive(2.0, x), scipy.special.ive(2.0, x), rtol=1e-12)
+    checks.gradcheck(lambda t: jsp.ive(2.0, t), (_leaf(x),))
+    p = np.array([0.4, 1.5, 4.0])
+    checks.assert_close(jsp.rgamma(_leaf(p)), scipy.special.rgamma(p), rtol=1e-12)
+    checks.gradcheck(jsp.rgamma, (_leaf(p),))
+    g = np.array([-1.5, -0.5, 2.0])
+    checks.assert_close(jsp.gammasgn(g), scipy.special.gammasgn(g))
+    t = _leaf(g)
+    jsp.gammasgn(t).sum().backward()
+    checks.assert_close(t.grad, np.zeros(3))
