@@ -1,6 +1,7 @@
 """Rows for ``jitgrad.scipy.special`` functions whose forward is ``scipy.special``'s own:
 ``erfc erfinv erfcinv log_ndtr ndtri i0 i1 i0e i1e`` (unary), the regularized incomplete
-gamma and beta functions ``gammainc gammaincc betainc`` and the Bessel functions
+gamma and beta functions ``gammainc gammaincc betainc``, their inverses in the probability
+``gammaincinv betaincinv`` and the t quantile ``stdtrit``, and the Bessel functions
 ``jv yv iv ive`` (differentiable in ``x``; the order and shape parameters are constants).
 
 Every row is a ``def_composite``: the forward calls SciPy on the arrays (accurate in the tails,
@@ -19,6 +20,7 @@ derivatives::
     d/dx gammainc(a, x)  =  exp((a-1) log x - x - gammaln(a))
     d/dx gammaincc(a, x) = -exp((a-1) log x - x - gammaln(a))
     d/dx betainc(a, b, x) = exp((a-1) log x + (b-1) log1p(-x) - betaln(a, b))
+    d/dq gammaincinv(a, q), betaincinv(a, b, q), stdtrit(df, q) = 1 / density(result)
     d/dx jv(v, x) = (jv(v-1, x) - jv(v+1, x)) / 2       (yv the same)
     d/dx iv(v, x) = (iv(v-1, x) + iv(v+1, x)) / 2
     d/dx ive(v, x) = (ive(v-1, x) + ive(v+1, x)) / 2 - sign(x) ive(v, x)
@@ -198,6 +200,48 @@ GAMMAINCC = _row("scipy_gammaincc", "GammainccBackward0", _incomplete_fwd("gamma
                  _gammaincc_back, ("x",), attrs=("params",))
 BETAINC = _row("scipy_betainc", "BetaincBackward0", _incomplete_fwd("betainc"), _betainc_back,
                ("x",), attrs=("params",))
+
+
+# --- inverses in the probability: dx/dq = 1 / density(x) -----------------------------------
+def _const(values, dtype):
+    return dispatch.Tensor._make(np.asarray(values, dtype=dtype))
+
+
+def _gammaincinv_back(ctx, g, result):
+    unary, _ = _ops()
+    (a,) = ctx.params
+    dt = result._data.dtype
+    log_density = (_xlogy(_const(a - 1.0, dt), result) - result
+                   + _const(-_sp("gammaln")(a), dt))
+    return (g * unary.exp(-log_density),)
+
+
+def _betaincinv_back(ctx, g, result):
+    unary, _ = _ops()
+    a, b = ctx.params
+    dt = result._data.dtype
+    log_density = (_xlogy(_const(a - 1.0, dt), result) + _xlogy(_const(b - 1.0, dt), 1.0 - result)
+                   + _const(-_sp("betaln")(a, b), dt))
+    return (g * unary.exp(-log_density),)
+
+
+def _stdtrit_back(ctx, g, result):
+    unary, _ = _ops()
+    (df,) = ctx.params
+    dt = result._data.dtype
+    logc = (_sp("gammaln")((df + 1.0) / 2.0) - _sp("gammaln")(df / 2.0)
+            - 0.5 * np.log(df * np.pi))
+    dft = _const(df, dt)
+    log_density = _const(logc, dt) - (dft + 1.0) * 0.5 * unary.log1p(result * result / dft)
+    return (g * unary.exp(-log_density),)
+
+
+GAMMAINCINV = _row("scipy_gammaincinv", "GammaincinvBackward0", _incomplete_fwd("gammaincinv"),
+                   _gammaincinv_back, ("result",), attrs=("params",))
+BETAINCINV = _row("scipy_betaincinv", "BetaincinvBackward0", _incomplete_fwd("betaincinv"),
+                  _betaincinv_back, ("result",), attrs=("params",))
+STDTRIT = _row("scipy_stdtrit", "StdtritBackward0", _incomplete_fwd("stdtrit"), _stdtrit_back,
+               ("result",), attrs=("params",))
 
 
 # --- Bessel functions of real order v (a constant) ------------------------------------------

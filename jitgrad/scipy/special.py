@@ -1,7 +1,7 @@
 """``jitgrad.scipy.special``: differentiable ``erf erfc erfinv erfcinv gammaln gamma digamma/psi
 polygamma multigammaln rgamma gammasgn beta betaln expit logit log_expit logsumexp softmax
 log_softmax xlogy xlog1py ndtr log_ndtr ndtri i0 i1 i0e i1e j0 j1 jn jv y0 y1 yn yv iv ive
-gammainc gammaincc betainc`` (float64 kept).
+gammainc gammaincc betainc gammaincinv betaincinv stdtr stdtrit`` (float64 kept).
 
 The incomplete functions ``gammainc gammaincc betainc`` and the Bessel functions of order ``v``
 are differentiable in ``x`` only (their shape parameters and orders are constants;
@@ -25,7 +25,8 @@ __all__ = ["erf", "erfc", "gammaln", "digamma", "psi", "polygamma", "expit", "lo
            "logsumexp", "xlogy", "xlog1py", "ndtr", "gamma", "beta", "betaln", "erfinv",
            "erfcinv", "log_ndtr", "ndtri", "i0", "i1", "i0e", "i1e", "gammainc", "gammaincc",
            "betainc", "softmax", "log_softmax", "log_expit", "multigammaln", "jv", "jn", "yv",
-           "yn", "j0", "j1", "y0", "y1", "iv", "ive", "rgamma", "gammasgn"]
+           "yn", "j0", "j1", "y0", "y1", "iv", "ive", "rgamma", "gammasgn", "gammaincinv",
+           "betaincinv", "stdtr", "stdtrit"]
 
 
 def _as_tensor(x):
@@ -194,6 +195,32 @@ def gammasgn(x):
 
     x = _t(x)
     return x * 0.0 + Tensor._make(_np.asarray(scipy.special.gammasgn(x._data), dtype=x._data.dtype))
+
+
+def gammaincinv(a, q):
+    """``x`` with ``gammainc(a, x) = q``; derivative in ``q``: ``Gamma(a) x^(1-a) e^x`` (one
+    over the density); ``a`` is a constant."""
+    return _scipy_ops.incomplete(_scipy_ops.GAMMAINCINV, "gammaincinv", q, a=a)
+
+
+def betaincinv(a, b, q):
+    """``x`` with ``betainc(a, b, x) = q``; derivative in ``q``:
+    ``B(a, b) x^(1-a) (1-x)^(1-b)``; ``a`` and ``b`` are constants."""
+    return _scipy_ops.incomplete(_scipy_ops.BETAINCINV, "betaincinv", q, a=a, b=b)
+
+
+def stdtr(df, t):
+    """Student t CDF with ``df`` degrees of freedom (``df`` a constant); derivative the t
+    density."""
+    from ..ops import npfuncs
+
+    return npfuncs.stdtr(df, _t(t))
+
+
+def stdtrit(df, q):
+    """Student t quantile: ``t`` with ``stdtr(df, t) = q``; derivative in ``q`` one over the t
+    density at ``t``; ``df`` is a constant."""
+    return _scipy_ops.incomplete(_scipy_ops.STDTRIT, "stdtrit", q, df=df)
 
 
 def multigammaln(a, d):

@@ -173,3 +173,18 @@ def test_ive_negative_x_and_rgamma_gammasgn():
     t = _leaf(g)
     jsp.gammasgn(t).sum().backward()
     checks.assert_close(t.grad, np.zeros(3))
+
+
+@pytest.mark.parametrize("name,params", [("gammaincinv", ([0.7, 2.0, 3.0],)),
+                                         ("betaincinv", (1.5, [0.7, 2.0, 3.0])),
+                                         ("stdtrit", ([0.7, 2.0, 30.0],))])
+def test_inverse_incomplete(name, params):
+    q = np.array([0.1, 0.5, 0.8])
+    params = tuple(np.asarray(p) for p in params)
+    fn = getattr(jsp, name)
+    checks.assert_close(fn(*params, _leaf(q)), getattr(scipy.special, name)(*params, q),
+                        rtol=1e-12)
+    checks.gradcheck(lambda t: fn(*params, t), (_leaf(q),))
+    checks.gradgradcheck(lambda t: fn(*params, t), (_leaf(q),))
+    t = np.array([-1.0, 0.4, 2.0])
+    checks.assert_close(jsp.stdtr(3.0, t), scipy.special.stdtr(3.0, t), rtol=1e-12)

@@ -76,15 +76,22 @@ def test_norm_tails_and_quantiles():
                          (_leaf(q), _leaf(LOC), _leaf(SCALE)))
 
 
-@pytest.mark.parametrize("name", ["expon", "laplace", "cauchy", "uniform"])
+QUANTILES = {"expon": (), "laplace": (), "cauchy": (), "uniform": (), "t": (3.5,),
+             "gamma": (2.3,), "beta": (1.4, 2.6), "chi2": (3.5,)}
+
+
+@pytest.mark.parametrize("name", sorted(QUANTILES))
 def test_quantiles(name):
     q = np.array([0.05, 0.3, 0.5, 0.9])
+    shapes = QUANTILES[name]
     for fn in ("ppf", "isf"):
-        if not hasattr(getattr(jst, name), fn) or fn not in getattr(jst, name).__all__:
+        if fn not in getattr(jst, name).__all__:
             continue
-        checks.assert_close(getattr(getattr(jst, name), fn)(q, LOC, SCALE),
-                            getattr(getattr(scipy.stats, name), fn)(q, LOC, SCALE), rtol=1e-12)
-        checks.gradcheck(lambda qq, lo, sc, fn=fn: getattr(getattr(jst, name), fn)(qq, lo, sc),
+        jfn = getattr(getattr(jst, name), fn)
+        checks.assert_close(jfn(q, *shapes, LOC, SCALE),
+                            getattr(getattr(scipy.stats, name), fn)(q, *shapes, LOC, SCALE),
+                            rtol=1e-11)
+        checks.gradcheck(lambda qq, lo, sc, jfn=jfn: jfn(qq, *shapes, lo, sc),
                          (_leaf(q[:2]), _leaf(LOC), _leaf(SCALE)))
 
 

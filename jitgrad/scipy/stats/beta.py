@@ -11,7 +11,7 @@ from ...ops import unary as _unary_ops
 from .. import special as _special
 from . import _common
 
-__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"]
+__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
 
 def logpdf(x, a, b, loc=0.0, scale=1.0):
@@ -54,6 +54,18 @@ def logcdf(x, a, b, loc=0.0, scale=1.0):
 def logsf(x, a, b, loc=0.0, scale=1.0):
     """``log(sf)``."""
     return _unary_ops.log(sf(x, a, b, loc, scale))
+
+
+def ppf(q, a, b, loc=0.0, scale=1.0):
+    """Quantile ``loc + scale betaincinv(a, b, q)``; differentiable in ``q``, ``loc``,
+    ``scale`` (``a``, ``b`` constants)."""
+    return _common.tensor(loc) + _common.tensor(scale) * _special.betaincinv(a, b, q)
+
+
+def isf(q, a, b, loc=0.0, scale=1.0):
+    """Inverse survival function ``loc + scale (1 - betaincinv(b, a, q))``."""
+    return (_common.tensor(loc)
+            + _common.tensor(scale) * (1.0 - _special.betaincinv(b, a, q)))
 
 
 def __getattr__(name):

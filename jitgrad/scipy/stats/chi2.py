@@ -7,7 +7,7 @@ from __future__ import annotations
 from . import _common
 from . import gamma as _gamma
 
-__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"]
+__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
 
 def _shape(df, fn):
@@ -46,6 +46,16 @@ def logcdf(x, df, loc=0.0, scale=1.0):
 def logsf(x, df, loc=0.0, scale=1.0):
     """``log(sf)``."""
     return _common.log(sf(x, df, loc, scale))
+
+
+def ppf(q, df, loc=0.0, scale=1.0):
+    """Quantile ``loc + 2 scale gammaincinv(df/2, q)``."""
+    return _gamma.ppf(q, _shape(df, "cdf"), loc, _common.tensor(scale) * 2.0)
+
+
+def isf(q, df, loc=0.0, scale=1.0):
+    """Inverse survival function ``ppf(1 - q)``."""
+    return _gamma.isf(q, _shape(df, "cdf"), loc, _common.tensor(scale) * 2.0)
 
 
 def __getattr__(name):

@@ -11,7 +11,7 @@ from ...ops import unary as _unary_ops
 from .. import special as _special
 from . import _common
 
-__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"]
+__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
 
 def logpdf(x, a, loc=0.0, scale=1.0):
@@ -52,6 +52,17 @@ def logcdf(x, a, loc=0.0, scale=1.0):
 def logsf(x, a, loc=0.0, scale=1.0):
     """``log(sf)``."""
     return _unary_ops.log(sf(x, a, loc, scale))
+
+
+def ppf(q, a, loc=0.0, scale=1.0):
+    """Quantile ``loc + scale gammaincinv(a, q)``; differentiable in ``q``, ``loc``, ``scale``
+    (``a`` a constant)."""
+    return _common.tensor(loc) + _common.tensor(scale) * _special.gammaincinv(a, q)
+
+
+def isf(q, a, loc=0.0, scale=1.0):
+    """Inverse survival function ``ppf(1 - q)``."""
+    return ppf(1.0 - _common.tensor(q), a, loc, scale)
 
 
 def __getattr__(name):

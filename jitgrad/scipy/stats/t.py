@@ -11,7 +11,7 @@ from ...ops import unary as _unary_ops
 from .. import special as _special
 from . import _common
 
-__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"]
+__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
 
 def logpdf(x, df, loc=0.0, scale=1.0):
@@ -50,6 +50,17 @@ def logcdf(x, df, loc=0.0, scale=1.0):
 def logsf(x, df, loc=0.0, scale=1.0):
     """``log(sf)``."""
     return _unary_ops.log(sf(x, df, loc, scale))
+
+
+def ppf(q, df, loc=0.0, scale=1.0):
+    """Quantile ``loc + scale stdtrit(df, q)``; ``d/dq = scale / f(z)``; differentiable in
+    ``q``, ``loc``, ``scale`` (``df`` a constant)."""
+    return _common.tensor(loc) + _common.tensor(scale) * _special.stdtrit(df, q)
+
+
+def isf(q, df, loc=0.0, scale=1.0):
+    """Inverse survival function ``loc - scale stdtrit(df, q)`` (symmetric)."""
+    return _common.tensor(loc) - _common.tensor(scale) * _special.stdtrit(df, q)
 
 
 def __getattr__(name):
