@@ -367,5 +367,5 @@ def __getattr__(name):
 
     if hasattr(scipy.special, name):
         raise AttributeError(f"jitgrad.scipy.special has no '{name}': scipy.special.{name} is not "
-                             "covered (no derivative rule); see docs/numpy.md")
+                             "covered (no derivative rule); see docs/scipy.md")
     raise AttributeError(f"module 'jitgrad.scipy.special' has no attribute '{name}'")
