@@ -1,5 +1,6 @@
-"""``jitgrad.scipy.linalg``: ``solve_triangular cho_factor cho_solve cholesky expm``,
-differentiable (built on ``jitgrad.ops.nplinalg``)."""
+"""``jitgrad.scipy.linalg``: ``solve_triangular cho_factor cho_solve cholesky expm expm_frechet
+sqrtm solve_sylvester solve_continuous_lyapunov inv det solve``, differentiable (built on
+``jitgrad.ops.nplinalg`` and ``jitgrad.ops.scipy_linalg``)."""
 from __future__ import annotations
 
 import math
@@ -7,16 +8,22 @@ import math
 import numpy as _np
 
 from ..ops import nplinalg as _nplinalg_ops
+from ..ops import scipy_linalg as _scipy_linalg_ops
 from ..ops.linalg import matmul as _matmul
-from ..ops.shape import transpose as _transpose
+from ..ops.shape import cat as _cat, transpose as _transpose
 from ..tensor import Tensor
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "inv", "det",
-           "solve"]
+           "solve", "expm_frechet", "sqrtm", "solve_sylvester", "solve_continuous_lyapunov"]
+
+
+def _as_tensor(x):
+    x = _np.asarray(x)
+    return Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
 
 
 def _t(x):
-    return x if isinstance(x, Tensor) else Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
+    return x if isinstance(x, Tensor) else _as_tensor(x)
 
 
 def _tri(a, lower):
@@ -94,3 +101,36 @@ def expm(A):
     for _ in range(s):
         out = _matmul(out, out)
     return out
+
+
+def expm_frechet(A, E, method=None, compute_expm=True):
+    """The Frechet derivative ``L(A, E) = d/dh expm(A + h E)`` at ``h = 0``, by the
+    block-triangular identity ``expm([[A, E], [0, A]]) = [[expm(A), L], [0, expm(A)]]``;
+    returns ``(expm(A), L)`` (``L`` alone with ``compute_expm=False``), differentiable in
+    ``A`` and ``E``. ``method`` is accepted for SciPy compatibility."""
+    A, E = _t(A), _t(E)
+    n = A.shape[-1]
+    zeros = Tensor._make(_np.zeros((n, n), dtype=A.dtype.np))
+    big = expm(_cat([_cat([A, E], 1), _cat([zeros, A], 1)], 0))
+    L = big[:n, n:]
+    return (big[:n, :n], L) if compute_expm else L
+
+
+def sqrtm(A, disp=True, blocksize=64):
+    """Principal matrix square root ``X`` (``X X = A``) of a real matrix with a real root
+    (``scipy.linalg.sqrtm``); the gradient solves the Sylvester equation
+    ``X^T M + M X^T = dL/dX`` (``M = dL/dA``). A complex root raises ``ValueError``."""
+    return _scipy_linalg_ops.sqrtm(_t(A))
+
+
+def solve_sylvester(a, b, q):
+    """``X`` with ``A X + X B = Q`` (``scipy.linalg.solve_sylvester``); gradients
+    ``dL/dQ = Y``, ``dL/dA = -Y X^T``, ``dL/dB = -X^T Y`` with ``A^T Y + Y B^T = dL/dX``."""
+    return _scipy_linalg_ops.sylvester(_t(a), _t(b), _t(q))
+
+
+def solve_continuous_lyapunov(a, q):
+    """``X`` with ``A X + X A^H = Q`` (``scipy.linalg.solve_continuous_lyapunov``): a Sylvester
+    equation with ``B = A^T`` (real ``A``)."""
+    a = _t(a)
+    return _scipy_linalg_ops.sylvester(a, _transpose(a, -1, -2), _t(q))

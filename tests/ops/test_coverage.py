@@ -8,6 +8,8 @@ import jitgrad  # noqa: F401  (registers the core rows)
 import jitgrad.nn  # noqa: F401
 import jitgrad.numpy  # noqa: F401  (numpy.linalg, fft, einsum rows)
 import jitgrad.scipy.special  # noqa: F401
+import jitgrad.scipy.linalg  # noqa: F401
+import jitgrad.scipy.signal  # noqa: F401
 import jitgrad.scipy.stats  # noqa: F401
 import jitgrad.scipy._mvn_cdf  # noqa: F401  (its rows are made when stats first needs them)
 from jitgrad.ops.registry import OPS
@@ -43,6 +45,16 @@ COVERED_ELSEWHERE = {
     # estimate, too coarse for finite differences) and its gradient row
     "mvn_cdf": "tests/scipy/test_stats_cdfs.py",
     "mvn_cdf_grad": "tests/scipy/test_stats_cdfs.py",
+    # jitgrad.scipy rows whose forward is SciPy's own (shape parameters as attributes):
+    # tests/scipy/test_special_extra.py checks forward, gradients and second derivatives
+    **{f"scipy_{name}": "tests/scipy/test_special_extra.py" for name in (
+        "erfc", "erfinv", "erfcinv", "log_ndtr", "ndtri", "i0", "i1", "i0e", "i1e", "gammainc",
+        "gammaincc", "betainc", "jv", "yv", "iv", "ive", "gammaincinv", "betaincinv",
+        "stdtrit")},
+    "scipy_convolve": "tests/scipy/test_signal.py",
+    "scipy_solve_sylvester": "tests/scipy/test_linalg_extra.py",
+    "scipy_sqrtm": "tests/scipy/test_linalg_extra.py",
+    "scipy_embed": "tests/scipy/test_signal.py (the backward of convolve's same/valid modes)",
     # the backward-only guard of scatter_reduce("prod")'s double backward (two zeros at one
     # target: PyTorch's DelayedError)
     "scatter_reduce_delayed_error": "tests/ops/test_scatter_reduce.py",
