@@ -8,14 +8,15 @@ its own graph (``create_graph=True``) and its result stays a Tensor, so the oute
 traces through it. Whether a call is *nested* is decided once, when the operator is called:
 
 - it runs inside another operator's traced function (a thread-local depth > 0), or an
-  argument is a Tensor that requires grad (a torch-style caller), and
+  argument is a traced Tensor: it requires grad (a torch-style caller) or carries a
+  forward-mode tangent (inside ``make_jvp``/``deriv``), and
 - grad mode is on (inside a custom Function's backward without ``create_graph`` it is off,
   and there is nothing to nest into).
 
-A nested call lifts a Tensor argument that requires grad through ``clone`` (a new node on
-the caller's graph: its gradient is the derivative w.r.t. this argument only, and the result
-stays differentiable w.r.t. the caller's variable; closures over outer variables stay
-differentiable because every pass records). Anything else becomes a fresh leaf. Only the
+A nested call lifts a traced Tensor argument through ``clone`` (a new node on the caller's
+graph that also carries its tangents: its gradient is the derivative w.r.t. this argument
+only, and the result stays differentiable w.r.t. the caller's variable; closures over outer
+variables stay differentiable because every pass records). Anything else becomes a fresh leaf. Only the
 outermost call (depth 0, no argument requiring grad) turns Tensors into NumPy arrays
 (``to_numpy``): a plain user never sees a Tensor.
 
@@ -32,6 +33,7 @@ import threading
 import numpy as _np
 
 from .. import autograd as _autograd
+from ..autograd import forward_ad as _forward_ad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..func._pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
@@ -54,10 +56,18 @@ def tracing():
         _local.depth -= 1
 
 
+def _has_tangent(t: Tensor) -> bool:
+    """Whether ``t`` carries a forward-mode tangent at an open dual level."""
+    levels = _forward_ad._levels
+    return bool(levels) and any(lvl.get(t) is not None
+                                for lvl in levels[:_forward_ad._visible()])
+
+
 def tracked(tree) -> bool:
-    """Whether any leaf of ``tree`` is a Tensor that requires grad."""
+    """Whether any leaf of ``tree`` is a traced Tensor: it requires grad or carries a
+    forward-mode tangent (a dual tensor of an enclosing ``make_jvp``)."""
     if isinstance(tree, Tensor):
-        return tree.requires_grad
+        return tree.requires_grad or _has_tangent(tree)
     if isinstance(tree, (list, tuple)):
         return any(tracked(x) for x in tree)
     if isinstance(tree, dict):
@@ -68,6 +78,12 @@ def tracked(tree) -> bool:
 def is_nested(*trees) -> bool:
     """Whether an operator called now with ``trees`` as arguments must record its pass."""
     return is_grad_enabled() and (depth() > 0 or any(tracked(t) for t in trees))
+
+
+def _float_dtype(x):
+    from .. import dtypes
+
+    return dtypes.to_dtype(_np.dtype(_np.float64))
 
 
 def _float_data(x):
@@ -84,8 +100,11 @@ def _float_data(x):
 
 def lift(x, nested: bool, requires_grad: bool = True):
     """The Tensor a traced function receives for the leaf ``x`` (Note [nested operators])."""
-    if nested and isinstance(x, Tensor) and x.requires_grad:
-        return x.clone()
+    if nested and isinstance(x, Tensor) and tracked(x):
+        if not x.dtype.is_differentiable:
+            x = x._cast(_float_dtype(x))
+        y = x.clone()  # keeps the caller's graph and tangents (Note [nested operators])
+        return y.requires_grad_(requires_grad) if requires_grad and not y.requires_grad else y
     return Tensor._make(_np.array(_float_data(x)), requires_grad=requires_grad)
 
 

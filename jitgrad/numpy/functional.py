@@ -183,8 +183,7 @@ def _jvp_forward(fun, x, v):
     if len(v_leaves) != len(x_leaves):
         raise ValueError(f"make_jvp: the tangent has {len(v_leaves)} leaves, the argument "
                          f"{len(x_leaves)}")
-    primals = [leaf if nested and isinstance(leaf, Tensor) and leaf.requires_grad
-               else _trace.lift(leaf, nested, requires_grad=False) for leaf in x_leaves]
+    primals = [leaf if nested and _trace.tracked(leaf) else _trace.lift(leaf, nested, requires_grad=False) for leaf in x_leaves]
     with _enable_grad(), _trace.tracing(), _forward_ad.dual_level():
         duals = [_forward_ad.make_dual(p, _trace.as_tensor(t, p)) for p, t in zip(primals, v_leaves)]
         out = _trace.check_tensor(fun(_tree_unflatten(duals, spec)), "make_jvp")
