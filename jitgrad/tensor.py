@@ -446,6 +446,13 @@ class Tensor:
             pass
         return format_tensor(self)
 
+    def __format__(self, spec):
+        """PyTorch's: a 0-d tensor formats as its Python number (``f"{loss:10.4f}"``), any
+        other tensor as ``str`` (an empty spec only)."""
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
     def __hash__(self):
         return id(self)
 
@@ -578,9 +585,13 @@ class Tensor:
         return binary.compare("ge", self, other)
 
     def __eq__(self, other):
+        if other is None:  # PyTorch: a bool, so `if t == None` and `t != None` read as Python
+            return False
         return binary.compare("eq", self, other)
 
     def __ne__(self, other):
+        if other is None:
+            return True
         return binary.compare("ne", self, other)
 
     def __and__(self, other):
