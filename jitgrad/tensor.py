@@ -422,9 +422,13 @@ class Tensor:
         return arr.copy() if copy else arr
 
     def __float__(self):
+        if self._data.size != 1:  # PyTorch's ValueError (matplotlib and NumPy catch it)
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __bool__(self):
