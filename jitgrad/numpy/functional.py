@@ -107,11 +107,11 @@ def jacobian(fun, x):
     """``jacobian(f)(*args)[i..., j...] = d f(x)[i...] / d x[j...]``, of shape
     ``f(x).shape + x.shape`` (one reverse pass per output element). ``x`` is a scalar or an
     array (nested lists of numbers count as an array)."""
-    if isinstance(x, (list, tuple, dict)):
-        x = _jnp().array(x) if not isinstance(x, dict) else x
-        if isinstance(x, dict):
-            raise TypeError("jacobian: the argument must be a scalar or an array, got dict; "
-                            "flatten it first (jitgrad.numpy.functional.flatten_func)")
+    if isinstance(x, dict):
+        raise TypeError("jacobian: the argument must be a scalar or an array, got dict; "
+                        "flatten it first (jitgrad.numpy.functional.flatten_func)")
+    if isinstance(x, (list, tuple)):  # nested lists of numbers (or Tensors): one array
+        x = _jnp().array(x)
     vjp, ans = _trace.make_vjp_tree(fun, x, "jacobian")
     ans = _trace.check_tensor(ans, "jacobian")
     n = ans.numel()
@@ -183,12 +183,19 @@ def _jvp_forward(fun, x, v):
     if len(v_leaves) != len(x_leaves):
         raise ValueError(f"make_jvp: the tangent has {len(v_leaves)} leaves, the argument "
                          f"{len(x_leaves)}")
-    primals = [leaf if nested and _trace.tracked(leaf) else _trace.lift(leaf, nested, requires_grad=False) for leaf in x_leaves]
+    # fresh leaves require grad so that a tangent lost on the way (a custom Function whose
+    # forward leaves the graph ops) shows up as an output that depends on x without a tangent
+    primals = [leaf if nested and _trace.tracked(leaf) else _trace.lift(leaf, nested)
+               for leaf in x_leaves]
     with _enable_grad(), _trace.tracing(), _forward_ad.dual_level():
         duals = [_forward_ad.make_dual(p, _trace.as_tensor(t, p)) for p, t in zip(primals, v_leaves)]
         out = _trace.check_tensor(fun(_tree_unflatten(duals, spec)), "make_jvp")
         value, tangent = _forward_ad.unpack_dual(out)
-    return value, _trace.zeros_like(value) if tangent is None else tangent
+    if tangent is None:
+        if value.requires_grad:  # depends on x, but forward mode lost the tangent
+            raise NotImplementedError("make_jvp: the output has no forward-mode tangent")
+        tangent = _trace.zeros_like(value)
+    return value, tangent
 
 
 @_trace.nary
@@ -209,11 +216,15 @@ def make_jvp(fun, x):
     def jvp(v):
         try:
             return _jvp_forward(fun, x, v)
-        except NotImplementedError:  # an op with no jvp rule: reverse mode gives the same J v
-            vjp, y = _trace.make_vjp_tree(fun, x, "make_jvp")
-            zeros = _trace.zeros_like(_trace.check_tensor(y, "make_jvp"))
-            vjp_vjp, _ = _trace.make_vjp_tree(lambda u: vjp(u), zeros, "make_jvp")
-            return y, vjp_vjp(v)
+        except NotImplementedError as forward_error:
+            # an op with no jvp rule: the double-vjp trick gives the same J v (fun runs again)
+            try:
+                vjp, y = _trace.make_vjp_tree(fun, x, "make_jvp")
+                zeros = _trace.zeros_like(_trace.check_tensor(y, "make_jvp"))
+                vjp_vjp, _ = _trace.make_vjp_tree(lambda u: vjp(u), zeros, "make_jvp")
+                return y, vjp_vjp(v)
+            except NotImplementedError as reverse_error:
+                raise forward_error from reverse_error
 
     return jvp
 

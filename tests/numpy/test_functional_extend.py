@@ -157,3 +157,28 @@ def test_fixed_point_of_a_contraction_vs_finite_differences():
             plus[k], minus[k] = arr + e, arr - e
             fd = (float(loss(tuple(plus))) - float(loss(tuple(minus)))) / (2 * h)
             assert g[idx] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+
+
+def test_make_jvp_falls_back_to_reverse_mode_where_the_tangent_is_lost():
+    # a custom Function whose forward works on raw data: forward mode cannot see inside, so
+    # make_jvp takes J v by the double-vjp trick instead of returning a zero tangent (an output
+    # mixing such a Function with traced ops still loses that part: jitgrad.func.jvp too)
+    from jitgrad.autograd import Function
+    from jitgrad.tensor import Tensor
+
+    class RawCube(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return Tensor._make(x.numpy() ** 3)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * g
+
+    x = np.array([1.0, 2.0])
+    value, tangent = F.make_jvp(lambda y: RawCube.apply(y) * 2)(x)(np.array([1.0, -1.0]))
+    np.testing.assert_allclose(value, 2 * x ** 3)
+    np.testing.assert_allclose(tangent, 6 * x ** 2 * np.array([1.0, -1.0]))
+    assert F.deriv(lambda y: RawCube.apply(y))(2.0) == pytest.approx(12.0)
