@@ -1,6 +1,8 @@
 """Tensor: an ndarray plus autograd metadata. Operators and methods are thin calls into ops."""
 from __future__ import annotations
 
+import functools
+
 import warnings
 import weakref
 
@@ -647,6 +649,26 @@ for _names, _fn, _op in registry.surface("method"):
 for _fn in (reduce.argmax, reduce.argmin, shape.reshape, shape.flatten, shape.narrow,
             shape.select, linalg.matmul):
     setattr(Tensor, _fn.__name__, _fn)
+
+
+def _numpy_keywords(fn):
+    """``fn`` as a method that also takes NumPy's keyword names ``axis`` and ``keepdims`` for
+    ``dim`` and ``keepdim`` (PyTorch's argument parser accepts them too)."""
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        if kwargs:
+            if "axis" in kwargs:
+                kwargs["dim"] = kwargs.pop("axis")
+            if "keepdims" in kwargs:
+                kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(self, *args, **kwargs)
+
+    return method
+
+
+for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "var", "std", "logsumexp",
+              "argmax", "argmin"):
+    setattr(Tensor, _name, _numpy_keywords(getattr(Tensor, _name)))
 Tensor.T = property(lambda self: shape.permute(self, tuple(range(self.ndim - 1, -1, -1))))
 Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
 Tensor.expand_as = lambda self, other: shape.expand(self, other.shape)

@@ -58,3 +58,20 @@ def test_matplotlib_takes_tensors():
         fig.canvas.draw()
     finally:
         plt.close(fig)
+
+
+def test_tensor_reductions_take_numpy_keyword_names():
+    a = np.arange(6.0).reshape(2, 3)
+    t = jitgrad.tensor(a, requires_grad=True)
+    assert t.sum(keepdims=True).shape == (1, 1)
+    np.testing.assert_allclose(t.sum(axis=0, keepdims=True).detach().numpy(),
+                               a.sum(axis=0, keepdims=True))
+    np.testing.assert_allclose(t.mean(axis=1).detach().numpy(), a.mean(axis=1))
+    np.testing.assert_allclose(t.prod(axis=1, keepdims=True).detach().numpy(),
+                               a.prod(axis=1, keepdims=True))
+    np.testing.assert_allclose(t.std(axis=0).detach().numpy(), a.std(axis=0, ddof=1))
+    np.testing.assert_array_equal(t.argmax(axis=1).numpy(), a.argmax(axis=1))
+    np.testing.assert_allclose(t.max(axis=0).values.detach().numpy(), a.max(axis=0))
+    t.sum(axis=1, keepdims=True).sum().backward()
+    np.testing.assert_array_equal(t.grad.numpy(), np.ones((2, 3)))
+    assert t.sum.__name__ == "sum" and "Sum over" in t.sum.__doc__
