@@ -38,12 +38,16 @@ from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..func._pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 
-_local = threading.local()
+class _Local(threading.local):
+    depth = 0  # how many operators' traced functions are running on this thread
+
+
+_local = _Local()
 
 
 def depth() -> int:
     """How many operators' traced functions are running on this thread."""
-    return getattr(_local, "depth", 0)
+    return _local.depth
 
 
 @contextlib.contextmanager
