@@ -182,3 +182,14 @@ def test_errors_name_the_operator():
         F.grad(lambda y: 3.0)(1.0)
     with pytest.raises(TypeError, match="argnum 2 but the function got 1"):
         F.grad(lambda y: y, 2)(1.0)
+
+
+def test_outermost_results_feed_scipy_optimize():
+    # HIPS's idiom: minimize(value_and_grad(f), x0, jac=True) needs plain floats and arrays
+    scipy_optimize = pytest.importorskip("scipy.optimize")
+    rosen = lambda x: jnp.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)  # noqa: E731
+    result = scipy_optimize.minimize(F.value_and_grad(rosen), np.zeros(3), jac=True,
+                                     method="BFGS")
+    np.testing.assert_allclose(result.x, np.ones(3), atol=1e-4)
+    hess = F.hessian(rosen)(result.x)
+    np.testing.assert_allclose(hess, scipy_optimize.rosen_hess(result.x), rtol=1e-10)
