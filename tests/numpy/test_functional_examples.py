@@ -54,3 +54,10 @@ def test_gaussian_process(capsys):
     assert params.shape == (4,) and loglik > 0
     out = capsys.readouterr().out
     assert float(out.split("initial log marginal likelihood")[1].split()[0]) < loglik
+
+
+def test_rnn(capsys):
+    losses = load("rnn").main(sequence_length=8, max_lines=8, state_size=8, num_iters=30,
+                              report_every=10, show=1)
+    assert losses[-1] < losses[0]  # learns something of its own source
+    assert "train loss" in capsys.readouterr().out
