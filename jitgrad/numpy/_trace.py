@@ -84,12 +84,6 @@ def is_nested(*trees) -> bool:
     return is_grad_enabled() and (depth() > 0 or any(tracked(t) for t in trees))
 
 
-def _float_dtype(x):
-    from .. import dtypes
-
-    return dtypes.to_dtype(_np.dtype(_np.float64))
-
-
 def _float_data(x):
     data = x._data if isinstance(x, Tensor) else _np.asarray(x)
     if data.dtype.kind not in "fc":  # complex stays complex (a cast would drop the imaginary part)
@@ -104,9 +98,7 @@ def _float_data(x):
 
 def lift(x, nested: bool, requires_grad: bool = True):
     """The Tensor a traced function receives for the leaf ``x`` (Note [nested operators])."""
-    if nested and isinstance(x, Tensor) and tracked(x):
-        if not x.dtype.is_differentiable:
-            x = x._cast(_float_dtype(x))
+    if nested and isinstance(x, Tensor) and tracked(x):  # a float tensor: only those are traced
         y = x.clone()  # keeps the caller's graph and tangents (Note [nested operators])
         return y.requires_grad_(requires_grad) if requires_grad and not y.requires_grad else y
     return Tensor._make(_np.array(_float_data(x)), requires_grad=requires_grad)
@@ -117,8 +109,7 @@ def as_tensor(v, like: Tensor):
     if isinstance(v, Tensor):
         if tuple(v.shape) == tuple(like.shape):
             return v
-        return v.broadcast_to(tuple(like.shape)) if hasattr(v, "broadcast_to") else v.expand(
-            *like.shape)
+        return v.broadcast_to(tuple(like.shape))
     data = _np.broadcast_to(_np.asarray(v, dtype=like.dtype.np), like.shape)
     return Tensor._make(_np.array(data))
 
