@@ -16,8 +16,8 @@ traces through it. Whether a call is *nested* is decided once, when the operator
 A nested call lifts a traced Tensor argument through ``clone`` (a new node on the caller's
 graph that also carries its tangents: its gradient is the derivative w.r.t. this argument
 only, and the result stays differentiable w.r.t. the caller's variable; closures over outer
-variables stay differentiable because every pass records). Anything else becomes a fresh leaf. Only the
-outermost call (depth 0, no argument requiring grad) turns Tensors into NumPy arrays
+variables stay differentiable because every pass records). Anything else becomes a fresh
+leaf. Only the outermost call (depth 0, no argument requiring grad) turns Tensors into NumPy arrays
 (``to_numpy``): a plain user never sees a Tensor.
 
 Arguments and results may be containers: nested lists, tuples (namedtuples) and dicts with

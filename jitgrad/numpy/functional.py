@@ -188,7 +188,8 @@ def _jvp_forward(fun, x, v):
     primals = [leaf if nested and _trace.tracked(leaf) else _trace.lift(leaf, nested)
                for leaf in x_leaves]
     with _enable_grad(), _trace.tracing(), _forward_ad.dual_level():
-        duals = [_forward_ad.make_dual(p, _trace.as_tensor(t, p)) for p, t in zip(primals, v_leaves)]
+        duals = [_forward_ad.make_dual(p, _trace.as_tensor(t, p))
+                 for p, t in zip(primals, v_leaves)]
         out = _trace.check_tensor(fun(_tree_unflatten(duals, spec)), "make_jvp")
         value, tangent = _forward_ad.unpack_dual(out)
     if tangent is None:
@@ -234,7 +235,8 @@ def deriv(fun, x):
     """``deriv(f)(*args) = J 1`` (forward mode with an all-ones tangent): ``f'(x)`` for a
     scalar ``x``, the elementwise derivative for an elementwise ``f``."""
     x_leaves = _tree_flatten(x)[0]
-    ones = [_np.ones(_np.shape(leaf._data if isinstance(leaf, Tensor) else leaf)) for leaf in x_leaves]
+    ones = [_np.ones(_np.shape(leaf._data if isinstance(leaf, Tensor) else leaf))
+            for leaf in x_leaves]
     ones_tree = _tree_unflatten(ones, _tree_flatten(x)[1])
     return make_jvp(fun)(x)(ones_tree)[1]
 

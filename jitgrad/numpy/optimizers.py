@@ -57,12 +57,11 @@ def unflatten_optimizer(optimize):
         def flat_grad(x, i):
             return _flat(grad(unflatten(x), i))
 
-        flat_callback = None
-        if callback is not None:
-            def flat_callback(x, i, g):
-                return callback(unflatten(x), i, unflatten(g))
+        def flat_callback(x, i, g):
+            return callback(unflatten(x), i, unflatten(g))
 
-        return unflatten(optimize(flat_grad, x0_flat, flat_callback, *args, **kwargs))
+        return unflatten(optimize(flat_grad, x0_flat, flat_callback if callback else None,
+                                  *args, **kwargs))
 
     return _optimize
 

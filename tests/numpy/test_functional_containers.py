@@ -46,7 +46,8 @@ def mlp(params, x):
 
 
 RNG = np.random.default_rng(0)
-LAYERS = [(RNG.normal(size=(3, 4)), RNG.normal(size=4)), (RNG.normal(size=(4, 2)), RNG.normal(size=2))]
+LAYERS = [(RNG.normal(size=(3, 4)), RNG.normal(size=4)),
+          (RNG.normal(size=(4, 2)), RNG.normal(size=2))]
 X = RNG.normal(size=(5, 3))
 
 
