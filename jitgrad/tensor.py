@@ -1,6 +1,8 @@
 """Tensor: an ndarray plus autograd metadata. Operators and methods are thin calls into ops."""
 from __future__ import annotations
 
+import functools
+
 import warnings
 import weakref
 
@@ -422,9 +424,13 @@ class Tensor:
         return arr.copy() if copy else arr
 
     def __float__(self):
+        if self._data.size != 1:  # PyTorch's ValueError (matplotlib and NumPy catch it)
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __bool__(self):
@@ -445,6 +451,13 @@ class Tensor:
         except RuntimeError:  # a no_grad view whose base was modified: show it as it is
             pass
         return format_tensor(self)
+
+    def __format__(self, spec):
+        """PyTorch's: a 0-d tensor formats as its Python number (``f"{loss:10.4f}"``), any
+        other tensor as ``str`` (an empty spec only)."""
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
 
     def __hash__(self):
         return id(self)
@@ -578,9 +591,13 @@ class Tensor:
         return binary.compare("ge", self, other)
 
     def __eq__(self, other):
+        if other is None:  # PyTorch: a bool, so `if t == None` and `t != None` read as Python
+            return False
         return binary.compare("eq", self, other)
 
     def __ne__(self, other):
+        if other is None:
+            return True
         return binary.compare("ne", self, other)
 
     def __and__(self, other):
@@ -632,6 +649,26 @@ for _names, _fn, _op in registry.surface("method"):
 for _fn in (reduce.argmax, reduce.argmin, shape.reshape, shape.flatten, shape.narrow,
             shape.select, linalg.matmul):
     setattr(Tensor, _fn.__name__, _fn)
+
+
+def _numpy_keywords(fn):
+    """``fn`` as a method that also takes NumPy's keyword names ``axis`` and ``keepdims`` for
+    ``dim`` and ``keepdim`` (PyTorch's argument parser accepts them too)."""
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        if kwargs:
+            if "axis" in kwargs:
+                kwargs["dim"] = kwargs.pop("axis")
+            if "keepdims" in kwargs:
+                kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(self, *args, **kwargs)
+
+    return method
+
+
+for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "var", "std", "logsumexp",
+              "argmax", "argmin"):
+    setattr(Tensor, _name, _numpy_keywords(getattr(Tensor, _name)))
 Tensor.T = property(lambda self: shape.permute(self, tuple(range(self.ndim - 1, -1, -1))))
 Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
 Tensor.expand_as = lambda self, other: shape.expand(self, other.shape)

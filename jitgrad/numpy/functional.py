@@ -1,13 +1,23 @@
-"""HIPS-autograd-style differential operators, taking and returning ndarrays:
-``grad elementwise_grad value_and_grad grad_and_aux jacobian hessian
-hessian_vector_product make_vjp make_jvp``.
+"""HIPS-autograd-style differential operators on functions written with ``jitgrad.numpy``:
+``grad elementwise_grad value_and_grad grad_and_aux jacobian hessian make_hvp
+hessian_tensor_product (hessian_vector_product, hvp) tensor_jacobian_product
+(vector_jacobian_product) make_vjp make_jvp make_jvp_reversemode make_ggnvp deriv
+holomorphic_grad grad_named``, plus ``flatten flatten_func fixed_point`` (HIPS's
+``autograd.misc``) and the extension API ``primitive defvjp defvjp_argnum defjvp`` (HIPS's
+``autograd.extend``). ``from jitgrad.numpy.functional import grad`` is the drop-in for
+``from autograd import grad``; the optimizers are in ``jitgrad.numpy.optimizers``.
 
-``from jitgrad.numpy.functional import grad`` is the drop-in for ``from autograd import grad``
-(``argnum`` picks the differentiated positional argument). Everything runs in reverse mode on
-the recorded graph: Hessians and Hessian-vector products by double backward, ``make_jvp`` by
-the double-vjp trick (the vjp is linear in its cotangent ``u``, so differentiating
-``u -> J^T u`` against ``v`` gives ``J v``), so every op with a backward rule supports them.
-For PyTorch/JAX-style transforms (``vmap``, ``jacfwd``...) see ``jitgrad.func``.
+Operators nest to any order (``grad(grad(grad(f)))``, ``grad`` of a function calling
+``value_and_grad``, ``jacobian`` inside ``grad``): a nested call records its reverse pass and
+returns Tensors the outer operator traces; only the outermost call returns NumPy arrays
+(Note [nested operators] in ``_trace.py``). ``argnum`` picks the differentiated positional
+argument (a tuple picks several: the gradient is a tuple). The argument may be a container
+(nested lists, tuples, dicts of arrays), the gradient has its structure.
+
+Reverse mode runs on the recorded graph; ``make_jvp`` and ``deriv`` run forward mode (dual
+tensors, ``jitgrad.autograd.forward_ad``) and fall back to the double-vjp trick when an op
+has no forward rule. For PyTorch/JAX-style transforms (``vmap``, ``jacfwd``...) see
+``jitgrad.func``.
 
 Complex inputs keep their dtype and get PyTorch's gradient convention (Note [complex transforms]
 in jitgrad/func/_common.py): ``grad`` of a real ``f(x + iy)`` is ``df/dx + i df/dy``, the
@@ -15,196 +25,242 @@ conjugate of HIPS autograd's ``df/dx - i df/dy``. ``holomorphic_grad`` is HIPS's
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as _np
 
-from .. import autograd as _autograd
-from ..autograd import enable_grad as _enable_grad
+from ..autograd import forward_ad as _forward_ad
+from ..autograd.grad_mode import enable_grad as _enable_grad
+from ..func._pytree import tree_flatten as _tree_flatten, tree_unflatten as _tree_unflatten
 from ..tensor import Tensor
+from . import _trace
+from ._extend import defjvp, defvjp, defvjp_argnum, primitive
+from ._misc import fixed_point, flatten, flatten_func
 
 __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian", "hessian",
-           "hessian_vector_product", "hvp", "make_vjp", "make_jvp", "deriv", "holomorphic_grad"]
+           "make_hvp", "hessian_tensor_product", "hessian_vector_product", "hvp",
+           "tensor_jacobian_product", "vector_jacobian_product", "make_vjp", "make_jvp",
+           "make_jvp_reversemode", "make_ggnvp", "deriv", "holomorphic_grad", "grad_named",
+           "flatten", "flatten_func", "fixed_point", "primitive", "defvjp", "defvjp_argnum",
+           "defjvp"]
 
 
-def _lift(args, argnum):
-    x = args[argnum]
-    data = x._data if isinstance(x, Tensor) else _np.asarray(x)
-    if data.dtype.kind not in "fc":  # complex stays complex (a cast would drop the imaginary part)
-        data = data.astype(_np.float64)
-    xt = Tensor._make(_np.array(data), requires_grad=True)
-    return xt, args[:argnum] + (xt,) + args[argnum + 1:]
+def _jnp():
+    from .. import numpy as jitgrad_numpy
+
+    return jitgrad_numpy
 
 
-def _out_np(t):
-    a = t._data if isinstance(t, Tensor) else _np.asarray(t)
-    return a[()] if a.ndim == 0 else a.copy()
+@_trace.nary
+def make_vjp(fun, x):
+    """``make_vjp(f)(*args) -> (vjp, f(*args))`` with ``vjp(v) = v^T df/dx`` (``v`` shaped like
+    ``f``'s output, which may be a container of arrays; the result is shaped like ``x``)."""
+    vjp, ans = _trace.make_vjp_tree(fun, x, "make_vjp")
+    return (lambda v: vjp(v)), ans
 
 
-def _check_out(out, name):
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{name}: the function must return a jitgrad Tensor (write it with "
-                        f"jitgrad.numpy), got {type(out).__name__}")
-    return out
+@_trace.nary
+def grad(fun, x):
+    """``grad(f)(*args) = df/dx`` for a scalar ``f`` (``x = args[argnum]``), shaped like ``x``:
+    ``(df/dx)_i = d f / d x_i``; the same container structure for a list/tuple/dict ``x``."""
+    vjp, ans = _trace.make_vjp_tree(fun, x, "grad")
+    return vjp(_trace.ones_like(_trace.check_scalar(ans, "grad")), last=True)
 
 
-def _pull(out, xt, v, create_graph=False, retain_graph=None):
-    if not out.requires_grad:
-        return Tensor._make(_np.zeros(xt.shape, dtype=xt.dtype.np))
-    (g,) = _autograd.grad(out, xt, v, create_graph=create_graph, retain_graph=retain_graph,
-                    allow_unused=True)
-    return Tensor._make(_np.zeros(xt.shape, dtype=xt.dtype.np)) if g is None else g
+@_trace.nary
+def value_and_grad(fun, x):
+    """``value_and_grad(f)(*args) -> (f(*args), df/dx)`` for a scalar ``f`` (one pass)."""
+    vjp, ans = _trace.make_vjp_tree(fun, x, "value_and_grad")
+    ans = _trace.check_scalar(ans, "value_and_grad")
+    return ans, vjp(_trace.ones_like(ans), last=True)
 
 
-def _scalar(out, name):
-    if out.numel() != 1:
-        raise TypeError(f"{name}: the function must return a scalar (one element), got shape "
-                        f"{tuple(out.shape)}; use elementwise_grad or jacobian")
-    return out
+@_trace.nary
+def grad_and_aux(fun, x):
+    """``f`` returns ``(scalar, aux)``; ``grad_and_aux(f)(*args) -> (df/dx, aux)`` with ``aux``
+    passed through (its Tensors as NumPy arrays at the outermost call)."""
+    box = []
+
+    def first(xx):
+        out, aux = fun(xx)
+        box.append(aux)
+        return out
+
+    vjp, ans = _trace.make_vjp_tree(first, x, "grad_and_aux")
+    return vjp(_trace.ones_like(_trace.check_scalar(ans, "grad_and_aux")), last=True), box[0]
 
 
-def make_vjp(fun, argnum=0):
-    """``make_vjp(f)(*args) -> (vjp, f(*args))`` with ``vjp(v) = v^T df/dx``."""
-    def maker(*args, **kwargs):
-        with _enable_grad():
-            xt, a = _lift(args, argnum)
-            out = _check_out(fun(*a, **kwargs), "make_vjp")
-
-        def vjp(v):
-            vt = Tensor._make(_np.broadcast_to(_np.asarray(v, dtype=out.dtype.np), out.shape).copy())
-            with _enable_grad():
-                return _out_np(_pull(out, xt, vt, retain_graph=True))
-
-        return vjp, _out_np(out)
-
-    return maker
+@_trace.nary
+def elementwise_grad(fun, x):
+    """``sum_i d f_i / dx`` (``v^T J`` with ``v`` all ones), in one reverse pass: the
+    elementwise derivative for an elementwise ``f``."""
+    vjp, ans = _trace.make_vjp_tree(fun, x, "elementwise_grad")
+    ans = _trace.check_tensor(ans, "elementwise_grad")
+    if ans.dtype.np.kind == "c":
+        raise TypeError("elementwise_grad only applies to real-output functions; use "
+                        "holomorphic_grad or jacobian for a complex output")
+    return vjp(_trace.ones_like(ans), last=True)
 
 
-def grad_and_aux(fun, argnum=0):
-    """``f`` returns ``(scalar, aux)``; ``grad_and_aux(f)(*args) -> (gradient, aux)``."""
-    def g(*args, **kwargs):
-        with _enable_grad():
-            xt, a = _lift(args, argnum)
-            out, aux = fun(*a, **kwargs)
-            out = _scalar(_check_out(out, "grad_and_aux"), "grad_and_aux")
-            return _out_np(_pull(out, xt, None)), aux
-
-    return g
-
-
-def value_and_grad(fun, argnum=0):
-    """``value_and_grad(f)(*args) -> (f(*args), df/dx)`` for a scalar ``f``."""
-    def g(*args, **kwargs):
-        with _enable_grad():
-            xt, a = _lift(args, argnum)
-            out = _scalar(_check_out(fun(*a, **kwargs), "value_and_grad"), "value_and_grad")
-            return _out_np(out), _out_np(_pull(out, xt, None))
-
-    return g
-
-
-def grad(fun, argnum=0):
-    """``grad(f)(*args) = df/dx`` (``x = args[argnum]``) for a scalar ``f``, shaped like ``x``."""
-    vg = value_and_grad(fun, argnum)
-
-    def g(*args, **kwargs):
-        return vg(*args, **kwargs)[1]
-
-    g.__name__ = f"grad_{getattr(fun, '__name__', 'f')}"
-    return g
+@_trace.nary
+def jacobian(fun, x):
+    """``jacobian(f)(*args)[i..., j...] = d f(x)[i...] / d x[j...]``, of shape
+    ``f(x).shape + x.shape`` (one reverse pass per output element). ``x`` is a scalar or an
+    array (nested lists of numbers count as an array)."""
+    if isinstance(x, dict):
+        raise TypeError("jacobian: the argument must be a scalar or an array, got dict; "
+                        "flatten it first (jitgrad.numpy.functional.flatten_func)")
+    if isinstance(x, (list, tuple)):  # nested lists of numbers (or Tensors): one array
+        x = _jnp().array(x)
+    vjp, ans = _trace.make_vjp_tree(fun, x, "jacobian")
+    ans = _trace.check_tensor(ans, "jacobian")
+    n = ans.numel()
+    rows = []
+    for i in range(n):
+        basis = _np.zeros(n, dtype=ans.dtype.np)
+        basis[i] = 1
+        rows.append(vjp(basis.reshape(tuple(ans.shape)), last=i == n - 1).reshape(-1))
+    x_shape = tuple(_np.shape(x._data if isinstance(x, Tensor) else x))
+    if not rows:
+        return Tensor._make(_np.zeros(tuple(ans.shape) + x_shape))
+    return _jnp().stack(rows).reshape(tuple(ans.shape) + x_shape)
 
 
-def elementwise_grad(fun, argnum=0):
-    """The sum over outputs of their gradients (``v^T J`` with ``v`` all ones): the
-    elementwise derivative for elementwise ``f``."""
-    def g(*args, **kwargs):
-        with _enable_grad():
-            xt, a = _lift(args, argnum)
-            out = _check_out(fun(*a, **kwargs), "elementwise_grad")
-            ones = Tensor._make(_np.ones(out.shape, dtype=out.dtype.np))
-            return _out_np(_pull(out, xt, ones))
-
-    return g
+@_trace.nary
+def hessian(fun, x):
+    """``hessian(f)(*args)[i..., j...] = d^2 f / dx[i...] dx[j...]`` for a scalar ``f``, of
+    shape ``x.shape + x.shape``: ``jacobian(jacobian(f))`` (HIPS's definition)."""
+    return jacobian(jacobian(fun))(x)
 
 
-deriv = elementwise_grad
+@_trace.nary
+def make_hvp(fun, x):
+    """``make_hvp(f)(*args) -> (hvp, grad f)`` with ``hvp(v) = H v``, the forward pass and
+    gradient computed once for many products."""
+    return make_vjp(grad(fun))(x)
 
 
-def jacobian(fun, argnum=0):
-    """``jacobian(f)(*args)`` of shape ``f(x).shape + x.shape`` (one backward per output
-    element)."""
-    def j(*args, **kwargs):
-        with _enable_grad():
-            xt, a = _lift(args, argnum)
-            out = _check_out(fun(*a, **kwargs), "jacobian")
-            flat = out.reshape(-1)
-            rows = [_pull(flat[i], xt, None, retain_graph=True)._data.reshape(-1)
-                    for i in range(flat.shape[0])]
-        jac = _np.array(rows).reshape(tuple(out.shape) + tuple(xt.shape))
-        return jac
-
-    return j
+def _tensordot(a, b, ndim):
+    return _jnp().tensordot(a, b, axes=ndim)
 
 
-def hessian(fun, argnum=0):
-    """``hessian(f)(*args)`` of shape ``x.shape + x.shape`` for a scalar ``f`` (double
-    backward)."""
-    def h(*args, **kwargs):
-        with _enable_grad():
-            xt, a = _lift(args, argnum)
-            out = _scalar(_check_out(fun(*a, **kwargs), "hessian"), "hessian")
-            g = _pull(out, xt, None, create_graph=True).reshape(-1)
-            rows = [_pull(g[i], xt, None, retain_graph=True)._data.reshape(-1)
-                    for i in range(g.shape[0])]
-        return _np.array(rows).reshape(tuple(xt.shape) * 2)
+def hessian_tensor_product(fun, argnum=0):
+    """``hessian_tensor_product(f)(*args, v) = H v`` (contracted over all of ``v``'s axes),
+    by differentiating ``<grad f(x), v>`` (two reverse passes, no Hessian formed)."""
+    fun_grad = grad(fun, argnum)
 
-    return h
+    def vector_dot_grad(*args, **kwargs):
+        args, vector = args[:-1], args[-1]
+        return _tensordot(fun_grad(*args, **kwargs), vector, _np.ndim(vector))
+
+    return grad(vector_dot_grad, argnum)
 
 
-def hessian_vector_product(fun, argnum=0):
-    """``hvp(f)(*args, vector) = H v`` for a scalar ``f``, by double backward (one gradient's
-    cost)."""
-    def hv(*args, **kwargs):
-        *args, vector = args
-        with _enable_grad():
-            xt, a = _lift(tuple(args), argnum)
-            out = _scalar(_check_out(fun(*a, **kwargs), "hessian_vector_product"),
-                          "hessian_vector_product")
-            g = _pull(out, xt, None, create_graph=True)
-            v = Tensor._make(_np.asarray(vector, dtype=xt.dtype.np).reshape(xt.shape))
-            if not g.requires_grad:
-                return _np.zeros(xt.shape)
-            return _out_np(_pull((g * v).sum(), xt, None))
-
-    return hv
+hessian_vector_product = hvp = hessian_tensor_product
 
 
-hvp = hessian_vector_product
+def tensor_jacobian_product(fun, argnum=0):
+    """``tensor_jacobian_product(f)(*args, v) = v^T J`` (``v`` shaped like ``f``'s output,
+    contracted over all its axes), one reverse pass."""
+    def vector_dot_fun(*args, **kwargs):
+        args, vector = args[:-1], args[-1]
+        return _tensordot(vector, fun(*args, **kwargs), _np.ndim(vector))
+
+    return jacobian(vector_dot_fun, argnum)
 
 
-def make_jvp(fun, argnum=0):
-    """``make_jvp(f)(*args) -> jvp`` with ``jvp(v) = (f(*args), df/dx v)``."""
-    def maker(*args, **kwargs):
-        with _enable_grad():
-            xt, a = _lift(args, argnum)
-            out = _check_out(fun(*a, **kwargs), "make_jvp")
-
-        def jvp(v):
-            vt = Tensor._make(_np.asarray(v, dtype=xt.dtype.np).reshape(xt.shape))
-            with _enable_grad():
-                if not out.requires_grad:
-                    return _out_np(out), _np.zeros(out.shape)
-                u = Tensor._make(_np.zeros(out.shape, dtype=out.dtype.np), requires_grad=True)
-                gx = _pull(out, xt, u, create_graph=True, retain_graph=True)
-                if not gx.requires_grad:
-                    return _out_np(out), _np.zeros(out.shape)
-                (jv,) = _autograd.grad(gx, u, vt, allow_unused=True)
-            return _out_np(out), _np.zeros(out.shape) if jv is None else _out_np(jv)
-
-        return jvp
-
-    return maker
+vector_jacobian_product = tensor_jacobian_product
 
 
-def holomorphic_grad(fun, argnum=0):
+def _jvp_forward(fun, x, v):
+    """``(f(x), J v)`` by forward mode (dual tensors); NotImplementedError where an op has no
+    forward rule."""
+    nested = _trace.is_nested(x, v)
+    x_leaves, spec = _tree_flatten(x)
+    v_leaves, _ = _tree_flatten(v)
+    if len(v_leaves) != len(x_leaves):
+        v_leaves = [v] if len(x_leaves) == 1 else v_leaves
+    if len(v_leaves) != len(x_leaves):
+        raise ValueError(f"make_jvp: the tangent has {len(v_leaves)} leaves, the argument "
+                         f"{len(x_leaves)}")
+    # fresh leaves require grad so that a tangent lost on the way (a custom Function whose
+    # forward leaves the graph ops) shows up as an output that depends on x without a tangent
+    primals = [leaf if nested and _trace.tracked(leaf) else _trace.lift(leaf, nested)
+               for leaf in x_leaves]
+    with _enable_grad(), _trace.tracing(), _forward_ad.dual_level():
+        duals = [_forward_ad.make_dual(p, _trace.as_tensor(t, p))
+                 for p, t in zip(primals, v_leaves)]
+        out = _trace.check_tensor(fun(_tree_unflatten(duals, spec)), "make_jvp")
+        value, tangent = _forward_ad.unpack_dual(out)
+    if tangent is None:
+        if value.requires_grad:  # depends on x, but forward mode lost the tangent
+            raise NotImplementedError("make_jvp: the output has no forward-mode tangent")
+        tangent = _trace.zeros_like(value)
+    return value, tangent
+
+
+@_trace.nary
+def make_jvp_reversemode(fun, x):
+    """``make_jvp_reversemode(f)(*args) -> jvp`` with ``jvp(v) = J v`` by the double-vjp trick:
+    ``u -> J^T u`` is linear in ``u``, so its vjp against ``v`` is ``J v``."""
+    vjp, y = _trace.make_vjp_tree(fun, x, "make_jvp_reversemode")
+    zeros = [_trace.zeros_like(t) for t in _tree_flatten(y)[0]]
+    vjp_vjp, _ = _trace.make_vjp_tree(lambda u: vjp(u), _tree_unflatten(zeros, _tree_flatten(y)[1]),
+                                      "make_jvp_reversemode")
+    return vjp_vjp
+
+
+@_trace.nary
+def make_jvp(fun, x):
+    """``make_jvp(f)(*args) -> jvp`` with ``jvp(v) = (f(*args), J v)``, by forward mode (one
+    pass per ``v``); an op without a forward rule falls back to ``make_jvp_reversemode``."""
+    def jvp(v):
+        try:
+            return _jvp_forward(fun, x, v)
+        except NotImplementedError as forward_error:
+            # an op with no jvp rule: the double-vjp trick gives the same J v (fun runs again)
+            try:
+                vjp, y = _trace.make_vjp_tree(fun, x, "make_jvp")
+                zeros = _trace.zeros_like(_trace.check_tensor(y, "make_jvp"))
+                vjp_vjp, _ = _trace.make_vjp_tree(lambda u: vjp(u), zeros, "make_jvp")
+                return y, vjp_vjp(v)
+            except NotImplementedError as reverse_error:
+                raise forward_error from reverse_error
+
+    return jvp
+
+
+@_trace.nary
+def deriv(fun, x):
+    """``deriv(f)(*args) = J 1`` (forward mode with an all-ones tangent): ``f'(x)`` for a
+    scalar ``x``, the elementwise derivative for an elementwise ``f``."""
+    x_leaves = _tree_flatten(x)[0]
+    ones = [_np.ones(_np.shape(leaf._data if isinstance(leaf, Tensor) else leaf))
+            for leaf in x_leaves]
+    ones_tree = _tree_unflatten(ones, _tree_flatten(x)[1])
+    return make_jvp(fun)(x)(ones_tree)[1]
+
+
+def make_ggnvp(f, g=None, f_argnum=0):
+    """``make_ggnvp(f, g)(*args) -> ggnvp`` with ``ggnvp(v) = J^T H_g J v``, the generalized
+    Gauss-Newton product of ``g(f(x))`` (``J`` = Jacobian of ``f``, ``H_g`` = Hessian of
+    ``g`` at ``f(x)``; default ``g(y) = sum(y**2, axis=-1) / 2``)."""
+    if g is None:
+        g = lambda y: 0.5 * _jnp().sum(y ** 2, axis=-1)  # noqa: E731
+
+    def _make_ggnvp(fun, x):
+        f_vjp, f_x = _trace.make_vjp_tree(fun, x, "make_ggnvp")
+        g_hvp, grad_g_x = _trace.make_vjp_tree(grad(g), f_x, "make_ggnvp")
+        f_jvp, _ = _trace.make_vjp_tree(lambda u: f_vjp(u), _trace.zeros_like(grad_g_x),
+                                        "make_ggnvp")
+        return lambda v: f_vjp(g_hvp(f_jvp(v)))
+
+    _make_ggnvp.__name__ = "make_ggnvp"
+    return _trace.nary(_make_ggnvp)(f, f_argnum)
+
+
+@_trace.nary
+def holomorphic_grad(fun, x):
     """``holomorphic_grad(f)(*args) = f'(z)`` for a holomorphic scalar ``f: C -> C``
     (``z = args[argnum]``, complex), as HIPS autograd's ``holomorphic_grad``.
 
@@ -215,22 +271,26 @@ def holomorphic_grad(fun, argnum=0):
     holomorphic. ``z`` must be complex and ``f(z)`` a complex scalar: a real input or a real
     output raises TypeError (for a real loss of ``z`` use ``grad``).
     """
-    def g(*args, **kwargs):
-        x = args[argnum]
-        kind = x._data.dtype.kind if isinstance(x, Tensor) else _np.asarray(x).dtype.kind
-        if kind != "c":
-            raise TypeError("holomorphic_grad: the differentiated argument must be complex, got "
-                            f"dtype kind {kind!r} (pass z + 0j; for a real function of a real "
-                            "argument use grad)")
-        with _enable_grad():
-            xt, a = _lift(args, argnum)
-            out = _scalar(_check_out(fun(*a, **kwargs), "holomorphic_grad"), "holomorphic_grad")
-            if out._data.dtype.kind != "c":
-                raise TypeError(f"holomorphic_grad: the function must return a complex scalar "
-                                f"(f: C -> C), got {out.dtype.name}; a real-valued function of "
-                                "z is not holomorphic: use grad for its gradient")
-            ones = Tensor._make(_np.ones(out.shape, dtype=out.dtype.np))
-            return _np.conj(_out_np(_pull(out, xt, ones)))  # conj(grad_z Re f) = f'(z)
+    kind = x._data.dtype.kind if isinstance(x, Tensor) else _np.asarray(x).dtype.kind
+    if kind != "c":
+        raise TypeError("holomorphic_grad: the differentiated argument must be complex, got "
+                        f"dtype kind {kind!r} (pass z + 0j; for a real function of a real "
+                        "argument use grad)")
+    vjp, out = _trace.make_vjp_tree(fun, x, "holomorphic_grad")
+    out = _trace.check_scalar(out, "holomorphic_grad")
+    if out._data.dtype.kind != "c":
+        raise TypeError(f"holomorphic_grad: the function must return a complex scalar "
+                        f"(f: C -> C), got {out.dtype.name}; a real-valued function of "
+                        "z is not holomorphic: use grad for its gradient")
+    return _jnp().conj(vjp(_trace.ones_like(out), last=True))  # conj(grad_z Re f) = f'(z)
 
-    g.__name__ = f"holomorphic_grad_{getattr(fun, '__name__', 'f')}"
-    return g
+
+def grad_named(fun, argname):
+    """``grad`` with respect to the argument named ``argname`` (positional or keyword
+    parameters of ``fun``; not ``*args``/``**kwargs``)."""
+    names = [p.name for p in inspect.signature(fun).parameters.values()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if argname not in names:
+        raise TypeError(f"grad_named: {getattr(fun, '__name__', 'the function')} has no "
+                        f"positional parameter {argname!r} (it has {names})")
+    return grad(fun, names.index(argname))
