@@ -663,6 +663,8 @@ def _numpy_keywords(fn):
                 kwargs["keepdim"] = kwargs.pop("keepdims")
         return fn(self, *args, **kwargs)
 
+    # tracebacks and error messages that name the caller (vmap's) show the method's own name
+    method.__code__ = method.__code__.replace(co_name=fn.__name__)
     return method
 
 

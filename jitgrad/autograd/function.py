@@ -110,8 +110,25 @@ class Function(metaclass=_FunctionMeta):
         raise NotImplementedError("You must implement either the backward or vjp method for "
                                   "your custom autograd.Function to use it with backward mode AD.")
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    # a subclass whose caller propagates the tangents itself (jitgrad.numpy's primitives)
+    _tangents_by_caller = False
+
     @classmethod
     def apply(cls, *args, **kwargs):
+        out, ctx = cls._apply(*args, **kwargs)
+        from . import forward_ad
+
+        if forward_ad._levels and not cls._tangents_by_caller:
+            _forward_tangents(cls, ctx, args, out)
+        return out
+
+    @classmethod
+    def _apply(cls, *args, **kwargs):
         Tensor = _Tensor()
         from ..ops.dispatch import gradient_edge
 
@@ -130,7 +147,7 @@ class Function(metaclass=_FunctionMeta):
                 o = o.detach()  # an input returned as is: a new tensor object carries the history
             outputs.append(o)
         if not record:
-            return tuple(outputs) if is_tuple else outputs[0]
+            return (tuple(outputs) if is_tuple else outputs[0]), ctx
         ctx._next_edges = tuple(gradient_edge(args[p]) if ctx.needs_input_grad[p] else (None, 0)
                                 for p in ctx._tensor_positions)
         ctx._next_meta = tuple((args[p].shape, args[p].dtype) if ctx.needs_input_grad[p] else None
@@ -148,7 +165,36 @@ class Function(metaclass=_FunctionMeta):
                       SavedTensor(by_id[id(t)], is_output=by_id[id(t)]._grad_fn is ctx)
                       if id(t) in by_id else SavedTensor(t) for t in ctx._to_save]
         ctx._to_save = ()
-        return tuple(outputs) if is_tuple else outputs[0]
+        return (tuple(outputs) if is_tuple else outputs[0]), ctx
+
+
+def _forward_tangents(cls, ctx, args, out) -> None:
+    """Forward mode through a custom Function: its ``jvp(ctx, *tangents)`` (one tangent per
+    forward argument: zeros for a tensor without one, None for a non-tensor) gives the outputs'
+    tangents; without a ``jvp`` an input carrying a tangent raises, as in PyTorch, never a
+    silently lost tangent."""
+    from types import SimpleNamespace
+
+    from . import forward_ad
+
+    Tensor = _Tensor()
+    if cls.jvp is Function.jvp:
+        visible = forward_ad._levels[:forward_ad._visible()]
+        if any(isinstance(a, Tensor) and level.get(a) is not None
+               for level in visible for a in args):
+            cls.jvp(None)
+        return
+
+    def rule(tangents, primals, outputs):
+        from ..ops import creation
+
+        full = [t if t is not None or not isinstance(a, Tensor) else creation.zeros_like(a)
+                for t, a in zip(tangents, args)]
+        return cls.jvp(ctx, *full)
+
+    op = SimpleNamespace(name=cls.__name__, node_name=f"{cls.__name__} (custom Function)",
+                         differentiable=True, elementwise=False, jvp=rule)
+    forward_ad._propagate(op, args, {}, out)
 
 
 class FunctionCtx(BackwardCFunction):

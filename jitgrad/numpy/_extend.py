@@ -50,6 +50,8 @@ def _as_tensor(value, like=None):
 class _PrimitiveCall(Function):
     """One call of a primitive: ``apply(prim, kwargs, *args)``."""
 
+    _tangents_by_caller = True  # ``Primitive.__call__`` propagates them with the defjvp rules
+
     @staticmethod
     def forward(ctx, prim, kwargs, *args):
         ctx.prim, ctx.kwargs = prim, kwargs
