@@ -251,8 +251,13 @@ def _key(spec, leaves, kinds) -> tuple:
             data = leaf._data
             root = data.base if getattr(data, "base", None) is not None else data
             alias = roots.setdefault(id(root), i)  # leaves sharing storage: the first's index
-            parts.append(("tensor", data.shape, data.dtype.str, str(leaf.device),
-                          leaf._requires_grad, _layout(data), alias))
+            if type(data) is np.ndarray:  # (inline: this runs for every argument of every call)
+                device = "cpu"
+                layout = "C" if data.flags.c_contiguous else _layout(data)
+            else:
+                device, layout = str(leaf.device), "device"
+            parts.append(("tensor", data.shape, data.dtype, device, leaf._requires_grad, layout,
+                          alias))
         elif kind == "scalar":
             parts.append(("scalar",))
         else:

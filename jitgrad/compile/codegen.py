@@ -368,6 +368,8 @@ class FusedGroup:
             plan.append((vid, mode, dt))
         nbytes = math.prod(shape) * 8
         flat = self.flat
+        if nbytes < min(cpu.PARALLEL_MIN_BYTES, pool.CPU.min_bytes) and math.prod(shape) == 1:
+            return self._small_step(plan, out_dtypes)
 
         def step(env):
             args = []
@@ -383,4 +385,29 @@ class FusedGroup:
                 self.kernel(cpu._parallel(nbytes))(*outs, *args)
             for vid, o in zip(stored, outs):
                 env[vid] = o.reshape(shape) if flat else o
+        return step
+
+    def _small_step(self, plan, out_dtypes):
+        """The step of a one-element group (0-d losses, W1-sized functions), where the
+        per-call Python is the cost: serial kernel, plain ``np.empty``, scalars read by
+        ``a[()]`` (keeping the dtype), nothing recomputed per call."""
+        shape, stored = self.shape, self.stored
+        reads = [(vid, dt.type, len(self.graph.values[vid].shape) == 0) for vid, _, dt in plan]
+        kernel = []  # compiled on the first call (``kernel`` loads the generated module)
+        empty = np.empty
+
+        def step(env):
+            args = []
+            for vid, to_scalar, zero_d in reads:
+                a = env[vid]
+                if type(a) is not np.ndarray:
+                    args.append(to_scalar(a))
+                else:
+                    args.append(a[()] if zero_d else a.reshape(-1)[0])
+            outs = [empty(1, dt) for dt in out_dtypes]
+            if not kernel:
+                kernel.append(self.kernel(False))
+            kernel[0](*outs, *args)
+            for vid, o in zip(stored, outs):
+                env[vid] = o.reshape(shape)
         return step

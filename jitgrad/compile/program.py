@@ -73,6 +73,25 @@ def _composite_step(node):
     return step
 
 
+def _identity_view(graph, node) -> bool:
+    """A view row that changes nothing (``permute`` in the same order, ``view`` to the same
+    shape): its result is its input's array (a view's outputs are copied when returned)."""
+    if not getattr(node.op, "view", False) or len(node.args) != 1 or node.args[0][0] != "v":
+        return False
+    shape = graph.values[node.args[0][1]].shape
+    if node.op.name == "permute":
+        return tuple(node.attrs.get("dims", ())) == tuple(range(len(shape)))
+    return node.op.name == "view" and graph.values[node.outputs[0]].shape == shape
+
+
+def _alias_step(node):
+    source, out = node.args[0][1], node.outputs[0]
+
+    def step(env):
+        env[out] = env[source]
+    return step
+
+
 def build_steps(graph, nodes, weak: set, live: set) -> list:
     """Steps running ``nodes``: each maximal run of fusible elementwise nodes is one generated
     kernel (``codegen``), every other node a step of its own. ``live``: the values needed
@@ -85,6 +104,8 @@ def build_steps(graph, nodes, weak: set, live: set) -> list:
             steps.append(group.step())
         elif group.op.elementwise:
             steps.append(_elementwise_step(group, weak))
+        elif _identity_view(graph, group):
+            steps.append(_alias_step(group))
         else:
             steps.append(_composite_step(group))
     return steps
