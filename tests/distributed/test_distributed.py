@@ -247,7 +247,9 @@ def test_loss_error_names_partition_and_progress(client, capsys):
                                                 "FloatingPointError: bad partition") as info:
         jd.value_and_grad(picky, onp.zeros(3), parts, client)
     assert info.value.partitions == [1]
+    capsys.readouterr()
     v, _ = jd.value_and_grad(logistic_nll, onp.zeros(3), parts, client, progress=True)
+    assert "100% Completed" in capsys.readouterr().out
     onp.testing.assert_allclose(v, 30 * onp.log(2.0), rtol=RTOL)
 
 
