@@ -3,8 +3,8 @@
 Note [replicas stay identical]: each worker holds one replica (module + optimizer) in a
 worker-local registry, and every task that touches it is pinned to that worker. A step is
 
-1. the batch split into one shard per worker (rows, ``numpy.array_split``), each scattered to
-   its worker only;
+1. the batch split into one shard per worker (contiguous rows), each sent to its worker only
+   (inside the task up to 1 MiB, scattered to that worker above);
 2. forward + backward of the shard on its replica; gradients scaled by shard rows / batch rows;
 3. the scaled gradients summed by a tree of ``combine`` tasks on the cluster (reduce) and the
    sum fetched by every replica from the worker that holds it (broadcast): an all-reduce;
@@ -25,6 +25,10 @@ import numpy as np
 
 from . import _worker
 from ._grad import _client, _tree_reduce
+
+# Shards up to this size travel inside the task (no extra round trip); larger ones are
+# scattered to their worker first.
+_INLINE_BYTES = 1 << 20
 
 
 def _to_numpy(a):
@@ -122,9 +126,10 @@ class DataParallel:
         grads = []
         for k, addr in enumerate(self.workers):
             shard = tuple(a[bounds[k]:bounds[k + 1]] for a in arrays)
-            (shard_f,) = self.client.scatter([shard], workers=[addr], hash=False)
+            if sum(a.nbytes for a in shard) > _INLINE_BYTES:  # big: straight to its worker
+                (shard,) = self.client.scatter([shard], workers=[addr], hash=False)
             weight = (bounds[k + 1] - bounds[k]) / n
-            grads.append(self._pinned(_worker.replica_grad, k, weight, shard_f,
+            grads.append(self._pinned(_worker.replica_grad, k, weight, shard,
                                       key="jitgrad-dp-grad"))
         total, _ = _tree_reduce(self.client, grads, self.split_every,
                                 f"dp-{self.rid}-{self.steps}")
