@@ -41,7 +41,7 @@ class PartitionError(RuntimeError):
         self.partitions = list(partitions)
 
 
-def _client(client):
+def get_client(client):
     if client is not None:
         return client
     try:
@@ -95,10 +95,10 @@ def _probe(loss_fn, params, treedef, meta, what):
         raise ValueError(f"{what}: loss_fn failed on a probe partition of two rows of zeros "
                          f"({shapes}): {type(err).__name__}: {err}. Fix loss_fn, or pass "
                          "check=False to skip this check") from err
-    _worker._scalar(value, what)
+    _worker.check_scalar(value, what)
 
 
-def _tree_reduce(client, results, split_every, token):
+def tree_reduce(client, results, split_every, token):
     level, depth, nodes = list(results), 0, []
     while len(level) > 1:
         nxt = []
@@ -116,20 +116,35 @@ def _tree_reduce(client, results, split_every, token):
 
 
 def _raise_partition_error(err, part_futs, what):
-    failed = [i for i, f in enumerate(part_futs) if f.status in ("error", "lost", "cancelled")]
-    if not failed:
-        raise RuntimeError(f"{what}: the tree reduction failed: {type(err).__name__}: {err}") from err
-    first = part_futs[failed[0]]
+    """Name the partitions that failed: those whose task raised (or ran out of worker deaths,
+    KilledWorker) first, with their error as the cause; then those cancelled because data they
+    needed was lost with every worker that held it."""
+    errored = [i for i, f in enumerate(part_futs) if f.status == "error"]
+    cancelled = [i for i, f in enumerate(part_futs) if f.status in ("lost", "cancelled")]
+    if not errored and not cancelled:
+        raise RuntimeError(f"{what}: the tree reduction failed: {type(err).__name__}: "
+                           f"{err}") from err
     cause = None
-    if first.status == "error":
+    if errored:
         try:
-            cause = first.exception()
+            cause = part_futs[errored[0]].exception()
         except Exception:  # noqa: BLE001 - the exception itself may not come back
             cause = None
     cause = cause if cause is not None else err
-    names = ", ".join(map(str, failed[:10])) + (" ..." if len(failed) > 10 else "")
-    raise PartitionError(f"{what}: partition {names} (of {len(part_futs)}) failed: "
-                         f"{type(cause).__name__}: {cause}", failed) from cause
+
+    def names(idx):
+        return ", ".join(map(str, idx[:10])) + (" ..." if len(idx) > 10 else "")
+
+    if errored:
+        msg = (f"{what}: partition {names(errored)} (of {len(part_futs)}) failed: "
+               f"{type(cause).__name__}: {cause}")
+        if cancelled:
+            msg += f"; partition {names(cancelled)} cancelled with it"
+    else:
+        msg = (f"{what}: partition {names(cancelled)} (of {len(part_futs)}) failed: its task "
+               "was cancelled because data it needs (the parameters or the partition) was lost "
+               f"with every worker that held it ({type(err).__name__}: {err}); call again")
+    raise PartitionError(msg, errored + cancelled) from cause
 
 
 def _run(client, kernel, data, param_leaves, extra, *, split_every, retries, progress, what):
@@ -147,7 +162,7 @@ def _run(client, kernel, data, param_leaves, extra, *, split_every, retries, pro
                            key=[f"jitgrad-{what.rsplit('.', 1)[-1]}-{token}-p{i}"
                                 for i in range(n)],
                            retries=retries, pure=False)
-    root, nodes = _tree_reduce(client, part_futs, max(2, int(split_every)), token)
+    root, nodes = tree_reduce(client, part_futs, max(2, int(split_every)), token)
     if progress:
         from distributed import progress as show_progress
 
@@ -170,7 +185,7 @@ def persist(partitions, client=None, *, loss_fn=None, params=None):
 
     Later calls that take it send no data. With ``loss_fn`` and ``params`` the loss is first
     checked locally on a probe partition (as :func:`value_and_grad` does)."""
-    client = _client(client)
+    client = get_client(client)
     plan = _partitions.plan(partitions)
     if loss_fn is not None and plan.meta is not None:
         leaves, treedef = tree_flatten(params)
@@ -184,7 +199,7 @@ def persist(partitions, client=None, *, loss_fn=None, params=None):
 
 def _prepare(loss_fn, params, partitions, client, reduce, device, check, what):
     _check_reduce(reduce)
-    client = _client(client)
+    client = get_client(client)
     leaves, treedef = tree_flatten(params)
     device = _device(treedef, device)
     plan = _partitions.plan(partitions)  # form and known shapes: nothing sent yet
@@ -296,7 +311,7 @@ def minimize(loss_fn, x0, partitions, client=None, *, reduce="sum", method="L-BF
 
     what = "jitgrad.distributed.minimize"
     _check_reduce(reduce)
-    client = _client(client)
+    client = get_client(client)
     x0 = np.asarray(x0._data if isinstance(x0, Tensor) else x0, dtype=np.float64)
     shape = x0.shape
     plan = _partitions.plan(partitions)
@@ -355,7 +370,7 @@ def warmup(client=None, loss_fn=None, params=None, partition=None):
     that loss forward and backward once, which compiles exactly the kernels it uses; without
     them, a small generic forward/backward. Returns ``{worker address: seconds}``.
     """
-    client = _client(client)
+    client = get_client(client)
     if loss_fn is None:
         return client.run(_worker.warm, None, None, None, None)
     leaves, treedef = tree_flatten(params)

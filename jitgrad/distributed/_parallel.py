@@ -24,7 +24,7 @@ import uuid
 import numpy as np
 
 from . import _worker
-from ._grad import _client, _tree_reduce
+from ._grad import get_client, tree_reduce
 
 # Shards up to this size travel inside the task (no extra round trip); larger ones are
 # scattered to their worker first.
@@ -65,7 +65,7 @@ class DataParallel:
 
     def __init__(self, module_fn, optimizer_fn, loss_fn, client=None, *, state_dict=None,
                  workers=None, split_every=8):
-        self.client = _client(client)
+        self.client = get_client(client)
         self._fns = (module_fn, optimizer_fn, loss_fn)
         self.split_every = max(2, int(split_every))
         self.steps = 0
@@ -73,7 +73,7 @@ class DataParallel:
         model = module_fn()
         if state_dict is not None:
             model.load_state_dict(state_dict)
-        self._build(_worker._state_bytes(model.state_dict()), None, workers)
+        self._build(_worker.state_bytes(model.state_dict()), None, workers)
 
     def _build(self, model_state, optimizer_state, workers):
         info = self.client.scheduler_info(n_workers=-1) if _takes_n_workers(self.client) \
@@ -131,7 +131,7 @@ class DataParallel:
             weight = (bounds[k + 1] - bounds[k]) / n
             grads.append(self._pinned(_worker.replica_grad, k, weight, shard,
                                       key="jitgrad-dp-grad"))
-        total, _ = _tree_reduce(self.client, grads, self.split_every,
+        total, _ = tree_reduce(self.client, grads, self.split_every,
                                 f"dp-{self.rid}-{self.steps}")
         steps = [self._pinned(_worker.replica_step, k, total, key="jitgrad-dp-step")
                  for k in range(w)]
@@ -143,11 +143,11 @@ class DataParallel:
     def state_dict(self):
         """The model's ``state_dict`` (from replica 0, via jitgrad.save bytes)."""
         model_state, _ = self._state(0)
-        return _worker._from_bytes(model_state)
+        return _worker.from_bytes(model_state)
 
     def optimizer_state_dict(self):
         _, opt_state = self._state(0)
-        return _worker._from_bytes(opt_state)
+        return _worker.from_bytes(opt_state)
 
     def module(self):
         """A local module (``module_fn()``) holding the replicas' current parameters."""

@@ -41,7 +41,7 @@ def _as_parts(parts):
     return tuple(parts)
 
 
-def _scalar(value, where):
+def check_scalar(value, where):
     from ..tensor import Tensor
 
     if not isinstance(value, Tensor):
@@ -73,7 +73,7 @@ def partition_value_and_grad(loss_fn, treedef, device, params, *parts):
     arrays = _as_parts(parts)
     leaves = _leaves(params, device)
     with enable_grad():
-        value = _scalar(loss_fn(tree_unflatten(treedef, leaves),
+        value = check_scalar(loss_fn(tree_unflatten(treedef, leaves),
                                 *[_tensor(a, device=device) for a in arrays]),
                         "jitgrad.distributed")
         grads = _grads(value, leaves)
@@ -91,7 +91,7 @@ def partition_hvp(loss_fn, treedef, device, params, vector, *parts):
     arrays = _as_parts(parts)
     leaves = _leaves(params, device)
     with enable_grad():
-        value = _scalar(loss_fn(tree_unflatten(treedef, leaves),
+        value = check_scalar(loss_fn(tree_unflatten(treedef, leaves),
                                 *[_tensor(a, device=device) for a in arrays]),
                         "jitgrad.distributed")
         grads = _grads(value, leaves, create_graph=True)
@@ -178,7 +178,7 @@ class _Replica:
         self.lock = threading.Lock()
 
 
-def _state_bytes(obj) -> bytes:
+def state_bytes(obj) -> bytes:
     from ..serialization import save
 
     buf = io.BytesIO()
@@ -186,7 +186,7 @@ def _state_bytes(obj) -> bytes:
     return buf.getvalue()
 
 
-def _from_bytes(data: bytes):
+def from_bytes(data: bytes):
     from ..serialization import load
 
     return load(io.BytesIO(data))
@@ -205,10 +205,10 @@ def replica_create(rid, module_fn, optimizer_fn, loss_fn, model_state, optimizer
     ``model_state`` (jitgrad.save bytes), so every replica starts from the same parameters
     whatever the worker's random state."""
     module = module_fn()
-    module.load_state_dict(_from_bytes(model_state))
+    module.load_state_dict(from_bytes(model_state))
     optimizer = optimizer_fn(module.parameters())
     if optimizer_state is not None:
-        optimizer.load_state_dict(_from_bytes(optimizer_state))
+        optimizer.load_state_dict(from_bytes(optimizer_state))
     with _LOCK:
         _REPLICAS[rid] = _Replica(module, optimizer, loss_fn)
     return param_digest(module)
@@ -238,7 +238,7 @@ def replica_grad(rid, weight, *shard):
             return 0.0, out, 0, 1, 0.0, 0.0
         rep.module.train()
         with enable_grad():
-            value = _scalar(rep.loss_fn(rep.module, *[_tensor(a) for a in arrays]),
+            value = check_scalar(rep.loss_fn(rep.module, *[_tensor(a) for a in arrays]),
                             "jitgrad.distributed.DataParallel")
             grads = _grads(value, params)
         out = [np.zeros(tuple(p.shape)) if g is None else _host(g) * weight
@@ -267,8 +267,8 @@ def replica_state(rid):
     """The replica's model and optimizer state as jitgrad.save bytes."""
     rep = _replica(rid)
     with rep.lock:
-        return (_state_bytes(rep.module.state_dict()),
-                _state_bytes(rep.optimizer.state_dict()))
+        return (state_bytes(rep.module.state_dict()),
+                state_bytes(rep.optimizer.state_dict()))
 
 
 def replica_drop(rid):
