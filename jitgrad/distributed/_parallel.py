@@ -88,7 +88,7 @@ class DataParallel:
                                    allow_other_workers=False, pure=False,
                                    key=f"jitgrad-replica-{self.rid}-{k}")
                 for k, w in enumerate(self.workers)]
-        self._check(self.client.gather(futs), "after building the replicas")
+        self._check(self._gather(futs), "after building the replicas")
 
     def _check(self, digests, when):
         self.last_digests = list(digests)
@@ -104,6 +104,20 @@ class DataParallel:
             raise RuntimeError(f"jitgrad.distributed.DataParallel: the replicas on workers "
                                f"{gone} are gone (worker lost); call resync() to rebuild every "
                                "replica from a surviving one")
+
+    def _gather(self, futures):
+        """Gather pinned tasks; a task pinned to a worker that left would wait forever, so
+        while waiting, check that every replica's worker is still there."""
+        from distributed import TimeoutError as WaitTimeout
+        from distributed import wait
+
+        while True:
+            try:
+                wait(futures, timeout=1.0)
+                break
+            except WaitTimeout:
+                self._alive()
+        return self.client.gather(futures)
 
     def _pinned(self, fn, k, *args, key):
         return self.client.submit(fn, self.rid, *args, workers=[self.workers[k]],
@@ -135,7 +149,7 @@ class DataParallel:
                                 f"dp-{self.rid}-{self.steps}")
         steps = [self._pinned(_worker.replica_step, k, total, key="jitgrad-dp-step")
                  for k in range(w)]
-        results = self.client.gather(steps)
+        results = self._gather(steps)
         self.steps += 1
         self._check([d for d, _ in results], f"after step {self.steps}")
         return float(results[0][1])
@@ -156,8 +170,9 @@ class DataParallel:
         return model
 
     def _state(self, k):
-        return self.client.submit(_worker.replica_state, self.rid, workers=[self.workers[k]],
-                                  allow_other_workers=False, pure=False).result()
+        fut = self.client.submit(_worker.replica_state, self.rid, workers=[self.workers[k]],
+                                 allow_other_workers=False, pure=False)
+        return self._gather([fut])[0]
 
     def resync(self, workers=None):
         """Rebuild every replica (on ``workers``, default the cluster's current ones) from the

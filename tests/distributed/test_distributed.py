@@ -194,6 +194,28 @@ def test_data_parallel_replicas_identical_and_equal_one_process(client):
             dp.step(X, y[:3])
 
 
+def test_data_parallel_lost_worker_then_resync(client):
+    X, y = data(8)
+    with jd.DataParallel(mlp, sgd, mse, client) as dp:
+        dp.step(X, y)
+        before = dp.state_dict()
+        lost = dp.workers[1]
+        kill = client.submit(os._exit, 1, workers=[lost], allow_other_workers=False,
+                             pure=False)
+        with pytest.raises(RuntimeError, match=r"the replicas on workers \['tcp://.*'\] are "
+                                               r"gone .* call resync\(\)"):
+            dp.step(X, y)
+        del kill
+        client.wait_for_workers(2, timeout=60)
+        dp.resync()  # from the surviving replica, onto the current workers
+        assert lost not in dp.workers and len(dp.workers) == 2
+        after = dp.state_dict()
+        for name in before:
+            assert onp.array_equal(after[name].numpy(), before[name].numpy())
+        dp.step(X, y)
+        assert len(set(dp.last_digests)) == 1
+
+
 def test_bad_inputs_fail_before_any_work(client):
     X, y = data(40)
     w = onp.zeros(3)
