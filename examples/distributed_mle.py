@@ -22,7 +22,7 @@ import time
 import numpy as onp
 
 import dask.array as dask_array
-from distributed import Client, LocalCluster
+from distributed import Client, LocalCluster, wait
 
 import jitgrad
 import jitgrad.distributed as jd
@@ -78,7 +78,6 @@ def main():
         data = jd.persist((X, y), client, loss_fn=neg_log_likelihood,
                           params=onp.zeros(args.features))
         client.wait_for_workers(args.workers)
-        from distributed import wait
         wait([f for part in data.futures for f in part])
         print(f"{data}\n  generated and persisted on {args.workers} workers in "
               f"{time.perf_counter() - start:.2f} s ({data.nbytes() / 1e6:.0f} MB)")

@@ -18,7 +18,6 @@ every replica's parameters and the step raises if any two differ. State crosses 
 """
 from __future__ import annotations
 
-import io
 import uuid
 
 import numpy as np
