@@ -140,13 +140,20 @@ def main():
         measured_tasks = stats.partitions + nodes(stats.partitions)
         depth = math.ceil(math.log(parts, 8))
         compute = per_row * rows / workers
-        overhead = fixed * (parts + nodes(parts)) / measured_tasks
+        # the fixed cost measured here, all charged to its tasks: an upper bound (it includes
+        # the per-call round trips); Dask's scheduler itself costs about 1 ms per task
+        overhead_hi = fixed * (parts + nodes(parts)) / measured_tasks
+        overhead_lo = 1e-3 * (parts + nodes(parts))
+        tree = depth * latency
         print(f"\nestimate, {workers} workers x 1 core, {rows:.0e} rows, {parts} partitions of "
               f"{rows / parts:.3g} rows:\n  compute {per_row * 1e9:.1f} ns/row x "
-              f"{rows / workers:.3g} rows/worker = {compute:.2f} s\n  fixed cost "
-              f"{fixed * 1e3:.0f} ms x {parts + nodes(parts)} / {measured_tasks} tasks = "
-              f"{overhead:.2f} s\n  tree of depth {depth} (fan-in 8) of {stats.result_bytes} B "
-              f"messages: {depth * latency * 1e3:.0f} ms\n  step ~ {compute + overhead + depth * latency:.2f} s")
+              f"{rows / workers:.3g} rows/worker = {compute:.2f} s\n  scheduling "
+              f"{parts + nodes(parts)} tasks: {overhead_lo:.2f} s (1 ms each) to "
+              f"{overhead_hi:.2f} s ({fixed * 1e3:.0f} ms / {measured_tasks} tasks, as here)"
+              f"\n  tree of depth {depth} (fan-in 8) of {stats.result_bytes} B messages: "
+              f"{tree * 1e3:.0f} ms; parameters out: {stats.params_bytes * workers} B"
+              f"\n  step ~ {compute + overhead_lo + tree:.2f} to "
+              f"{compute + overhead_hi + tree:.2f} s")
 
 if __name__ == "__main__":
     main()
