@@ -58,6 +58,10 @@ def main():
     parser.add_argument("--batch", type=int, default=500)
     args = parser.parse_args()
     X, y = spirals(args.rows)
+    # one kernel thread per worker process: set in this process's environment, which the
+    # workers inherit when they start (they import this script, hence jitgrad, before a
+    # LocalCluster's env= is applied); this process read its own setting at import
+    os.environ["JITGRAD_NUM_THREADS"] = "1"
     env = {"JITGRAD_NUM_THREADS": "1"}
     if os.environ.get("JITGRAD_CACHE_DIR"):
         env["JITGRAD_CACHE_DIR"] = os.environ["JITGRAD_CACHE_DIR"]

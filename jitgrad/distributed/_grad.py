@@ -25,10 +25,12 @@ __all__ = ["PartitionError", "CallStats", "value_and_grad", "hvp", "persist", "m
            "warmup"]
 
 CallStats = namedtuple("CallStats", "partitions rows params_bytes result_bytes "
-                                    "compute_seconds slowest_partition_seconds wall_seconds")
+                                    "compute_seconds slowest_partition_seconds "
+                                    "fastest_partition_seconds wall_seconds")
 CallStats.__doc__ = """What one distributed call moved and spent: ``params_bytes`` sent to each
 worker once, ``result_bytes`` per partial result (one per partition and per tree node),
-compute seconds summed over partitions and for the slowest one, and the call's wall time."""
+compute seconds summed over partitions and for the slowest and fastest one, and the call's wall
+time."""
 
 
 class PartitionError(RuntimeError):
@@ -168,15 +170,15 @@ def _run(client, kernel, data, param_leaves, extra, *, split_every, retries, pro
 
         show_progress(part_futs + nodes, notebook=False)
     try:
-        loss, grads, rows, parts, seconds, slowest = root.result()
+        loss, grads, rows, parts, seconds, slowest, fastest = root.result()
     except Exception as err:  # noqa: BLE001 - Dask raises the failed task's own error
         _raise_partition_error(err, part_futs, what)
     if parts != n or rows != data.nrows:  # Note [partitioned gradient]: nothing dropped
         raise RuntimeError(f"{what}: the reduction summed {parts} of {n} partitions "
                            f"({rows} of {data.nrows} rows); refusing a partial result")
     params_bytes = int(sum(np.asarray(p).nbytes for p in param_leaves))
-    stats = CallStats(n, rows, params_bytes, int(sum(g.nbytes for g in grads)) + 40,
-                      seconds, slowest, time.perf_counter() - start)
+    stats = CallStats(n, rows, params_bytes, int(sum(g.nbytes for g in grads)) + 48,
+                      seconds, slowest, fastest, time.perf_counter() - start)
     return loss, grads, stats
 
 

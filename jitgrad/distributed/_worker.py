@@ -5,9 +5,9 @@ product), the pairwise sum of partial results, partition metadata, and the model
 Every function here is a plain module-level function, so Dask sends it by reference (a module
 and a name) and the worker imports jitgrad itself; only the user's loss function and module
 factory travel as code. A partial result is the tuple ``(loss, grads, rows, parts, seconds,
-slowest)``: the partition's loss, its gradient leaves (float ndarrays), its row count, how many
-partitions it sums (1 for a partition, more after ``combine``), and compute seconds (total and
-slowest partition), so the client can check that no partition went missing.
+slowest, fastest)``: the partition's loss, its gradient leaves (float ndarrays), its row count,
+how many partitions it sums (1 for a partition, more after ``combine``), and compute seconds
+(total, slowest and fastest partition), so the client can check that no partition went missing.
 """
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def partition_value_and_grad(loss_fn, treedef, device, params, *parts):
     out = [np.zeros(np.shape(p), dtype=np.result_type(np.asarray(p).dtype, np.float64))
            if g is None else _host(g) for p, g in zip(params, grads)]
     seconds = time.perf_counter() - start
-    return float(value.item()), out, int(np.shape(arrays[0])[0]), 1, seconds, seconds
+    return float(value.item()), out, int(np.shape(arrays[0])[0]), 1, seconds, seconds, seconds
 
 
 def partition_hvp(loss_fn, treedef, device, params, vector, *parts):
@@ -104,12 +104,12 @@ def partition_hvp(loss_fn, treedef, device, params, vector, *parts):
     out = [np.zeros(np.shape(p), dtype=np.float64) if h is None else _host(h)
            for p, h in zip(params, hv)]
     seconds = time.perf_counter() - start
-    return float(value.item()), out, int(np.shape(arrays[0])[0]), 1, seconds, seconds
+    return float(value.item()), out, int(np.shape(arrays[0])[0]), 1, seconds, seconds, seconds
 
 
 def combine(*results):
     """The sum of partial results (one node of the tree reduction)."""
-    loss, grads, rows, parts, seconds, slowest = results[0]
+    loss, grads, rows, parts, seconds, slowest, fastest = results[0]
     grads = [np.array(g, copy=True) for g in grads]
     for other in results[1:]:
         loss += other[0]
@@ -119,7 +119,8 @@ def combine(*results):
         parts += other[3]
         seconds += other[4]
         slowest = max(slowest, other[5])
-    return loss, grads, rows, parts, seconds, slowest
+        fastest = min(fastest, other[6])
+    return loss, grads, rows, parts, seconds, slowest, fastest
 
 
 def describe(*parts):
@@ -235,7 +236,7 @@ def replica_grad(rid, weight, *shard):
         rows = int(np.shape(arrays[0])[0])
         if rows == 0:
             out = [np.zeros(tuple(p.shape), dtype=_host(p).dtype) for p in params]
-            return 0.0, out, 0, 1, 0.0, 0.0
+            return 0.0, out, 0, 1, 0.0, 0.0, 0.0
         rep.module.train()
         with enable_grad():
             value = check_scalar(rep.loss_fn(rep.module, *[_tensor(a) for a in arrays]),
@@ -244,7 +245,7 @@ def replica_grad(rid, weight, *shard):
         out = [np.zeros(tuple(p.shape)) if g is None else _host(g) * weight
                for p, g in zip(params, grads)]
     seconds = time.perf_counter() - start
-    return float(value.item()) * weight, out, rows, 1, seconds, seconds
+    return float(value.item()) * weight, out, rows, 1, seconds, seconds, seconds
 
 
 def replica_step(rid, total):

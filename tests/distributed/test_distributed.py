@@ -78,7 +78,8 @@ def test_dask_array_gradient_equals_single_process(client):
     onp.testing.assert_allclose(v, ref_v, rtol=RTOL)
     onp.testing.assert_allclose(g, ref_g, rtol=RTOL)
     assert isinstance(g, onp.ndarray) and stats.partitions == 4 and stats.rows == 230
-    assert stats.params_bytes == 24 and stats.result_bytes == 24 + 40
+    assert set(client.run(jitgrad.get_num_threads).values()) == {1}  # the fixture's env=
+    assert stats.params_bytes == 24 and stats.result_bytes == 24 + 48
     v, g = jd.value_and_grad(logistic_nll, w, parts, client, reduce="mean", split_every=2)
     onp.testing.assert_allclose(v, ref_v / 230, rtol=RTOL)
     onp.testing.assert_allclose(g, ref_g / 230, rtol=RTOL)
