@@ -30,6 +30,7 @@ from ..ops import unary as _unary_ops
 from ..ops import scatter as _scatter_ops
 from ..tensor import Tensor
 from .. import dtypes as _dtypes
+from ._passthrough import mark as _mark_passthrough
 
 ndarray = Tensor
 bool = _np.bool_  # noqa: A001 - the Array API's dtype name
@@ -127,7 +128,7 @@ def _creator(fn):
 
     make.__name__ = fn.__name__
     make.__doc__ = f"``numpy.{fn.__name__}`` as a constant Tensor (no gradient flows through it)."
-    return make
+    return _mark_passthrough(make)
 
 
 zeros, ones, empty, full, eye, identity, arange, linspace, logspace, zeros_like, ones_like, \
@@ -336,7 +337,7 @@ def _nodiff(fn, name=None, wrap=True):
     f.__name__ = name
     f.__doc__ = (f"``numpy.{name}`` on the data (not differentiable: no gradient flows through "
                  "its integer/bool result).")
-    return f
+    return _mark_passthrough(f)
 
 
 _NODIFF_WRAP = ("argmax argmin argsort argpartition nonzero argwhere flatnonzero isnan isinf "
@@ -1069,6 +1070,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 __array_api_version__ = "2023.12"
 
 
+@_mark_passthrough
 def isdtype(dtype, kind):
     """Array API ``isdtype`` for NumPy dtypes (and jitgrad dtypes)."""
     dtype = _np.dtype(getattr(dtype, "np", dtype))

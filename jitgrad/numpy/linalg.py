@@ -16,6 +16,7 @@ from ..ops import reduce as _reduce_ops
 from ..ops import unary as _unary_ops
 from ..ops.linalg import matmul as _matmul
 from ..tensor import Tensor
+from ._passthrough import mark as _mark
 from .. import dtypes as _dtypes
 
 __all__ = ["inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh", "norm",
@@ -264,6 +265,7 @@ def lstsq(a, b, rcond=None):
     return x, res, rank, s
 
 
+@_mark
 def matrix_rank(x, /, tol=None, hermitian=False, *, rtol=None):
     """Number of singular values above the tolerance (an integer Tensor; no gradient)."""
     x = _t(x)
