@@ -135,6 +135,9 @@ zeros, ones, empty, full, eye, identity, arange, linspace, logspace, zeros_like,
     empty_like, full_like, tri = (_creator(f) for f in (
         _np.zeros, _np.ones, _np.empty, _np.full, _np.eye, _np.identity, _np.arange, _np.linspace,
         _np.logspace, _np.zeros_like, _np.ones_like, _np.empty_like, _np.full_like, _np.tri))
+# constant grids and window functions (issue 19): their arguments are sizes and shape parameters
+geomspace, hanning, hamming, blackman, bartlett, kaiser = (_creator(f) for f in (
+    _np.geomspace, _np.hanning, _np.hamming, _np.blackman, _np.bartlett, _np.kaiser))
 
 
 # --- elementwise ----------------------------------------------------------------------------
@@ -625,7 +628,7 @@ def array_split(ary, indices_or_sections, axis=0):
         k = int(indices_or_sections)
         if k <= 0:
             raise ValueError("number sections must be larger than 0.")
-        q, r = divmod(n, k)
+        q, r = _builtins.divmod(n, k)
         bounds = [0]
         for i in range(k):
             bounds.append(bounds[-1] + q + (1 if i < r else 0))
@@ -1089,6 +1092,12 @@ def isdtype(dtype, kind):
 from . import fft, linalg, random  # noqa: E402,F401  (they use the functions above)
 from ._array_api import *  # noqa: E402,F401,F403  (Array API names; they use the functions above)
 from ._array_api import __array_namespace_info__, _missing_message  # noqa: E402,F401
+# issue 19: NumPy functions composed of the above (each module's docstring has the math)
+from ._math_more import *  # noqa: E402,F401,F403
+from ._stats import *  # noqa: E402,F401,F403
+from ._poly import *  # noqa: E402,F401,F403
+from ._assemble import *  # noqa: E402,F401,F403
+from ._passthrough import *  # noqa: E402,F401,F403  (non-differentiable utilities)
 
 # --- the one table: NumPy object -> implementation (used by jitgrad._protocols) ---------------
 UFUNCS: dict = {}

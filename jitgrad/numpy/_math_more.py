@@ -1,0 +1,134 @@
+"""Elementwise NumPy functions composed of existing rows (issue 19): ``divmod``, ``modf``,
+``frexp``, ``ldexp``, ``spacing``, ``i0``, ``copy``, ``matvec``, ``vecmat``.
+
+Each states its forward and derivative; the gradients are those of the rows composed
+(``remainder``, ``floor``, ``trunc``, ``mul``, ``where``...), so double backward works wherever the
+rows' does.
+"""
+from __future__ import annotations
+
+import math as _math
+
+import numpy as _np
+
+from ..ops import binary as _binary_ops
+from ..ops import unary as _unary_ops
+from ..tensor import Tensor
+
+__all__ = ["divmod", "modf", "frexp", "ldexp", "spacing", "i0", "copy", "matvec", "vecmat"]
+
+
+def _ns():
+    import jitgrad.numpy as jnp
+
+    return jnp
+
+
+def _t(x):
+    return _ns()._t(x)
+
+
+def _const_like(values, x):
+    return Tensor._make(_np.asarray(values)).to(x.device)
+
+
+def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
+    """``(floor(x1 / x2), x1 - floor(x1 / x2) x2)`` (``floor_divide``, ``remainder``).
+    Derivatives: 0 for the quotient; ``g``, ``-g floor(x1 / x2)`` for the remainder."""
+    jnp = _ns()
+    return jnp.floor_divide(x1, x2), jnp.remainder(x1, x2)
+
+
+def modf(x, /):
+    """``(x - trunc(x), trunc(x))``: the fractional part (the sign of ``x``) and the integral
+    part, both float. Derivatives: ``g`` for the fractional part, 0 for the integral part."""
+    x = _t(x)
+    if not x.dtype.is_floating_point:
+        x = _ns()._cast(x, _np.float64)
+    whole = _ns().trunc(x)
+    return x - whole, whole
+
+
+def frexp(x, /):
+    """``(m, e)`` with ``x = m 2^e``, ``0.5 <= |m| < 1`` (``e`` int32, a constant). ``m`` is
+    ``x 2^-e`` (exact in binary floating point), so ``dm/dx = 2^-e``."""
+    x = _t(x)
+    if not x.dtype.is_floating_point:
+        x = _ns()._cast(x, _np.float64)
+    mant, expo = _np.frexp(x._host())
+    scale = _np.ldexp(_np.ones_like(mant), -expo)
+    finite = _np.isfinite(x._host())
+    # inf/nan keep NumPy's mantissa (the value itself) with gradient g
+    m = _binary_ops.where(_const_like(finite, x), x * _const_like(scale, x), x)
+    return m, _const_like(expo, x)
+
+
+def ldexp(x1, x2, /):
+    """``x1 2^x2`` for integer ``x2`` (a constant); ``d/dx1 = 2^x2``."""
+    x1 = _t(x1)
+    e = _np.asarray(x2._host() if isinstance(x2, Tensor) else x2)
+    if e.dtype.kind not in "iub":
+        raise TypeError("jitgrad.numpy.ldexp: the exponent must be an integer array (NumPy's "
+                        f"ufunc has no loop for {e.dtype}); x2 is not differentiable")
+    if not x1.dtype.is_floating_point:
+        x1 = _ns()._cast(x1, _np.float64)
+    factor = _np.ldexp(_np.ones((), x1.dtype.np), e).astype(x1.dtype.np)
+    return x1 * _const_like(factor, x1)
+
+
+def spacing(x, /):
+    """The distance from ``x`` to the next float away from zero (``numpy.spacing``), a
+    piecewise-constant function of ``x``: the derivative is 0 (``where`` selects the constant,
+    so ``x`` keeps a zero gradient path even at inf/nan)."""
+    x = _t(x)
+    if not x.dtype.is_floating_point:
+        x = _ns()._cast(x, _np.float64)
+    sp = _np.spacing(x._host())
+    return _binary_ops.where(_const_like(_np.ones(sp.shape, bool), x), _const_like(sp, x), x)
+
+
+def _i0_terms(a):
+    """Series terms needed so ``sum_{k<=K} (x^2/4)^k / (k!)^2`` is exact to double precision
+    for ``|x| <= a``: the terms peak near ``k = a / 2`` and then fall faster than
+    geometrically."""
+    return int(_math.ceil(a / 2 + 6 * _math.sqrt(a / 2 + 1) + 20))
+
+
+def i0(x):
+    """The modified Bessel function of the first kind, order 0:
+    ``I0(x) = sum_k (x^2/4)^k / (k!)^2`` (every term positive, so the series evaluated by
+    Horner's rule, ``1 + t/1^2 (1 + t/2^2 (1 + ...))``, is accurate for any finite ``x``).
+    Derivative ``dI0/dx = I1(x)``; a composition of ``mul``/``add``, so all orders follow."""
+    x = _t(x)
+    if not x.dtype.is_floating_point:
+        x = _ns()._cast(x, _np.float64)
+    d = _np.abs(x._host())
+    amax = float(d[_np.isfinite(d)].max()) if _np.isfinite(d).any() else 0.0
+    t = x * x * 0.25
+    out = _const_like(_np.ones(x.shape, x.dtype.np), x)
+    for k in range(_i0_terms(amax), 0, -1):
+        out = out * t * (1.0 / (k * k)) + 1.0
+    return out
+
+
+def copy(a, order="K", subok=False):
+    """A copy of ``a`` (``clone``); the gradient flows through it (``g``)."""
+    if order not in ("K", "C", "A"):
+        raise NotImplementedError("jitgrad.numpy.copy: only C order is supported")
+    return _unary_ops.clone(_t(a))
+
+
+def matvec(x1, x2, /):
+    """``out[..., i] = sum_j x1[..., i, j] x2[..., j]`` (NumPy 2.2's ``matvec``, broadcasting
+    the stack dims); gradients ``g_i x2_j`` and ``sum_i g_i x1_ij``."""
+    jnp = _ns()
+    x1, x2 = _t(x1), _t(x2)
+    return jnp.sum(x1 * jnp.expand_dims(x2, -2), axis=-1)
+
+
+def vecmat(x1, x2, /):
+    """``out[..., j] = sum_i conj(x1[..., i]) x2[..., i, j]`` (NumPy 2.2's ``vecmat``; real
+    inputs here); gradients ``sum_j g_j x2_ij`` and ``x1_i g_j``."""
+    jnp = _ns()
+    x1, x2 = _t(x1), _t(x2)
+    return jnp.sum(jnp.expand_dims(jnp.conj(x1), -1) * x2, axis=-2)
