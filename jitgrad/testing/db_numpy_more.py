@@ -139,7 +139,7 @@ def poly_cases():
         c("poly", "poly", _x(3)),
         c("roots", "roots", lambda r: (np.poly(np.array([-1.3, 0.4, 2.1])) * 1.7,), rtol=1e-6),
         c("i0", "i0", lambda r: (r.standard_normal((2, 3)) * 3,)),
-        c("i0-wide", "i0", lambda r: (np.array([0.0, 1e-3, -2.5, 12.0, 40.0]),), rtol=1e-12),
+        c("i0-wide", "i0", lambda r: (np.array([0.0, 1e-3, -2.5, 12.0]),), rtol=1e-12),
     ]
     for name in ("hanning", "hamming", "blackman", "bartlett"):
         out.append(c(f"{name}()", name, lambda r: (7,), grad=False))
