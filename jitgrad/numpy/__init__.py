@@ -345,8 +345,7 @@ def _nodiff(fn, name=None, wrap=True):
 
 _NODIFF_WRAP = ("argmax argmin argsort argpartition nonzero argwhere flatnonzero isnan isinf "
                 "isfinite isneginf isposinf signbit logical_and logical_or logical_not "
-                "logical_xor isclose any all count_nonzero searchsorted digitize unique "
-                "bincount histogram tril_indices triu_indices diag_indices indices unravel_index "
+                "logical_xor isclose any all count_nonzero searchsorted digitize tril_indices triu_indices diag_indices indices unravel_index "
                 "ravel_multi_index floor_divide_int bitwise_and bitwise_or bitwise_xor invert "
                 "left_shift right_shift gcd lcm heaviside iscomplex isreal").split()
 _NODIFF_RAW = ("shape ndim size allclose array_equal array_equiv result_type can_cast "
@@ -359,6 +358,49 @@ for _n in _NODIFF_RAW:
     if hasattr(_np, _n):
         globals()[_n] = _nodiff(getattr(_np, _n), wrap=False)
 isnan, nonzero = _nodiff(_np.isnan), _nodiff(_np.nonzero)  # (also made above; named for linters)
+
+
+def _refusing_grad(fn, why):
+    """``_nodiff(fn)`` raising when an argument requires grad: its result holds values of the
+    inputs (``unique``'s values, ``histogram``'s edges), so running it would cut the graph."""
+    run = _nodiff(fn)
+
+    def f(*args, **kwargs):
+        from .. import autograd
+
+        if autograd.is_grad_enabled() and _builtins.any(
+                isinstance(v, Tensor) and v.requires_grad
+                for v in list(args) + list(kwargs.values())):
+            raise TypeError(f"jitgrad.numpy.{fn.__name__} is not differentiable ({why}); call "
+                            "it on x.detach() if no gradient is needed")
+        return run(*args, **kwargs)
+
+    f.__name__ = fn.__name__
+    f.__doc__ = (f"``numpy.{fn.__name__}`` on the data (a pass-through; an input that requires "
+                 f"grad raises: {why}).")
+    return _mark_passthrough(f)
+
+
+unique = _refusing_grad(_np.unique, "its output shape depends on which values are equal")
+histogram = _refusing_grad(_np.histogram, "its counts are piecewise constant and its bin edges "
+                                          "have no derivative rule here")
+
+
+def bincount(x, weights=None, minlength=0):
+    """Counts of each non-negative integer in ``x`` (no gradient), or with ``weights``
+    ``out[k] = sum_{i: x_i = k} w_i``, a scatter-add: the gradient of ``w_i`` is ``g[x_i]``."""
+    xs = _np.asarray(x._host() if isinstance(x, Tensor) else x)
+    if weights is None or not (isinstance(weights, Tensor) and weights.requires_grad):
+        return _nodiff(_np.bincount)(xs, weights, minlength)
+    from ..ops import indexing as _indexing
+
+    w = _t(weights)
+    if not w.dtype.is_floating_point:
+        w = _cast(w, _np.float64)
+    n = _builtins.max(int(xs.max()) + 1 if xs.size else 0, int(minlength))
+    base = Tensor._make(_np.zeros(n, dtype=_np.result_type(w.dtype.np, _np.float64))).to(w.device)
+    return _indexing.put_flat(base, xs.ravel().astype(_np.intp), ravel(_cast(w, base.dtype.np))
+                              if w.dtype.np != base.dtype.np else ravel(w), accumulate=True)
 
 
 # --- reductions -----------------------------------------------------------------------------

@@ -284,8 +284,30 @@ def elementwise_cases():
         c("copy", "copy", _x(2, 3)),
         c("matvec", "matvec", lambda r: (r.standard_normal((2, 2, 3)), r.standard_normal(3))),
         c("vecmat", "vecmat", lambda r: (r.standard_normal(2), r.standard_normal((2, 3)))),
+        c("bincount-weights", "bincount", lambda r: (np.array([0, 2, 2, 5]), r.standard_normal(4)),
+          dict(minlength=7)),
+    ]
+
+
+def linalg_cases():
+    c = _case
+    square = lambda r: (r.standard_normal((3, 3)) + 2 * np.eye(3),)  # noqa: E731
+    return [
+        c("linalg.cond", "linalg.cond", square),
+        c("linalg.cond-m2", "linalg.cond", lambda r: (r.standard_normal((3, 2)), -2)),
+        c("linalg.cond-fro", "linalg.cond", lambda r: (square(r)[0], "fro")),
+        c("linalg.cond-1", "linalg.cond", lambda r: (square(r)[0], 1)),
+        c("linalg.tensorinv", "linalg.tensorinv",
+          lambda r: (r.standard_normal((6, 2, 3)) + np.eye(6).reshape(6, 2, 3) * 3, 1)),
+        c("linalg.tensorsolve", "linalg.tensorsolve",
+          lambda r: (r.standard_normal((2, 3, 6)) + np.eye(6).reshape(2, 3, 6) * 3,
+                     r.standard_normal((2, 3)))),
+        c("linalg.tensorsolve-axes", "linalg.tensorsolve",
+          lambda r: (r.standard_normal((6, 2, 3)) + np.eye(6).reshape(6, 2, 3) * 3,
+                     r.standard_normal((2, 3))), dict(axes=(0,))),
     ]
 
 
 #: this family's entries (collected by ``testing.op_db.all_entries``)
-ENTRIES: list = stats_cases() + poly_cases() + assembly_cases() + elementwise_cases()
+ENTRIES: list = (stats_cases() + poly_cases() + assembly_cases() + elementwise_cases()
+                 + linalg_cases())

@@ -20,6 +20,8 @@ def test_every_jax_numpy_name_is_covered():
     counts = _coverage.counts()
     assert counts["main"]["missing"] == 0
     assert sum(counts["main"].values()) == len(_coverage.MAIN) == 343
+    assert {n for n, k in _coverage.classify()["linalg"].items() if k == "missing"} == \
+        {"eig", "eigvals"}
     before = _coverage.BEFORE["main"]
     assert before["missing"] == 103 and sum(before.values()) == 343
 
