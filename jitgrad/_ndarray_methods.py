@@ -150,9 +150,9 @@ def install(cls) -> None:
     for fn in (__mod__, __rmod__, __floordiv__, __rfloordiv__, __divmod__, __rdivmod__, ravel,
                astype, fill, copy, dot):
         setattr(cls, fn.__name__, fn)
-    cls.itemsize = property(lambda self: self._data.itemsize,
+    cls.itemsize = property(lambda self: self._data.dtype.itemsize,
                             doc="Bytes per element (NumPy's and PyTorch's ``itemsize``).")
-    cls.nbytes = property(lambda self: self._data.nbytes,
+    cls.nbytes = property(lambda self: self._data.dtype.itemsize * self.numel(),
                           doc="Bytes of the elements (NumPy's and PyTorch's ``nbytes``).")
     cls.item = _make_item(cls.item)
     cls.round = _make_round(cls.round)
