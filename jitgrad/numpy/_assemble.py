@@ -11,11 +11,8 @@ function chose the positions); the gradient is exact.
 """
 from __future__ import annotations
 
-import itertools as _itertools
-
 import numpy as _np
 
-from ..ops import binary as _binary_ops
 from ..ops import indexing as _indexing
 from ..tensor import Tensor
 from ._passthrough import mark as _mark
@@ -344,7 +341,6 @@ def ediff1d(ary, to_end=None, to_begin=None):
 def trim_zeros(filt, trim="fb", axis=None):
     """``filt`` without its leading (``'f'``) and/or trailing (``'b'``) zeros (a slice, chosen
     on the data; NumPy 2.2's ``axis`` too)."""
-    jnp = _ns()
     f = _t(filt)
     data = f._host()
     trim = trim.lower()
@@ -360,5 +356,3 @@ def trim_zeros(filt, trim="fb", axis=None):
         index[ax] = slice(start, stop)
     return f[tuple(index)]
 
-
-del _itertools, _binary_ops

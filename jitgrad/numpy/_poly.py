@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as _np
 
-from ..ops import shape as _shape_ops
 from ..tensor import Tensor
 
 __all__ = ["convolve", "correlate", "interp", "trapezoid", "vander", "unwrap", "polyval",

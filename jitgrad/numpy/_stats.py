@@ -171,7 +171,6 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 def _filled(a, value):
     """``a`` with its NaNs replaced by ``value`` (``where``: the NaNs get a zero gradient), and
     the NaN mask (None for an integer input)."""
-    jnp = _ns()
     a = _t(a)
     if not a.dtype.is_floating_point:
         return a, None
