@@ -92,6 +92,8 @@ def _order_stat(name, a, q, axis, method, keepdims, skip_nan):
             hi = lo
         elif method == "higher":
             lo = hi = _np.ceil(pos)
+        elif method == "midpoint":  # NumPy: the element itself at an integral index
+            hi = _np.ceil(pos)
         else:
             hi = lo + 1
         frac = 0.5 if method == "midpoint" else pos - lo
