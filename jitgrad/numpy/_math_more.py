@@ -56,10 +56,13 @@ def frexp(x, /):
     if not x.dtype.is_floating_point:
         x = _ns()._cast(x, _np.float64)
     mant, expo = _np.frexp(x._host())
-    scale = _np.ldexp(_np.ones_like(mant), -expo)
+    # 2^-e in two factors: one would overflow for subnormal x (e < -1021)
+    half = -expo // 2
+    s1 = _np.ldexp(_np.ones_like(mant), half)
+    s2 = _np.ldexp(_np.ones_like(mant), -expo - half)
     finite = _np.isfinite(x._host())
     # inf/nan keep NumPy's mantissa (the value itself) with gradient g
-    m = _binary_ops.where(_const_like(finite, x), x * _const_like(scale, x), x)
+    m = _binary_ops.where(_const_like(finite, x), x * _const_like(s1, x) * _const_like(s2, x), x)
     return m, _const_like(expo, x)
 
 

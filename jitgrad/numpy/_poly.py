@@ -218,9 +218,7 @@ def polyder(p, m=1):
         raise ValueError("Order of derivative must be positive (see polyint)")
     for _ in range(int(m)):
         n = p.shape[0] - 1
-        if n <= 0:
-            return Tensor._make(_np.zeros(1, p.dtype.np)) + p[:1] * 0
-        p = p[:-1] * Tensor._make(_np.arange(n, 0, -1).astype(p.dtype.np))
+        p = p[:-1] * Tensor._make(_np.arange(n, 0, -1).astype(p.dtype.np)).to(p.device)
     return p
 
 
