@@ -57,6 +57,19 @@ MAIN = """
     var vdot vecdot vecmat vsplit vstack where zeros zeros_like
 """.split()
 
+#: the other public functions of NumPy's main namespace (jax.numpy lacks them): reported, not
+#: required (``asmatrix``/``bmat`` make ``numpy.matrix``, ``nested_iters`` iterators, ``test``
+#: runs NumPy's tests)
+NUMPY_ONLY = """
+    array2string asanyarray asarray_chkfinite ascontiguousarray asfortranarray asmatrix
+    base_repr binary_repr bmat busday_count busday_offset common_type copyto datetime_as_string
+    datetime_data fix format_float_positional format_float_scientific fromregex genfromtxt
+    get_include getbufsize geterr geterrcall info is_busday isfortran isnat loadtxt
+    may_share_memory min_scalar_type mintypecode nested_iters putmask real_if_close require
+    row_stack savetxt savez_compressed setbufsize seterr seterrcall shares_memory show_config
+    show_runtime test typename
+""".split()
+
 #: numpy.linalg functions jax.numpy.linalg offers
 LINALG = """
     cholesky cond cross det diagonal eig eigh eigvals eigvalsh inv lstsq matmul matrix_norm
@@ -74,7 +87,8 @@ FFT = """
 #: that existed then marked): 240 of the 343 main-namespace names were present
 BEFORE = {"main": {"differentiable": 159, "pass-through": 81, "missing": 103},
           "linalg": {"differentiable": 25, "pass-through": 1, "missing": 5},
-          "fft": {"differentiable": 16, "pass-through": 2, "missing": 0}}
+          "fft": {"differentiable": 16, "pass-through": 2, "missing": 0},
+          "numpy-only": {"differentiable": 3, "pass-through": 1, "missing": 43}}
 
 BEGIN, END = "<!-- coverage-table:begin -->", "<!-- coverage-table:end -->"
 KINDS = ("differentiable", "pass-through", "missing")
@@ -95,7 +109,8 @@ def classify() -> dict:
 
     return {"main": {n: classify_one(jnp, n) for n in MAIN},
             "linalg": {n: classify_one(jnp.linalg, n) for n in LINALG},
-            "fft": {n: classify_one(jnp.fft, n) for n in FFT}}
+            "fft": {n: classify_one(jnp.fft, n) for n in FFT},
+            "numpy-only": {n: classify_one(jnp, n) for n in NUMPY_ONLY}}
 
 
 def counts(table: dict | None = None) -> dict:
@@ -116,8 +131,9 @@ def markdown(table: dict | None = None) -> str:
         c = cnt[ns]
         lines.append(f"| `{ns}` | {c['differentiable']} | {c['pass-through']} | {c['missing']} |")
     for ns, kinds in table.items():
-        prefix = "" if ns == "main" else ns + "."
-        label = "main namespace" if ns == "main" else f"numpy.{ns}"
+        prefix = "" if ns in ("main", "numpy-only") else ns + "."
+        label = {"main": "main namespace",
+                 "numpy-only": "NumPy-only (not in jax.numpy)"}.get(ns, f"numpy.{ns}")
         for kind in KINDS:
             names = [n for n, k in kinds.items() if k == kind]
             if names:

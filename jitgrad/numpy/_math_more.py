@@ -15,7 +15,9 @@ from ..ops import binary as _binary_ops
 from ..ops import unary as _unary_ops
 from ..tensor import Tensor
 
-__all__ = ["divmod", "modf", "frexp", "ldexp", "spacing", "i0", "copy", "matvec", "vecmat"]
+__all__ = ["divmod", "modf", "frexp", "ldexp", "spacing", "i0", "copy", "matvec", "vecmat",
+           "asanyarray", "ascontiguousarray", "asfortranarray", "asarray_chkfinite", "require",
+           "copyto"]
 
 
 def _ns():
@@ -135,3 +137,57 @@ def vecmat(x1, x2, /):
     jnp = _ns()
     x1, x2 = _t(x1), _t(x2)
     return jnp.sum(jnp.expand_dims(jnp.conj(x1), -1) * x2, axis=-2)
+
+
+# --- array conversion (NumPy-only names): a Tensor has one (C-contiguous) layout -------------
+def asanyarray(a, dtype=None, order=None, *, like=None, device=None, copy=None):
+    """``asarray`` (there are no ndarray subclasses to keep); the graph is kept."""
+    return _ns().asarray(a, dtype, device=device, copy=copy)
+
+
+def ascontiguousarray(a, dtype=None, *, like=None):
+    """``asarray`` (every Tensor is C-contiguous); the graph is kept."""
+    return _ns().asarray(a, dtype)
+
+
+def asfortranarray(a, dtype=None, *, like=None):
+    """``asarray``: the values (a Tensor has no Fortran layout; memory order does not change
+    the values or their gradient)."""
+    return _ns().asarray(a, dtype)
+
+
+def require(a, dtype=None, requirements=None, *, like=None):
+    """``asarray(a, dtype)`` (the layout flags are always met, apart from Fortran order)."""
+    return _ns().asarray(a, dtype)
+
+
+def asarray_chkfinite(a, dtype=None, order=None):
+    """``asarray``, raising ``ValueError`` if there is an inf or NaN (NumPy's check)."""
+    out = _ns().asarray(a, dtype)
+    if out.dtype.np.kind in "fc" and not _np.isfinite(out._host()).all():
+        raise ValueError("array must not contain infs or NaNs")
+    return out
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    """``dst[...] = src`` (broadcast; only where ``where``), in place: a Tensor ``dst`` records
+    the write (the old values get a zero gradient where overwritten, ``src`` gets ``g`` there).
+    Writing a ``src`` that requires grad into an ndarray raises (it would drop the gradient)."""
+    jnp = _ns()
+    if not isinstance(dst, Tensor):
+        if isinstance(src, Tensor) and src.requires_grad:
+            raise TypeError("jitgrad.numpy.copyto: writing a src that requires grad into a "
+                            "NumPy array would drop its gradient; pass a Tensor dst")
+        host = lambda v: v._host() if isinstance(v, Tensor) else v  # noqa: E731
+        return _np.copyto(dst, host(src), casting=casting, where=host(where))
+    s = _t(src)
+    _np.can_cast(s.dtype.np, dst.dtype.np, casting) or _refuse_cast(s, dst, casting)
+    s = s if s.dtype == dst.dtype else jnp._cast(s, dst.dtype.np)
+    mask = _np.asarray(where._host() if isinstance(where, Tensor) else where, dtype=bool)
+    new = jnp.broadcast_to(s, dst.shape) if mask.all() else jnp.where(mask, s, dst)
+    dst.copy_(new)
+
+
+def _refuse_cast(src, dst, casting):
+    raise TypeError(f"Cannot cast array data from dtype('{src.dtype.np}') to "
+                    f"dtype('{dst.dtype.np}') according to the rule '{casting}'")

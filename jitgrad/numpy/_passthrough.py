@@ -22,7 +22,14 @@ __all__ = ["array_repr", "array_str", "get_printoptions", "set_printoptions", "p
            "triu_indices_from", "mask_indices", "histogram2d", "histogramdd",
            "histogram_bin_edges", "einsum_path", "lexsort", "packbits", "unpackbits",
            "intersect1d", "setdiff1d", "setxor1d", "union1d", "sort_complex", "nanargmax",
-           "nanargmin", "bitwise_count", "bitwise_not", "place", "put"]
+           "nanargmin", "bitwise_count", "bitwise_not", "place", "put",
+           # NumPy-only names (jax.numpy lacks them): strings, error state, text I/O, dates
+           "array2string", "base_repr", "binary_repr", "common_type", "mintypecode", "typename",
+           "format_float_positional", "format_float_scientific", "getbufsize", "setbufsize",
+           "geterr", "seterr", "geterrcall", "seterrcall", "savetxt", "loadtxt", "genfromtxt",
+           "fromregex", "savez_compressed", "isfortran", "may_share_memory", "shares_memory",
+           "isnat", "busday_count", "busday_offset", "is_busday", "datetime_as_string",
+           "datetime_data", "get_include", "show_config", "show_runtime", "info", "putmask"]
 
 
 def mark(fn):
@@ -91,6 +98,17 @@ frombuffer = _passing(_np.frombuffer, "frombuffer")
 fromfile = _passing(_np.fromfile, "fromfile")
 fromiter = _passing(_np.fromiter, "fromiter")
 fromstring = _passing(_np.fromstring, "fromstring")
+# NumPy-only utilities (not in jax.numpy): strings, error state, text I/O, dates, memory
+for _name in ("array2string", "base_repr", "binary_repr", "common_type", "mintypecode",
+              "typename", "format_float_positional", "format_float_scientific", "getbufsize",
+              "setbufsize", "geterr", "seterr", "geterrcall", "seterrcall", "savetxt",
+              "savez_compressed", "isfortran", "may_share_memory", "shares_memory",
+              "datetime_data", "get_include", "show_config", "show_runtime", "info"):
+    globals()[_name] = _passing(getattr(_np, _name), _name, wrap=False)
+for _name in ("loadtxt", "genfromtxt", "fromregex", "isnat", "busday_count", "busday_offset",
+              "is_busday", "datetime_as_string"):
+    globals()[_name] = _passing(getattr(_np, _name), _name)
+del _name
 # integer/bool results: indices, masks, bits
 diag_indices_from = _passing(_np.diag_indices_from, "diag_indices_from")
 tril_indices_from = _passing(_np.tril_indices_from, "tril_indices_from")
@@ -135,3 +153,4 @@ def _in_place(fn, name):
 
 place = _in_place(_np.place, "place")
 put = _in_place(_np.put, "put")
+putmask = _in_place(_np.putmask, "putmask")

@@ -192,6 +192,20 @@ def _np_put_along_axis(a, idx, values, axis):
     return out
 
 
+def _copyto(dst, src, **kw):
+    import jitgrad.numpy as jnp
+
+    out = jnp.copy(dst)
+    jnp.copyto(out, src, **kw)
+    return out
+
+
+def _np_copyto(dst, src, **kw):
+    out = dst.copy()
+    np.copyto(out, src, **kw)
+    return out
+
+
 def _namespace(name):
     def get(*args, **kwargs):
         return _attr(name)(*args, **kwargs)
@@ -300,6 +314,13 @@ def elementwise_cases():
         c("copy", "copy", _x(2, 3)),
         c("matvec", "matvec", lambda r: (r.standard_normal((2, 2, 3)), r.standard_normal(3))),
         c("vecmat", "vecmat", lambda r: (r.standard_normal(2), r.standard_normal((2, 3)))),
+        c("asanyarray", "asanyarray", _x(2, 3)),
+        c("ascontiguousarray", "ascontiguousarray", _x(2, 3)),
+        c("asfortranarray", "asfortranarray", _x(2, 3)),
+        c("require", "require", _x(2, 3)),
+        c("asarray_chkfinite", "asarray_chkfinite", _x(2, 3)),
+        c("copyto()", "copyto", lambda r: (r.standard_normal((2, 3)), r.standard_normal(3)),
+          dict(where=np.array([True, False, True])), fn=_copyto, ref=_np_copyto),
         c("bincount-weights", "bincount", lambda r: (np.array([0, 2, 2, 5]), r.standard_normal(4)),
           dict(minlength=7)),
     ]

@@ -20,8 +20,11 @@ def test_every_jax_numpy_name_is_covered():
     counts = _coverage.counts()
     assert counts["main"]["missing"] == 0
     assert sum(counts["main"].values()) == len(_coverage.MAIN) == 343
-    assert {n for n, k in _coverage.classify()["linalg"].items() if k == "missing"} == \
-        {"eig", "eigvals"}
+    table = _coverage.classify()
+    assert {n for n, k in table["linalg"].items() if k == "missing"} == {"eig", "eigvals"}
+    assert {n for n, k in table["numpy-only"].items() if k == "missing"} == \
+        {"asmatrix", "bmat", "nested_iters", "test"}
+    assert len(_coverage.MAIN) + len(_coverage.NUMPY_ONLY) == 390  # NumPy 2.4's functions
     before = _coverage.BEFORE["main"]
     assert before["missing"] == 103 and sum(before.values()) == 343
 
@@ -127,6 +130,27 @@ def test_printing_io_and_constructors(tmp_path):
     assert rows.shape == (2, 1) and cols.tolist() == [[2, 0]]
     assert jnp.geomspace(1.0, 8.0, 4).tolist() == [1.0, 2.0, 4.0, 8.0]
     checks.assert_close(jnp.kaiser(5, 2.0), np.kaiser(5, 2.0))
+
+
+def test_numpy_only_utilities(tmp_path):
+    x = jitgrad.tensor(_x())
+    assert jnp.array2string(x) == np.array2string(_x())
+    assert jnp.binary_repr(5) == "101" and jnp.base_repr(10, 3) == "101"
+    assert jnp.typename("d") == np.typename("d") and jnp.common_type(x) is np.float64
+    assert jnp.geterr() == np.geterr() and not jnp.isfortran(x)
+    path = str(tmp_path / "x.txt")
+    jnp.savetxt(path, x)
+    checks.assert_close(jnp.loadtxt(path), _x(), rtol=0, atol=0)
+    assert int(jnp.busday_count("2026-01-05", "2026-01-12")) == 5
+    with pytest.raises(ValueError, match="must not contain infs or NaNs"):
+        jnp.asarray_chkfinite(jitgrad.tensor([1.0, np.inf]))
+    t = jitgrad.tensor(_x(), requires_grad=True)
+    assert jnp.asfortranarray(t) is t and jnp.require(t) is t
+    m = jitgrad.tensor(_x())
+    jnp.putmask(m, m.numpy() > 2, 0.0)
+    checks.assert_close(m, np.where(_x() > 2, 0.0, _x()), rtol=0, atol=0)
+    with pytest.raises(TypeError, match="would drop its gradient"):
+        jnp.copyto(np.zeros(3), jitgrad.tensor([1.0, 2.0, 3.0], requires_grad=True))
 
 
 def test_in_place_passthroughs():
