@@ -5,7 +5,8 @@ forward against ``numpy.<name>`` in float64, gradients against finite difference
 differentiable one, second derivatives (``gradgrad``). Entries whose call is not
 ``jitgrad.numpy.<name>(*sample)`` (a function argument, an in-place result) end in ``()``, so the
 protocol test (``tests/numpy/test_numpy.py``) leaves them out; so do the constant creators
-(no array argument to dispatch on).
+(no array argument to dispatch on) and the conversions (``asanyarray``...: NumPy does not
+dispatch them, ``numpy.asarray(t)`` is an ndarray by design).
 """
 from __future__ import annotations
 
@@ -314,11 +315,11 @@ def elementwise_cases():
         c("copy", "copy", _x(2, 3)),
         c("matvec", "matvec", lambda r: (r.standard_normal((2, 2, 3)), r.standard_normal(3))),
         c("vecmat", "vecmat", lambda r: (r.standard_normal(2), r.standard_normal((2, 3)))),
-        c("asanyarray", "asanyarray", _x(2, 3)),
-        c("ascontiguousarray", "ascontiguousarray", _x(2, 3)),
-        c("asfortranarray", "asfortranarray", _x(2, 3)),
-        c("require", "require", _x(2, 3)),
-        c("asarray_chkfinite", "asarray_chkfinite", _x(2, 3)),
+        c("asanyarray()", "asanyarray", _x(2, 3)),
+        c("ascontiguousarray()", "ascontiguousarray", _x(2, 3)),
+        c("asfortranarray()", "asfortranarray", _x(2, 3)),
+        c("require()", "require", _x(2, 3)),
+        c("asarray_chkfinite()", "asarray_chkfinite", _x(2, 3)),
         c("copyto()", "copyto", lambda r: (r.standard_normal((2, 3)), r.standard_normal(3)),
           dict(where=np.array([True, False, True])), fn=_copyto, ref=_np_copyto),
         c("bincount-weights", "bincount", lambda r: (np.array([0, 2, 2, 5]), r.standard_normal(4)),
