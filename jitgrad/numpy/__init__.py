@@ -150,9 +150,29 @@ def _unary(fn, name):
     return f
 
 
+def _weak_pair(x, y):
+    """Tensors for a binary function's operands with NumPy 2's rule for Python scalars: a
+    Python ``int``/``float``/``complex`` next to a Tensor takes the Tensor's dtype when its
+    kind fits (``float32 % 2.0`` stays float32; a float with an integer Tensor is float64)."""
+    def weak(v, other):
+        if isinstance(v, (_builtins.bool, _np.generic)) or not isinstance(other, Tensor):
+            return _t(v)
+        kind = other.dtype.np.kind
+        if (isinstance(v, int) and kind in "iufc") or (isinstance(v, float) and kind in "fc") \
+                or (isinstance(v, complex) and kind == "c"):
+            return _t(v, other.dtype.np).to(other.device)
+        return _t(v)
+
+    if isinstance(x, (int, float, complex)) and isinstance(y, Tensor):
+        return weak(x, y), y
+    if isinstance(y, (int, float, complex)) and isinstance(x, Tensor):
+        return x, weak(y, x)
+    return _t(x), _t(y)
+
+
 def _binary(fn, name):
     def f(x, y):
-        return fn(_t(x), _t(y))
+        return fn(*_weak_pair(x, y))
 
     f.__name__ = name
     f.__doc__ = f"``numpy.{name}`` elementwise with broadcasting, differentiable: {fn.__doc__}"
@@ -268,7 +288,7 @@ def fmin(x, y):
 
 def floor_divide(x, y):
     """``floor(x / y)``; zero gradient (piecewise constant)."""
-    x, y = _t(x), _t(y)
+    x, y = _weak_pair(x, y)
     if not (x.dtype.is_floating_point or y.dtype.is_floating_point):
         return Tensor._make(_np.asarray(_np.floor_divide(x._data, y._data)))
     return _npfuncs.unary("floor", x / y)

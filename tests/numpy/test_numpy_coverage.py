@@ -216,6 +216,10 @@ def test_operators_mod_floordiv_divmod():
     i = jitgrad.tensor(np.array([7, -7]))
     assert (i // 2).tolist() == [3, -4] and (i % 3).tolist() == [1, 2]
     assert (i // 2).dtype == jitgrad.int64
+    # NumPy 2's weak Python scalars: float32 stays float32, an int Tensor with a float is float64
+    f32 = jitgrad.tensor([5.5, -3.0], dtype=jitgrad.float32)
+    assert (f32 % 2.0).dtype == (2.0 // f32).dtype == divmod(f32, 2)[0].dtype == jitgrad.float32
+    assert (i % 2.5).dtype == jitgrad.float64 and (f32 % np.float64(2)).dtype == jitgrad.float64
     y = jitgrad.tensor([1.5, 2.5], requires_grad=True)
     checks.gradcheck(lambda u, w: u % w, [t[0] + 0.1, jitgrad.tensor([1.3, 1.7], requires_grad=True)])
     (t % y).sum().backward()
