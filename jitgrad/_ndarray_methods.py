@@ -1,8 +1,9 @@
 """NumPy's ndarray methods and operators on ``Tensor`` (issue 19), where they do not clash with
 PyTorch's: ``%``, ``//``, ``divmod`` (and their reflected forms), ``ravel``, ``astype``, ``fill``,
 ``copy``, ``dot``, ``itemsize``, ``nbytes``, ``item(*index)``, ``round(decimals)`` positional,
-``cumsum``/``cumprod`` with ``axis=None`` (flattened), ``argsort(axis, kind)``, and
-``flatten(order)`` (a string first argument).
+``argsort(axis, kind)``, and ``flatten(order)`` (a string first argument). ``cumsum``/``cumprod``
+take NumPy's ``axis=`` (and scan the flattened tensor without one) in their rows' functions
+(``ops/npfuncs.py``).
 
 Each is the ``jitgrad.numpy`` function of the same name (imported on first call: ``jitgrad.numpy``
 sits above ``tensor``), so the gradient is that function's: ``x % y`` is the ``remainder`` row
@@ -103,18 +104,6 @@ def _make_round(torch_round):
     return round
 
 
-def _make_cumulative(name, torch_fn):
-    def cumulative(self, dim=None, *, dtype=None, axis=None):
-        """PyTorch's ``cumsum(dim)`` / NumPy's ``cumsum(axis=None)`` (flattened when neither is
-        given); the gradient is the function's."""
-        ax = axis if dim is None else dim
-        if ax is None:
-            return getattr(_jnp(), name)(self, None, dtype)
-        return torch_fn(self, ax, dtype=dtype)
-    cumulative.__name__ = name
-    return cumulative
-
-
 _UNSET = object()
 
 
@@ -156,7 +145,5 @@ def install(cls) -> None:
                           doc="Bytes of the elements (NumPy's and PyTorch's ``nbytes``).")
     cls.item = _make_item(cls.item)
     cls.round = _make_round(cls.round)
-    cls.cumsum = _make_cumulative("cumsum", cls.cumsum)
-    cls.cumprod = _make_cumulative("cumprod", cls.cumprod)
     cls.argsort = _make_argsort(cls.argsort)
     cls.flatten = _make_flatten(cls.flatten)
