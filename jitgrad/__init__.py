@@ -29,6 +29,8 @@ from .ops.linalg import dot, matmul, mm  # noqa: E402
 from . import _torch_functions  # noqa: E402
 globals().update({_fn.__name__: _fn for _fn in _torch_functions.FUNCTIONS})
 _torch_functions.install(Tensor)
+from . import _ndarray_methods  # noqa: E402  (NumPy's ndarray methods, issue 19)
+_ndarray_methods.install(Tensor)
 from . import linalg  # noqa: E402
 from . import nn, optim
 from . import func, utils

@@ -30,6 +30,7 @@ from ..ops import unary as _unary_ops
 from ..ops import scatter as _scatter_ops
 from ..tensor import Tensor
 from .. import dtypes as _dtypes
+from ._passthrough import mark as _mark_passthrough
 
 ndarray = Tensor
 bool = _np.bool_  # noqa: A001 - the Array API's dtype name
@@ -127,13 +128,16 @@ def _creator(fn):
 
     make.__name__ = fn.__name__
     make.__doc__ = f"``numpy.{fn.__name__}`` as a constant Tensor (no gradient flows through it)."
-    return make
+    return _mark_passthrough(make)
 
 
 zeros, ones, empty, full, eye, identity, arange, linspace, logspace, zeros_like, ones_like, \
     empty_like, full_like, tri = (_creator(f) for f in (
         _np.zeros, _np.ones, _np.empty, _np.full, _np.eye, _np.identity, _np.arange, _np.linspace,
         _np.logspace, _np.zeros_like, _np.ones_like, _np.empty_like, _np.full_like, _np.tri))
+# constant grids and window functions (issue 19): their arguments are sizes and shape parameters
+geomspace, hanning, hamming, blackman, bartlett, kaiser = (_creator(f) for f in (
+    _np.geomspace, _np.hanning, _np.hamming, _np.blackman, _np.bartlett, _np.kaiser))
 
 
 # --- elementwise ----------------------------------------------------------------------------
@@ -146,9 +150,29 @@ def _unary(fn, name):
     return f
 
 
+def _weak_pair(x, y):
+    """Tensors for a binary function's operands with NumPy 2's rule for Python scalars: a
+    Python ``int``/``float``/``complex`` next to a Tensor takes the Tensor's dtype when its
+    kind fits (``float32 % 2.0`` stays float32; a float with an integer Tensor is float64)."""
+    def weak(v, other):
+        if isinstance(v, (_builtins.bool, _np.generic)) or not isinstance(other, Tensor):
+            return _t(v)
+        kind = other.dtype.np.kind
+        if (isinstance(v, int) and kind in "iufc") or (isinstance(v, float) and kind in "fc") \
+                or (isinstance(v, complex) and kind == "c"):
+            return _t(v, other.dtype.np).to(other.device)
+        return _t(v)
+
+    if isinstance(x, (int, float, complex)) and isinstance(y, Tensor):
+        return weak(x, y), y
+    if isinstance(y, (int, float, complex)) and isinstance(x, Tensor):
+        return x, weak(y, x)
+    return _t(x), _t(y)
+
+
 def _binary(fn, name):
     def f(x, y):
-        return fn(_t(x), _t(y))
+        return fn(*_weak_pair(x, y))
 
     f.__name__ = name
     f.__doc__ = f"``numpy.{name}`` elementwise with broadcasting, differentiable: {fn.__doc__}"
@@ -264,7 +288,7 @@ def fmin(x, y):
 
 def floor_divide(x, y):
     """``floor(x / y)``; zero gradient (piecewise constant)."""
-    x, y = _t(x), _t(y)
+    x, y = _weak_pair(x, y)
     if not (x.dtype.is_floating_point or y.dtype.is_floating_point):
         return Tensor._make(_np.asarray(_np.floor_divide(x._data, y._data)))
     return _npfuncs.unary("floor", x / y)
@@ -336,13 +360,12 @@ def _nodiff(fn, name=None, wrap=True):
     f.__name__ = name
     f.__doc__ = (f"``numpy.{name}`` on the data (not differentiable: no gradient flows through "
                  "its integer/bool result).")
-    return f
+    return _mark_passthrough(f)
 
 
 _NODIFF_WRAP = ("argmax argmin argsort argpartition nonzero argwhere flatnonzero isnan isinf "
                 "isfinite isneginf isposinf signbit logical_and logical_or logical_not "
-                "logical_xor isclose any all count_nonzero searchsorted digitize unique "
-                "bincount histogram tril_indices triu_indices diag_indices indices unravel_index "
+                "logical_xor isclose any all count_nonzero searchsorted digitize tril_indices triu_indices diag_indices indices unravel_index "
                 "ravel_multi_index floor_divide_int bitwise_and bitwise_or bitwise_xor invert "
                 "left_shift right_shift gcd lcm heaviside iscomplex isreal").split()
 _NODIFF_RAW = ("shape ndim size allclose array_equal array_equiv result_type can_cast "
@@ -355,6 +378,49 @@ for _n in _NODIFF_RAW:
     if hasattr(_np, _n):
         globals()[_n] = _nodiff(getattr(_np, _n), wrap=False)
 isnan, nonzero = _nodiff(_np.isnan), _nodiff(_np.nonzero)  # (also made above; named for linters)
+
+
+def _refusing_grad(fn, why):
+    """``_nodiff(fn)`` raising when an argument requires grad: its result holds values of the
+    inputs (``unique``'s values, ``histogram``'s edges), so running it would cut the graph."""
+    run = _nodiff(fn)
+
+    def f(*args, **kwargs):
+        from .. import autograd
+
+        if autograd.is_grad_enabled() and _builtins.any(
+                isinstance(v, Tensor) and v.requires_grad
+                for v in list(args) + list(kwargs.values())):
+            raise TypeError(f"jitgrad.numpy.{fn.__name__} is not differentiable ({why}); call "
+                            "it on x.detach() if no gradient is needed")
+        return run(*args, **kwargs)
+
+    f.__name__ = fn.__name__
+    f.__doc__ = (f"``numpy.{fn.__name__}`` on the data (a pass-through; an input that requires "
+                 f"grad raises: {why}).")
+    return _mark_passthrough(f)
+
+
+unique = _refusing_grad(_np.unique, "its output shape depends on which values are equal")
+histogram = _refusing_grad(_np.histogram, "its counts are piecewise constant and its bin edges "
+                                          "have no derivative rule here")
+
+
+def bincount(x, weights=None, minlength=0):
+    """Counts of each non-negative integer in ``x`` (no gradient), or with ``weights``
+    ``out[k] = sum_{i: x_i = k} w_i``, a scatter-add: the gradient of ``w_i`` is ``g[x_i]``."""
+    xs = _np.asarray(x._host() if isinstance(x, Tensor) else x)
+    if weights is None or not (isinstance(weights, Tensor) and weights.requires_grad):
+        return _nodiff(_np.bincount)(xs, weights, minlength)
+    from ..ops import indexing as _indexing
+
+    w = _t(weights)
+    if not w.dtype.is_floating_point:
+        w = _cast(w, _np.float64)
+    n = _builtins.max(int(xs.max()) + 1 if xs.size else 0, int(minlength))
+    base = Tensor._make(_np.zeros(n, dtype=_np.result_type(w.dtype.np, _np.float64))).to(w.device)
+    return _indexing.put_flat(base, xs.ravel().astype(_np.intp), ravel(_cast(w, base.dtype.np))
+                              if w.dtype.np != base.dtype.np else ravel(w), accumulate=True)
 
 
 # --- reductions -----------------------------------------------------------------------------
@@ -624,7 +690,7 @@ def array_split(ary, indices_or_sections, axis=0):
         k = int(indices_or_sections)
         if k <= 0:
             raise ValueError("number sections must be larger than 0.")
-        q, r = divmod(n, k)
+        q, r = _builtins.divmod(n, k)
         bounds = [0]
         for i in range(k):
             bounds.append(bounds[-1] + q + (1 if i < r else 0))
@@ -1069,6 +1135,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 __array_api_version__ = "2023.12"
 
 
+@_mark_passthrough
 def isdtype(dtype, kind):
     """Array API ``isdtype`` for NumPy dtypes (and jitgrad dtypes)."""
     dtype = _np.dtype(getattr(dtype, "np", dtype))
@@ -1087,6 +1154,12 @@ def isdtype(dtype, kind):
 from . import fft, linalg, random  # noqa: E402,F401  (they use the functions above)
 from ._array_api import *  # noqa: E402,F401,F403  (Array API names; they use the functions above)
 from ._array_api import __array_namespace_info__, _missing_message  # noqa: E402,F401
+# issue 19: NumPy functions composed of the above (each module's docstring has the math)
+from ._math_more import *  # noqa: E402,F401,F403
+from ._stats import *  # noqa: E402,F401,F403
+from ._poly import *  # noqa: E402,F401,F403
+from ._assemble import *  # noqa: E402,F401,F403
+from ._passthrough import *  # noqa: E402,F401,F403  (non-differentiable utilities)
 
 # --- the one table: NumPy object -> implementation (used by jitgrad._protocols) ---------------
 UFUNCS: dict = {}

@@ -17,6 +17,7 @@ import numpy as _np
 from .. import autograd as _autograd
 from ..ops import shape as _shape_ops
 from ..tensor import Tensor
+from ._passthrough import mark as _mark
 
 __all__ = ["argsort", "cumulative_sum", "cumulative_prod", "unstack", "broadcast_arrays",
            "meshgrid", "nextafter", "unique_values", "unique_counts", "unique_inverse",
@@ -42,6 +43,7 @@ def _wrap(a):
     return Tensor._make(_np.asarray(a))
 
 
+@_mark
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """Indices that sort ``a`` along ``axis`` (an int64 Tensor; no gradient). Stable by default;
     ``descending=True`` keeps ties in their original order (the Array API's rule)."""
@@ -150,24 +152,28 @@ def _unique(name, x):
     return vals, idx.astype(i64), inv.reshape(d.shape).astype(i64), cnt.astype(i64)
 
 
+@_mark
 def unique_values(x, /):
     """The sorted distinct values of ``x`` (flattened), a constant Tensor (no gradient: an
     input that requires grad raises)."""
     return _wrap(_unique("unique_values", x)[0])
 
 
+@_mark
 def unique_counts(x, /):
     """``(values, counts)`` of the distinct values (constants; no gradient)."""
     vals, _, _, cnt = _unique("unique_counts", x)
     return UniqueCountsResult(_wrap(vals), _wrap(cnt))
 
 
+@_mark
 def unique_inverse(x, /):
     """``(values, inverse_indices)``, ``values[inverse_indices] == x`` (no gradient)."""
     vals, _, inv, _ = _unique("unique_inverse", x)
     return UniqueInverseResult(_wrap(vals), _wrap(inv))
 
 
+@_mark
 def unique_all(x, /):
     """``(values, indices, inverse_indices, counts)`` (no gradient)."""
     return UniqueAllResult(*(_wrap(v) for v in _unique("unique_all", x)))
@@ -180,7 +186,7 @@ def _int_op(fn, name):
     f.__name__ = name
     f.__doc__ = f"``numpy.{fn.__name__}`` (the Array API's ``{name}``) on integer/bool data " \
                 "(no gradient)."
-    return f
+    return _mark(f)
 
 
 # NumPy < 2 lacks the Array API spellings; these are the same ufuncs
@@ -189,12 +195,14 @@ bitwise_left_shift = _int_op(_np.left_shift, "bitwise_left_shift")
 bitwise_right_shift = _int_op(_np.right_shift, "bitwise_right_shift")
 
 
+@_mark
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """Whether each element of ``element`` is in ``test_elements`` (a bool Tensor)."""
     return _wrap(_np.isin(_t(element)._data, _t(test_elements)._data, assume_unique=assume_unique,
                           invert=invert, kind=kind))
 
 
+@_mark
 def from_dlpack(x, /, *, device=None, copy=None):
     """A constant Tensor from a DLPack-capable array (a Tensor is returned as is)."""
     _ns()._check_device(device)
@@ -209,11 +217,13 @@ def _np_dtype_of(x):
     return _np.dtype(getattr(x, "np", x))
 
 
+@_mark
 def finfo(type, /):  # noqa: A002
     """``numpy.finfo`` of a dtype (NumPy's or jitgrad's) or of a Tensor's dtype."""
     return _np.finfo(_np_dtype_of(type))
 
 
+@_mark
 def iinfo(type, /):  # noqa: A002
     """``numpy.iinfo`` of a dtype (NumPy's or jitgrad's) or of a Tensor's dtype."""
     return _np.iinfo(_np_dtype_of(type))

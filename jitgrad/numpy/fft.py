@@ -18,6 +18,7 @@ from numpy.lib.array_utils import normalize_axis_index as _axis_index
 from ..ops import complex as _complex_ops
 from ..ops import fft as _fft_ops
 from ..tensor import Tensor
+from ._passthrough import mark as _mark
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
            "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"]
@@ -242,6 +243,7 @@ def ifftshift(x, axes=None):
     return _shift(x, axes, -1)
 
 
+@_mark
 def fftfreq(n, d=1.0, device=None):
     """Sample frequencies ``[0, 1, ..., n//2 - 1 (or n//2), -(n//2), ..., -1] / (d n)`` (a
     constant Tensor; ``device`` must be None or the CPU)."""
@@ -249,6 +251,7 @@ def fftfreq(n, d=1.0, device=None):
     return Tensor._make(_np.fft.fftfreq(n, d))
 
 
+@_mark
 def rfftfreq(n, d=1.0, device=None):
     """Sample frequencies for ``rfft``: ``[0, 1, ..., n//2] / (d n)`` (a constant Tensor)."""
     _cpu_only(device)

@@ -16,12 +16,13 @@ from ..ops import reduce as _reduce_ops
 from ..ops import unary as _unary_ops
 from ..ops.linalg import matmul as _matmul
 from ..tensor import Tensor
+from ._passthrough import mark as _mark
 from .. import dtypes as _dtypes
 
 __all__ = ["inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh", "norm",
            "matrix_power", "multi_dot", "pinv", "svd", "svdvals", "vector_norm", "matrix_norm",
            "matrix_transpose", "qr", "lstsq", "vecdot", "cross", "diagonal", "trace", "outer",
-           "tensordot", "matmul", "matrix_rank"]
+           "tensordot", "matmul", "matrix_rank", "cond", "tensorinv", "tensorsolve"]
 LinAlgError = _np.linalg.LinAlgError
 # NumPy's (and the Array API's) named result tuples: ``res.Q``, ``res.eigenvalues``...
 QRResult = _namedtuple("QRResult", ["Q", "R"])
@@ -264,6 +265,7 @@ def lstsq(a, b, rcond=None):
     return x, res, rank, s
 
 
+@_mark
 def matrix_rank(x, /, tol=None, hermitian=False, *, rtol=None):
     """Number of singular values above the tolerance (an integer Tensor; no gradient)."""
     x = _t(x)
@@ -321,6 +323,9 @@ def tensordot(x1, x2, /, *, axes=2):
 def matmul(x1, x2, /):
     """``x1 @ x2``; ``g1 = g x2^T``, ``g2 = x1^T g``."""
     return _matmul(_t(x1), _t(x2))
+
+
+from ._linalg_more import cond, tensorinv, tensorsolve  # noqa: E402  (they use the above)
 
 
 def __getattr__(name):

@@ -104,12 +104,24 @@ def _scan_dtype(x, dtype):
     return x if dtype is None or to_dtype(dtype) == x.dtype else cast(x, to_dtype(dtype))
 
 
+def _scan_dim(x, dim, axis):
+    """``(x, dim)`` for a scan: ``axis`` is NumPy's name for ``dim``; neither given (NumPy's
+    ``x.cumsum()``) scans the flattened tensor."""
+    dim = axis if dim is None else dim
+    if dim is None:
+        from .shape import reshape
+
+        return reshape(x, (-1,)), 0
+    return x, int(dim) % max(x.ndim, 1)
+
+
 @public(CUMSUM)
-def cumsum(x, dim, *, dtype=None):
-    """Cumulative sum along an integer ``dim`` (``x`` cast to ``dtype`` first, if given):
-    ``out_i = sum_{j<=i} x_j``; the gradient is the reversed cumulative sum of ``g``."""
-    x = _scan_dtype(dispatch.tensor_operand(x, "cumsum"), dtype)
-    return dispatch.composite(CUMSUM, x, axis=int(dim) % max(x.ndim, 1))
+def cumsum(x, dim=None, *, dtype=None, axis=None):
+    """Cumulative sum along an integer ``dim`` (``axis``: NumPy's name; neither: the flattened
+    tensor, as NumPy) of ``x`` cast to ``dtype`` first, if given: ``out_i = sum_{j<=i} x_j``;
+    the gradient is the reversed cumulative sum of ``g``."""
+    x, dim = _scan_dim(_scan_dtype(dispatch.tensor_operand(x, "cumsum"), dtype), dim, axis)
+    return dispatch.composite(CUMSUM, x, axis=dim)
 
 
 def _cumprod_fwd(ctx, x, axis):
@@ -137,12 +149,12 @@ CUMPROD = def_composite("cumprod", "CumprodBackward0", ("x",), _cumprod_fwd, _cu
 
 
 @public(CUMPROD)
-def cumprod(x, dim, *, dtype=None):
-    """Cumulative product along ``axis``: ``out_i = prod_{j<=i} x_j``. Gradient
-    ``gx_j = sum_{i>=j} g_i out_i / x_j`` when no element is zero; with zeros the product is
-    recorded as a chain of multiplications (exact gradient, slower)."""
-    x = _scan_dtype(dispatch.tensor_operand(x, "cumprod"), dtype)
-    axis = int(dim) % max(x.ndim, 1)
+def cumprod(x, dim=None, *, dtype=None, axis=None):
+    """Cumulative product along ``dim`` (``axis``: NumPy's name; neither: the flattened
+    tensor): ``out_i = prod_{j<=i} x_j``. Gradient ``gx_j = sum_{i>=j} g_i out_i / x_j`` when
+    no element is zero; with zeros the product is recorded as a chain of multiplications
+    (exact gradient, slower)."""
+    x, axis = _scan_dim(_scan_dtype(dispatch.tensor_operand(x, "cumprod"), dtype), dim, axis)
     # inside vmap the values are not readable here: the row's formula is used (nan, never a
     # wrong number, where an input is zero)
     if x.ndim == 0 or not _values_readable(x) or not _has_zero(x):

@@ -40,17 +40,23 @@ def _case_samples(case_id, make_args, kwargs):
     return samples
 
 
-def _case(case_id, name, make_args, kwargs=None, grad=True, rtol=1e-7, rows=None):
-    """One jitgrad.numpy case: forward in float64 against NumPy (atol 1e-12), gradcheck.
-    ``rows``: the registry rows it runs, when not those of every case of ``name`` (``ROWS``)."""
-    def ref(*args, **kw):
+def numpy_case(case_id, name, make_args, kwargs=None, grad=True, rtol=1e-7, rows=None,
+               gradgrad=False, fn=None, ref=None, atol=1e-12):
+    """One jitgrad.numpy case: forward in float64 against NumPy (atol 1e-12), gradcheck
+    (and gradgradcheck with ``gradgrad``). ``rows``: the registry rows it runs, when not those
+    of every case of ``name`` (``ROWS``); ``fn``/``ref``: calls other than
+    ``jitgrad.numpy.<name>`` / ``numpy.<name>`` (e.g. an in-place function and its result)."""
+    def numpy_ref(*args, **kw):
         return _resolve(np, name)(*args, **kw)
 
-    return OpInfo(f"np.{case_id}", _namespace_call(name), ref,
+    return OpInfo(f"np.{case_id}", fn or _namespace_call(name), ref or numpy_ref,
                   _case_samples(case_id, make_args, kwargs or {}),
                   rows=ROWS.get(name, ()) if rows is None else rows,
-                  differentiable=grad, gradgrad=False, fused_check=False, dtypes=("float64",),
-                  rtol=rtol, atol=1e-12, numpy_name=name)
+                  differentiable=grad, gradgrad=gradgrad, fused_check=False,
+                  dtypes=("float64",), rtol=rtol, atol=atol, numpy_name=name)
+
+
+_case = numpy_case
 
 
 def _normal(shape, scale=1.0, shift=0.0):

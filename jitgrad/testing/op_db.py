@@ -2,9 +2,9 @@
 itself on construction, so tests never have to take entries out of a global list)."""
 from __future__ import annotations
 
-from . import db_elementwise, db_misc, db_nn, db_numpy, db_reduce, db_shape
+from . import db_elementwise, db_misc, db_nn, db_numpy, db_numpy_more, db_reduce, db_shape
 
-FAMILIES = (db_elementwise, db_reduce, db_shape, db_nn, db_numpy, db_misc)
+FAMILIES = (db_elementwise, db_reduce, db_shape, db_nn, db_numpy, db_numpy_more, db_misc)
 
 
 def all_entries() -> list:
