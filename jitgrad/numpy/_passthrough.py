@@ -29,7 +29,8 @@ __all__ = ["array_repr", "array_str", "get_printoptions", "set_printoptions", "p
            "geterr", "seterr", "geterrcall", "seterrcall", "savetxt", "loadtxt", "genfromtxt",
            "fromregex", "savez_compressed", "isfortran", "may_share_memory", "shares_memory",
            "isnat", "busday_count", "busday_offset", "is_busday", "datetime_as_string",
-           "datetime_data", "get_include", "show_config", "show_runtime", "info", "putmask"]
+           "datetime_data", "get_include", "show_config", "show_runtime", "info", "putmask",
+           "errstate"]
 
 
 def mark(fn):
@@ -109,6 +110,9 @@ for _name in ("loadtxt", "genfromtxt", "fromregex", "isnat", "busday_count", "bu
               "is_busday", "datetime_as_string"):
     globals()[_name] = _passing(getattr(_np, _name), _name)
 del _name
+#: NumPy's floating-point error context itself (a class: ``with np.errstate(divide="ignore")``);
+#: jitgrad's kernels never warn, so it governs the NumPy code around them
+errstate = _np.errstate
 # integer/bool results: indices, masks, bits
 diag_indices_from = _passing(_np.diag_indices_from, "diag_indices_from")
 tril_indices_from = _passing(_np.tril_indices_from, "tril_indices_from")
