@@ -238,6 +238,17 @@ def _pop_substitutes() -> None:
 
 
 # --- tangent propagation -------------------------------------------------------------------
+def has_tangent(t) -> bool:
+    """Whether ``t`` carries a forward-mode tangent at an open (visible) dual level: code that
+    chooses a non-differentiable path when ``requires_grad`` is False must also ask this."""
+    return bool(_levels) and any(lvl.get(t) is not None for lvl in _levels[:_visible()])
+
+
+def needs_derivative(t) -> bool:
+    """``t`` is a Tensor that requires grad or carries a tangent."""
+    return isinstance(t, _ops().Tensor) and (t.requires_grad or has_tangent(t))
+
+
 def _propagate(op, args, attrs, out) -> None:
     if not op.differentiable:
         return
@@ -280,8 +291,13 @@ def jvp_of(op, args, attrs, outs, tangents) -> tuple:
         total = None
         for name, t in zip(op.inputs, tangents):
             body = op.backward.get(name)
-            if t is None or body is None:
+            if t is None:
                 continue
+            if body is None:  # reverse mode refuses this input too: never a lost tangent
+                raise NotImplementedError(
+                    f"forward-mode AD: {op.name} ({op.node_name}) has no derivative with "
+                    f"respect to its input '{name}', which carries a tangent; pass it as a "
+                    "constant (without a tangent)")
             if body is passthrough:
                 c = t
             elif body is negate:

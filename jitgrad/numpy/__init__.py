@@ -18,6 +18,7 @@ import math as _math
 import numpy as _np
 
 from ..ops import binary as _binary_ops
+from ..autograd import forward_ad as _forward_ad
 from ..ops import registry as _registry
 from ..ops import complex as _complex_ops
 from ..ops import creation as _creation
@@ -389,8 +390,7 @@ def _refusing_grad(fn, why):
         from .. import autograd
 
         if autograd.is_grad_enabled() and _builtins.any(
-                isinstance(v, Tensor) and v.requires_grad
-                for v in list(args) + list(kwargs.values())):
+                _forward_ad.needs_derivative(v) for v in list(args) + list(kwargs.values())):
             raise TypeError(f"jitgrad.numpy.{fn.__name__} is not differentiable ({why}); call "
                             "it on x.detach() if no gradient is needed")
         return run(*args, **kwargs)
@@ -410,7 +410,7 @@ def bincount(x, weights=None, minlength=0):
     """Counts of each non-negative integer in ``x`` (no gradient), or with ``weights``
     ``out[k] = sum_{i: x_i = k} w_i``, a scatter-add: the gradient of ``w_i`` is ``g[x_i]``."""
     xs = _np.asarray(x._host() if isinstance(x, Tensor) else x)
-    if weights is None or not (isinstance(weights, Tensor) and weights.requires_grad):
+    if weights is None or not _forward_ad.needs_derivative(weights):
         return _nodiff(_np.bincount)(xs, weights, minlength)
     from ..ops import indexing as _indexing
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as _np
 
 from .. import autograd as _autograd
+from ..autograd import forward_ad as _forward_ad
 from ..tensor import Tensor
 
 __all__ = ["array_repr", "array_str", "get_printoptions", "set_printoptions", "printoptions",
@@ -58,7 +59,7 @@ def _wrap(r):
 
 def _requiring_grad(x):
     if isinstance(x, Tensor):
-        return x.requires_grad
+        return _forward_ad.needs_derivative(x)
     if isinstance(x, (list, tuple)):
         return any(_requiring_grad(v) for v in x)
     return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as _np
 
+from ..autograd import forward_ad as _forward_ad
 from ..tensor import Tensor
 
 __all__ = ["convolve", "correlate", "interp", "trapezoid", "vander", "unwrap", "polyval",
@@ -322,7 +323,7 @@ def roots(p):
     p = _float(p)
     data = p._host()
     rts = _np.roots(data)
-    if not (p.requires_grad and autograd.is_grad_enabled()):
+    if not ((p.requires_grad and autograd.is_grad_enabled()) or _forward_ad.has_tangent(p)):
         return Tensor._make(_np.asarray(rts))
     if _np.iscomplexobj(rts) or len(_np.unique(rts)) != len(rts):
         raise TypeError("jitgrad.numpy.roots: the gradient is covered for real, simple roots "
@@ -338,27 +339,40 @@ def _roots_function():
         return _ROOTS[0]
     from ..autograd import Function
 
+    def powers_and_slope(p, r):
+        """``powers[k, i] = r_k^(n-i)`` and ``p'(r_k)``: ``dr_k/dp_i = -powers[k, i] / p'(r_k)``.
+        (Leading zeros of p, dropped by np.roots, get the terms of their powers.)"""
+        jnp = _ns()
+        n = p.shape[0] - 1
+        cols = [jnp.ones_like(r)]
+        for _ in range(n):
+            cols.append(cols[-1] * r)
+        return jnp.flip(jnp.stack(cols, 1), 1), polyval(polyder(p), r)
+
     class RootsBackward(Function):
-        """``r`` with ``p(r) = 0``; ``g_p[i] = -sum_k g_k r_k^(n-i) / p'(r_k)``."""
+        """``r`` with ``p(r) = 0``; ``g_p[i] = -sum_k g_k r_k^(n-i) / p'(r_k)``; tangent
+        ``t_r[k] = -sum_i t_i r_k^(n-i) / p'(r_k)``."""
 
         @staticmethod
         def forward(ctx, p):
             r = Tensor._make(_np.roots(p._host()).astype(p.dtype.np)).to(p.device)
             ctx.save_for_backward(p, r)
+            ctx.polynomial_and_roots = (p, r)  # for jvp (saved tensors exist when recording)
             return r
 
         @staticmethod
         def backward(ctx, g):
             jnp = _ns()
             p, r = ctx.saved_tensors
-            n = p.shape[0] - 1
-            # leading zeros of p were dropped by np.roots: they get the terms of their powers
-            cols = [jnp.ones_like(r)]
-            for _ in range(n):
-                cols.append(cols[-1] * r)
-            powers = jnp.flip(jnp.stack(cols, 1), 1)  # powers[k, i] = r_k^(n-i)
-            slope = polyval(polyder(p), r)
+            powers, slope = powers_and_slope(p, r)
             return -jnp.sum(jnp.expand_dims(g / slope, 1) * powers, 0)
+
+        @staticmethod
+        def jvp(ctx, t):
+            jnp = _ns()
+            p, r = ctx.polynomial_and_roots
+            powers, slope = powers_and_slope(p, r)
+            return -jnp.sum(powers * jnp.expand_dims(t, 0), 1) / slope
 
     _ROOTS.append(RootsBackward)
     return RootsBackward

@@ -18,6 +18,7 @@ import builtins as _builtins
 import numpy as _np
 
 from ..ops import binary as _binary_ops
+from ..autograd import forward_ad as _forward_ad
 from ..tensor import Tensor
 
 __all__ = ["quantile", "percentile", "median", "nanquantile", "nanpercentile", "nanmedian",
@@ -70,7 +71,7 @@ def _order_stat(name, a, q, axis, method, keepdims, skip_nan):
     if not a.dtype.is_floating_point:
         a = jnp._cast(a, _np.float64)
     qs = _np.asarray(q._host() if isinstance(q, Tensor) else q, dtype=_np.float64)
-    if isinstance(q, Tensor) and q.requires_grad:
+    if _forward_ad.needs_derivative(q):
         raise TypeError(f"jitgrad.numpy.{name}: the gradient with respect to q is not "
                         "covered (pass q as a constant)")
     if _np.any((qs < 0) | (qs > 1)):

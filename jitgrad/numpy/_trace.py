@@ -60,11 +60,7 @@ def tracing():
         _local.depth -= 1
 
 
-def _has_tangent(t: Tensor) -> bool:
-    """Whether ``t`` carries a forward-mode tangent at an open dual level."""
-    levels = _forward_ad._levels
-    return bool(levels) and any(lvl.get(t) is not None
-                                for lvl in levels[:_forward_ad._visible()])
+_has_tangent = _forward_ad.has_tangent
 
 
 def tracked(tree) -> bool:

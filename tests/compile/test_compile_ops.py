@@ -56,6 +56,34 @@ for _n in ("np.fmax", "np.fmin"):  # where(isnan(...)): isnan is computed outsid
     for _s in ("()-(3,)", "(3,)-()", "(2, 3)-(3,)", "(2, 3)-(2, 3)", "(2, 1)-(1, 3)"):
         FALLBACK[f"{_n}-{_s}"] = _OUTSIDE
 
+# jitgrad.numpy's functions composed on the host (index arrays, masks and constants made with
+# NumPy from the data, then gathered): eager values, one warning
+_NUMPY_COMPOSED = (
+    "np.median", "np.median-axis1", "np.median-axis0-keep", "np.median-tuple",
+    "np.percentile", "np.quantile-q-list", "np.quantile-keep-tuple", "np.nanmedian",
+    "np.nanquantile", "np.nanpercentile", "np.median-nan", "np.nanmedian-allnan",
+    "np.quantile-lower", "np.quantile-higher", "np.quantile-nearest", "np.quantile-midpoint",
+    "np.nansum", "np.nansum-axis1", "np.nanmean", "np.nanmean-axis1",
+    "np.nanprod", "np.nanprod-axis1", "np.nanmax", "np.nanmax-axis1",
+    "np.nanmin", "np.nanmin-axis1", "np.nancumsum", "np.nancumsum-axis1",
+    "np.nancumprod", "np.nancumprod-axis1", "np.nanvar-axis1-ddof1", "np.nanvar-keep",
+    "np.nanstd-axis1-ddof1", "np.nanstd-keep", "np.nanmax-allnan", "np.cov-fweights",
+    "np.cov-aweights", "np.cov-weights-ddof0", "np.interp", "np.interp-left-right",
+    "np.interp-period", "np.vander", "np.vander-N-increasing", "np.unwrap",
+    "np.unwrap-period", "np.polyval", "np.polyadd", "np.polysub",
+    "np.polyder", "np.polyder-2", "np.polyint", "np.polyint-2-k",
+    "np.polyfit", "np.polyfit-w", "np.poly", "np.roots",
+    "np.i0", "np.i0-wide", "np.hanning()", "np.hamming()",
+    "np.blackman()", "np.bartlett()", "np.kaiser()", "np.geomspace()",
+    "np.insert-scalar", "np.select", "np.ediff1d-ends", "np.fill_diagonal-wrap()",
+    "np.r_()", "np.frexp", "np.ldexp", "np.spacing",
+    "np.copyto()", "np.bincount-weights", "np.linalg.cond", "np.linalg.cond-m2",
+)
+FALLBACK.update({_n: _OUTSIDE for _n in _NUMPY_COMPOSED})
+FALLBACK.update({_n: _WRITE for _n in ('np.fill_diagonal()', 'np.put_along_axis()')})
+FALLBACK.update({_n: "Tensor.numpy() reads a traced value"
+                 for _n in ("np.piecewise()", "np.piecewise-const()", "np.fromfunction()")})
+
 # Bugs found by this file, each a strict xfail (remove the entry when fixed): none open.
 XFAIL: dict = {}
 

@@ -28,6 +28,13 @@ NOT_DIFFERENTIABLE = {
     **{name: "an integer index output" for name in ("argmax", "argmin")},
     **{name: "a boolean output" for name in ("logical_and", "logical_or")},
     "scatter_legacy": "scatter(reduce='add'/'multiply') has no derivative, as in PyTorch",
+    **{name: "a NaN result (a NaN in the slice): forward only"
+       for name in ("np.median-nan", "np.nanmedian-allnan", "np.nanmax-allnan")},
+    **{name: "a constructor from integers and floats: no tensor input"
+       for name in ("np.hanning()", "np.hamming()", "np.blackman()", "np.bartlett()",
+                    "np.kaiser()", "np.geomspace()")},
+    **{name: "the output's length depends on the values (zeros trimmed): forward only"
+       for name in ("np.trim_zeros", "np.trim_zeros-f")},
 }
 
 # entries whose sample has no floating-point tensor input: nothing to differentiate

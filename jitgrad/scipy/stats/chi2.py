@@ -4,6 +4,7 @@
 their logs in ``x``, ``loc``, ``scale`` (``df`` requiring grad raises)."""
 from __future__ import annotations
 
+from ...autograd import forward_ad as _forward_ad
 from . import _common
 from . import gamma as _gamma
 
@@ -11,7 +12,7 @@ __all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
 
 def _shape(df, fn):
-    if hasattr(df, "requires_grad") and df.requires_grad and fn in ("cdf", "sf"):
+    if _forward_ad.needs_derivative(df) and fn in ("cdf", "sf"):
         raise NotImplementedError(f"chi2.{fn}: the derivative with respect to the shape "
                                   "parameter df is not implemented (no closed form); pass it "
                                   "without requires_grad (or detach it)")

@@ -8,6 +8,7 @@ import math
 
 import numpy as _np
 
+from ...autograd import forward_ad as _forward_ad
 from ...ops import nplinalg as _nplinalg_ops
 from ...ops import reduce as _reduce_ops
 from ...ops import unary as _unary_ops
@@ -69,7 +70,7 @@ def cdf(x, mean=None, cov=1.0, allow_singular=False, *, abseps=1e-5, releps=1e-5
     x = _common.tensor(x)
     d = x.shape[-1]
     if isinstance(cov, Tensor):
-        if cov.requires_grad:
+        if _forward_ad.needs_derivative(cov):
             raise NotImplementedError("multivariate_normal.cdf: the derivative with respect "
                                       "to cov is not implemented; pass cov without "
                                       "requires_grad (or detach it)")

@@ -9,6 +9,7 @@ import math
 
 import numpy as _np
 
+from ...autograd import forward_ad as _forward_ad
 from ...ops import unary as _unary_ops
 from ...tensor import Tensor
 from .. import special as _special
@@ -19,7 +20,7 @@ __all__ = ["logpmf", "pmf", "cdf", "sf", "logcdf", "logsf"]
 
 def _discrete(k, loc, fn):
     for v, name in ((k, "k"), (loc, "loc")):
-        if isinstance(v, Tensor) and v.requires_grad:
+        if _forward_ad.needs_derivative(v):
             raise NotImplementedError(f"poisson.{fn}: {name} is discrete and has no derivative; "
                                       "pass it without requires_grad (or detach it)")
     return _common.constant(k) - _common.constant(loc)
