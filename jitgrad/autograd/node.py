@@ -58,6 +58,7 @@ class HookDict(dict):
 
 
 _NO_HOOKS = MappingProxyType({})
+_INF = float("inf")
 
 
 class Node:
@@ -285,7 +286,7 @@ class AccumulateGrad(Node):
         self.variable = variable
         self._output_meta = [(tuple(variable.shape), variable.dtype)]
         # a leaf's sink runs before anything else that is ready (PyTorch gives it UINT64_MAX)
-        self._sequence_nr = float("inf")
+        self._sequence_nr = _INF
 
     def _has_tensor_hooks(self) -> bool:
         return bool(self.variable._leaf_hooks)

@@ -154,7 +154,18 @@ def _sum3(x3, out_dtype=None):
     return cpu_reduce.reduce_sum(x3, out_dtype)
 
 
-_sum_fwd, _prod_fwd = _fold_fwd(_sum3), _fold_fwd(cpu_reduce.reduce_prod)
+_fold_sum_fwd, _prod_fwd = _fold_fwd(_sum3), _fold_fwd(cpu_reduce.reduce_prod)
+
+
+def _sum_fwd(ctx, x, dims, keepdim, dtype):
+    """The sum's forward; the full sum of a small contiguous float array goes straight to the
+    serial kernel (Note [eager fast path]: the same kernel and bits as ``_fold_sum_fwd``)."""
+    if (dtype is None and not keepdim and x.ndim and len(dims) == x.ndim
+            and cpu_reduce.sum_all_ok(x)):
+        ctx.dims, ctx.keepdim = dims, keepdim
+        ctx.in_shape, ctx.keep_shape = x.shape, (1,) * x.ndim
+        return cpu_reduce.sum_all(x).reshape(())
+    return _fold_sum_fwd(ctx, x, dims, keepdim, dtype)
 
 
 def _sum_bwd(ctx, g):
