@@ -11,7 +11,8 @@ sample's time per call (the box is shared: the minimum is the least disturbed fi
 ratio jitgrad / PyTorch. ``gc.freeze()`` runs after set-up and the collector is off while
 timing.
 
-Rows (the asv benchmarks in ``benchmarks/bench_eager.py`` time the jitgrad side of each):
+Rows (defined once, in ``benchmarks/eager_rows.py``; the asv benchmarks in
+``benchmarks/bench_eager.py`` time the jitgrad side of each):
 
 * ``mul``, ``add``, ``tanh``, ``sum``, ``slice``, ``roll``: ``x * 1.5``, ``x + y``,
   ``tanh(x)``, ``x.sum()``, ``x[1:]``, ``roll(x, 1)`` on (100,) tensors that require grad: the
@@ -35,82 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))   # this checkout's jitgrad first
 sys.path.insert(0, os.path.join(HERE, "benchmarks"))
 
-import numpy as np  # noqa: E402
-
-CHAIN = 1000
-
-
-def _op_rows(lib):
-    """name -> (label, make) where make() returns the timed zero-argument callable."""
-    rng = np.random.default_rng(0)
-    a100 = rng.standard_normal(100)
-    b100 = rng.standard_normal(100)
-    a1000 = rng.standard_normal(1000)
-
-    def leaf(a):
-        return lib.tensor(a, requires_grad=True)
-
-    def forward(fn, *arrays, grad=True):
-        def make():
-            ts = [leaf(a) for a in arrays]
-            if grad:
-                return lambda: fn(*ts)
-            no_grad = lib.no_grad
-
-            def call():
-                with no_grad():
-                    return fn(*ts)
-            return call
-        return make
-
-    ops = {
-        "mul": ("x * 1.5", lambda x: x * 1.5, (a100,)),
-        "add": ("x + y", lambda x, y: x + y, (a100, b100)),
-        "tanh": ("tanh(x)", lambda x: lib.tanh(x), (a100,)),
-        "sum": ("x.sum()", lambda x: x.sum(), (a100,)),
-        "slice": ("x[1:]", lambda x: x[1:], (a100,)),
-        "roll": ("roll(x, 1)", lambda x: lib.roll(x, 1), (a100,)),
-    }
-    rows = {}
-    for key, (label, fn, arrays) in ops.items():
-        rows[key] = (f"{label} (100,)", forward(fn, *arrays))
-    for key, (label, fn, arrays) in ops.items():
-        rows["nograd_" + key] = (f"{label} no_grad", forward(fn, *arrays, grad=False))
-
-    def make_chain():
-        x = leaf(a100)
-
-        def build():
-            y = x
-            for _ in range(CHAIN):
-                y = y * 1.0001
-            return y.sum()
-
-        def call(loss):
-            loss.backward()
-            x.grad = None
-        return build, call, CHAIN
-
-    def make_backward():
-        x = leaf(a1000)
-
-        def call(loss):
-            loss.backward()
-            x.grad = None
-        return (lambda: (x * 2.0).sum()), call, 1
-
-    def make_fwd_bwd():
-        x = leaf(a1000)
-
-        def call():
-            (x * 2.0).sum().backward()
-            x.grad = None
-        return call
-
-    rows["chain_node"] = (f"backward per node, {CHAIN}-node chain", ("prebuilt", make_chain))
-    rows["backward"] = ("backward() of (x*2.0).sum() (1000,)", ("prebuilt", make_backward))
-    rows["fwd_bwd"] = ("(x*2.0).sum().backward() (1000,)", make_fwd_bwd)
-    return rows
+import eager_rows  # noqa: E402
 
 
 def _workload_rows(backend):
@@ -191,7 +117,7 @@ def main(argv=None):
             backends["torch"] = W.TorchBackend()
     specs = {}
     for name, lib in libs.items():
-        rows = _op_rows(lib)
+        rows = eager_rows.op_rows(lib)
         rows.update(_workload_rows(backends[name]))
         specs[name] = rows
     keys = list(specs["jitgrad"])

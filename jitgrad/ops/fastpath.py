@@ -144,8 +144,9 @@ def run_body_fast(body, args, np_dtype):
     """``dispatch.run_body(body, args, dtype)`` (``np_dtype``: ``dtype.np``) for small
     same-shape C-contiguous operands (Tensors or arrays of that dtype, Python scalars) through
     the kernel's entry point (Note [eager fast path]: the fused backward kernels of a chain), or
-    None for the general path."""
-    first = None
+    None for the general path. A broadcast scalar (every stride 0: the gradient of a full sum)
+    is read as the scalar it repeats, as the general path does."""
+    shape = None
     pattern = ""
     values = []
     for a in args:
@@ -159,16 +160,20 @@ def run_body_fast(body, args, np_dtype):
             kind = type(a)
         if kind is not _ndarray or a.dtype != np_dtype:
             return None
-        if first is None:
-            first = a
-        elif a.shape != first.shape:
+        if shape is None:
+            shape = a.shape
+        elif a.shape != shape:
             return None
         flags = a.flags
-        if not flags.c_contiguous:
+        if flags.c_contiguous:
+            pattern += "f" if flags.writeable else "r"
+            values.append(a)
+        elif a.size > 1 and not any(a.strides):
+            pattern += "s"
+            values.append(a[(0,) * a.ndim])  # a NumPy scalar of the kernel's dtype
+        else:
             return None
-        pattern += "f" if flags.writeable else "r"
-        values.append(a)
-    if first is None:
+    if shape is None:
         return None
     key = (body, np_dtype, pattern)
     plan = _body_plans.get(key)
@@ -178,11 +183,13 @@ def run_body_fast(body, args, np_dtype):
         else:
             plan = (cpu.flat_entry(body, pattern, np_dtype, np_dtype), _LIMIT // np_dtype.itemsize)
         _body_plans[key] = plan
-    size = first.size
+    size = 1
+    for n in shape:
+        size *= n
     if size == 0 or size > plan[1]:
         return None
-    out = np.empty(first.shape, np_dtype)
-    if first.ndim == 1 and np_dtype.itemsize == 8:
+    out = np.empty(shape, np_dtype)
+    if len(shape) == 1 and np_dtype.itemsize == 8:
         plan[0](out, *values)
     else:
         plan[0](out.reshape(-1), *_flat_values(values, None if np_dtype.itemsize == 8

@@ -130,8 +130,13 @@ def _expand_back(ctx, g):
         # a plain backward records nothing: the read-only view without the ops' bookkeeping
         # (the same view; the two recorded view ops were a measurable cost per call: docs/design.md,
         # 'Measurements behind the code')
-        return dispatch.Tensor._make(np.broadcast_to(g._data.reshape(ctx.keep_shape),
-                                                     ctx.in_shape))
+        data = g._data
+        if data.ndim == 0:  # a full reduction: the scalar repeated, as np.broadcast_to makes
+            # it but without its Python-level argument handling (several µs per call)
+            view = np.ndarray(ctx.in_shape, data.dtype, data, 0, (0,) * len(ctx.in_shape))
+            view.flags.writeable = False
+            return dispatch.Tensor._make(view)
+        return dispatch.Tensor._make(np.broadcast_to(data.reshape(ctx.keep_shape), ctx.in_shape))
     g = _keep(ctx, g)
     return g if g.shape == ctx.in_shape else _shape.expand(g, ctx.in_shape)
 
