@@ -22,6 +22,8 @@ import numpy as np
 from ..device.pool import Lease
 
 _sequence = itertools.count()
+#: the next node's ``sequence_nr`` (for node constructors outside this module)
+next_sequence_nr = _sequence.__next__
 _hook_ids = itertools.count()
 
 SECOND_BACKWARD_MSG = (

@@ -87,7 +87,7 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
     """Give ``out`` the node of elementwise ``op`` over ``operands`` (some of which need grad),
     saving what its backward reads (``save_plan``). ``dtype``: every Tensor operand's, when
     known."""
-    node = op.node_cls()
+    node = op.node_cls._for_recording()
     connect(node, operands, needs, dtype)
     node._attrs = attrs
     node._output_meta = [(shape, out_dt)]
@@ -140,7 +140,7 @@ def record_composite(op, operands, arrays, ctx, attrs, outs):
         needs.append(need)
         wanted = wanted or need
     if wanted:
-        node = op.node_cls()
+        node = op.node_cls._for_recording()
         connect(node, operands, tuple(needs))
         node._attrs = {**attrs, **vars(ctx)}
         meta = []

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor
+from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor, next_sequence_nr
 from . import dispatch
 
 OPS: dict = {}
@@ -109,6 +109,17 @@ class OpNode(Node):
         self._saved: dict = {}
         self._attrs: dict = {}
         self.needs_input_grad: tuple = ()
+
+    @classmethod
+    def _for_recording(cls):
+        """``cls()`` for a recorder that sets the edges, input metadata, ``needs_input_grad``,
+        attributes and output metadata itself next (``ops/recording.py``): without the
+        placeholder values ``__init__`` would store first (the eager hot path)."""
+        node = object.__new__(cls)
+        node._sequence_nr = next_sequence_nr()
+        node._released = False
+        node._saved = {}
+        return node
 
     def _release(self):
         self._released = True
