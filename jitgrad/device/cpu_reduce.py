@@ -341,10 +341,11 @@ def reduce_sum(x3, out_dtype=None):
 
 def sum_all(x: np.ndarray) -> np.ndarray:
     """``reduce_sum`` of every element of ``x`` (a non-empty C-contiguous float32/float64 array
-    for which ``sum_all_ok`` holds) as a ``(1, 1)`` array: the same serial kernel, the same
-    bits, without the 3-D set-up (Note [eager fast path] in ops/fastpath.py)."""
-    out = np.empty((1, 1), x.dtype)
-    _K_SUM[0][False](x.reshape(-1), 1, x.size, _NOC, x.dtype.type(0), out.reshape(-1))
+    for which ``sum_all_ok`` holds) as a 0-d array of its own (not a view: the caller's alias
+    check has nothing to look at): the same serial kernel, the same bits, without the 3-D
+    set-up (Note [eager fast path] in ops/fastpath.py)."""
+    out = np.empty((), x.dtype)
+    _K_SUM[0][False](x.reshape(-1), 1, x.size, _NOC, x.dtype.type(0), out.reshape(1))
     return out
 
 

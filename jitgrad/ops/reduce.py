@@ -169,7 +169,7 @@ def _sum_fwd(ctx, x, dims, keepdim, dtype):
             and cpu_reduce.sum_all_ok(x)):
         ctx.dims, ctx.keepdim = dims, keepdim
         ctx.in_shape, ctx.keep_shape = x.shape, (1,) * x.ndim
-        return cpu_reduce.sum_all(x).reshape(())
+        return cpu_reduce.sum_all(x)
     return _fold_sum_fwd(ctx, x, dims, keepdim, dtype)
 
 
