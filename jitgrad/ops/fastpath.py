@@ -4,8 +4,10 @@ Note [eager fast path]: most eager calls are small same-shape CPU tensors of one
 with Python scalars: ``x * 1.5``, ``x + y``, ``tanh(x)``, and the fused backward kernels of the
 same rows. For them the general path (operand coercion, NEP 50 promotion, broadcasting, device
 checks, kernel choice) always reaches the same answer, so it is asked once per (op, dtype,
-operand pattern) and the answer cached on the row (``OpDef.fast_plans``): the compiled serial flat kernel's entry point (Note
-[direct kernel entry] in device/cpu.py), the result dtype and whether the op records a node.
+operand pattern) and the answer cached on the row (``OpDef.fast_plans``): the compiled serial
+flat kernel's entry point (Note [direct kernel entry] in device/cpu.py), the result dtype and
+whether the op records a node. ``run_body_fast`` does the same for the fused backward bodies
+(keyed by body, dtype and pattern).
 A call then checks only what the key does not fix (every Tensor operand a plain CPU ndarray of
 the first one's shape and dtype, C-contiguous; a size above zero and below the flat-entry
 limit) and otherwise returns None, leaving the call to the general path untouched: nothing

@@ -69,7 +69,8 @@ class OpDef:
     params: dict = field(default_factory=dict)  # elementwise: input -> parameter names of its body
     cpu_ufunc: object = None  # elementwise: NumPy ufunc for large CPU forwards (Note [NumPy forward])
     save_plans: dict = field(default_factory=dict)  # needs_input_grad -> what to save (dispatch)
-    # (dtype, operand pattern) -> the cached eager decision (Note [eager fast path], ops/fastpath.py)
+    # (dtype, operand pattern) -> the cached eager decision (Note [eager fast path] in
+    # ops/fastpath.py)
     fast_plans: dict = field(default_factory=dict)
     node_cls: type = None
     # forward-mode rule (autograd/forward_ad.py): LINEAR, or fn(tangents, primals, outs, **attrs)
