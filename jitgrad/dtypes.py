@@ -70,6 +70,8 @@ complex128 = dtype("complex128")
 _BY_NAME = {d.name: d for d in (float32, float64, int32, int64, bool_, float16, int8, uint8, int16,
                                 complex64, complex128)}
 _BY_NP = {d.np: d for d in _BY_NAME.values()}  # the hot path: ndarray.dtype -> jitgrad dtype
+#: NumPy dtype -> jitgrad dtype for the supported ones (``Tensor.dtype`` reads it first)
+BY_NUMPY = _BY_NP
 _ALIASES = {"float": float64, "double": float64, "long": int64, "int": int64, "bool": bool_,
             "cfloat": complex64, "cdouble": complex128}
 # complex <-> real of the same precision (``abs``/``real`` of complex64 are float32)

@@ -33,6 +33,9 @@ _NON_LEAF_GRAD_MSG = (
     "github.com/pytorch/pytorch/pull/30531 for more information.")
 
 
+_dtype_of = dtypes.BY_NUMPY.get
+
+
 class Tensor:
     """A multi-dimensional array that records operations for reverse-mode autodiff.
 
@@ -125,7 +128,8 @@ class Tensor:
 
     @property
     def dtype(self) -> dtypes.dtype:
-        return dtypes.to_dtype(self._data.dtype)
+        found = _dtype_of(self._data.dtype)  # the supported dtypes: one dict lookup
+        return found if found is not None else dtypes.to_dtype(self._data.dtype)
 
     @property
     def device(self) -> Device:

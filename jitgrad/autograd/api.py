@@ -1,6 +1,8 @@
 """``backward`` and ``grad``: the entry points into the engine, with PyTorch's checks."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import engine
 from . import forward_ad
 from .grad_mode import set_grad_enabled
@@ -17,6 +19,27 @@ def _tensor_type():
     from ..ops import dispatch
 
     return dispatch.Tensor
+
+
+_dispatch = None  # ops.dispatch, imported on first use (autograd sits below ops)
+
+
+def _implicit_grad(o):
+    """``ones_like(o)``: the gradient ``backward()`` seeds a scalar output with; a CPU one
+    made at once (what ``ones_like`` gives: a fresh filled array of ``o``'s dtype)."""
+    global _dispatch
+    if _dispatch is None:
+        from ..ops import dispatch
+
+        _dispatch = dispatch
+    data = o._data
+    if type(data) is np.ndarray:
+        g = np.empty(data.shape, data.dtype)
+        g.fill(1)
+        return _dispatch.Tensor._make(g)
+    from ..ops.creation import ones_like
+
+    return ones_like(o)
 
 
 def _make_grads(outputs, grad_outputs, create_graph):
@@ -36,9 +59,7 @@ def _make_grads(outputs, grad_outputs, create_graph):
             if not o.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
                                    f"but got {o.dtype}")
-            from ..ops.creation import ones_like
-
-            g = ones_like(o)
+            g = _implicit_grad(o)
         else:
             if not isinstance(g, Tensor):
                 from ..ops.creation import tensor

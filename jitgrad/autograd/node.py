@@ -22,6 +22,8 @@ import numpy as np
 from ..device.pool import Lease
 
 _sequence = itertools.count()
+#: the next node's ``sequence_nr`` (for node constructors outside this module)
+next_sequence_nr = _sequence.__next__
 _hook_ids = itertools.count()
 
 SECOND_BACKWARD_MSG = (
@@ -58,6 +60,7 @@ class HookDict(dict):
 
 
 _NO_HOOKS = MappingProxyType({})
+_INF = float("inf")
 
 
 class Node:
@@ -285,7 +288,7 @@ class AccumulateGrad(Node):
         self.variable = variable
         self._output_meta = [(tuple(variable.shape), variable.dtype)]
         # a leaf's sink runs before anything else that is ready (PyTorch gives it UINT64_MAX)
-        self._sequence_nr = float("inf")
+        self._sequence_nr = _INF
 
     def _has_tensor_hooks(self) -> bool:
         return bool(self.variable._leaf_hooks)

@@ -339,6 +339,23 @@ def reduce_sum(x3, out_dtype=None):
     return _fold(_K_SUM, x, outer, r, inner, _NOC, dt, _par(x))
 
 
+def sum_all(x: np.ndarray) -> np.ndarray:
+    """``reduce_sum`` of every element of ``x`` (a non-empty C-contiguous float32/float64 array
+    for which ``sum_all_ok`` holds) as a 0-d array of its own (not a view: the caller's alias
+    check has nothing to look at): the same serial kernel, the same bits, without the 3-D
+    set-up (Note [eager fast path] in ops/fastpath.py)."""
+    out = np.empty((), x.dtype)
+    _K_SUM[0][False](x.reshape(-1), 1, x.size, _NOC, x.dtype.type(0), out.reshape(1))
+    return out
+
+
+def sum_all_ok(x: np.ndarray) -> bool:
+    """Whether ``sum_all`` applies to ``x``: where ``reduce_sum`` would run its serial row
+    kernel on the flat array."""
+    return (type(x) is np.ndarray and x.dtype.kind == "f" and x.dtype.itemsize >= 4
+            and 0 < x.size and not _par(x) and x.flags.c_contiguous)
+
+
 def reduce_prod(x3, out_dtype=None):
     """out[o, j] = prod_{i<r} x3[o, i, j]; 1 when r == 0. Dtype rules as ``reduce_sum``."""
     x, outer, r, inner, dt = _fold_dtype(x3, out_dtype)

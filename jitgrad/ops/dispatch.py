@@ -28,6 +28,7 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..device import cpu
 from . import devices, upper
 from .allocation import copy_data, full_like, zeros
+from .fastpath import elementwise_fast, run_body_fast
 from .devices import (MIXED_DEVICES_MSG, backend_for, cuda_backend, cuda_kernels, device_of,
                       move, on_cuda, shares_memory)
 from .operands import (broadcast_shapes, check_complex_ok, complex_error, compute_dtype,
@@ -68,6 +69,10 @@ def elementwise(op, *args, out=None, **attrs):
         return _elementwise_out(op, args, attrs, out)
     if transform_hook is not None:  # Note [transform hooks]
         return transform_hook(_elementwise, op, args, attrs)
+    if not attrs:
+        result = elementwise_fast(op, args)  # Note [eager fast path]
+        if result is not None:
+            return result
     return _elementwise(op, *args, **attrs)
 
 
@@ -101,6 +106,9 @@ def _elementwise(op, *args, **attrs):
 
 def run_body(body, args, dtype):
     """Run a scalar body as one fused kernel over Tensors/scalars (no graph recorded)."""
+    result = run_body_fast(body, args, dtype.np)  # Note [eager fast path]
+    if result is not None:
+        return result
     values = [a._data if isinstance(a, Tensor) else a for a in args]
     shape = result_shape(body.__name__, values)
     backend = backend_for(values, body.__name__.strip("_"))
@@ -119,17 +127,32 @@ def composite(op, *args, out=None, **attrs):
 
 
 def _composite(op, *args, **attrs):
-    operands = [tensor_operand(a, op.name) for a in args]
+    operands = []
+    arrays = []
+    host = True  # every operand a CPU array: no device questions (Note [eager fast path])
+    for a in args:
+        if type(a) is not Tensor:
+            a = tensor_operand(a, op.name)
+        operands.append(a)
+        data = a._data
+        arrays.append(data)
+        if type(data) is not np.ndarray:
+            host = False
+        elif not op.complex_ok and data.dtype.kind == "c":
+            raise complex_error(op.name, dtypes.to_dtype(data.dtype))  # Note [complex support]
     ctx = CompositeCtx()
-    arrays = [o._data for o in operands]
-    check_complex_ok(op, arrays)  # Note [complex support]
-    if on_cuda(arrays, op.name, operands):
-        return _composite_cuda(op, operands, arrays, ctx, attrs)
+    if not host:
+        check_complex_ok(op, arrays)
+        if on_cuda(arrays, op.name, operands):
+            return _composite_cuda(op, operands, arrays, ctx, attrs)
     result = op.forward(ctx, *arrays, **attrs)
-    results = result if isinstance(result, tuple) else (result,)
     make = Tensor._make
-    outs = [make(r if type(r) is np.ndarray or devices.is_cuda_array(r) else np.asarray(r))
-            for r in results]  # to_device makes CUDA arrays
+    if type(result) is np.ndarray:
+        outs = [make(result)]
+    else:
+        results = result if isinstance(result, tuple) else (result,)
+        outs = [make(r if type(r) is np.ndarray or devices.is_cuda_array(r) else np.asarray(r))
+                for r in results]  # to_device makes CUDA arrays
     return record_composite(op, operands, arrays, ctx, attrs, outs)
 
 

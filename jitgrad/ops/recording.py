@@ -47,12 +47,22 @@ def connect(node, operands, needs, dtype=None) -> None:
     edges, meta = [], []
     for o, need in zip(operands, needs):
         if need:
-            edges.append(gradient_edge(o))
+            # ``gradient_edge`` inline for the common operands (not a view: no stale history to
+            # check; ``need`` means it requires grad, so without a grad_fn it is a leaf)
+            if o._base is not None:
+                edges.append(gradient_edge(o))
+            elif o._grad_fn is not None:
+                edges.append((o._grad_fn, o._output_nr))
+            else:
+                edges.append((o._grad_accumulator(), 0))
             meta.append((o._data.shape, dtype or o.dtype))
         else:
-            edges.append((None, 0))
+            edges.append(_NO_EDGE)
             meta.append(None)
     node._next_edges, node._next_meta = tuple(edges), tuple(meta)
+
+
+_NO_EDGE = (None, 0)
 
 
 def needs_grad(operands) -> tuple:
@@ -77,20 +87,24 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
     """Give ``out`` the node of elementwise ``op`` over ``operands`` (some of which need grad),
     saving what its backward reads (``save_plan``). ``dtype``: every Tensor operand's, when
     known."""
-    node = op.node_cls()
+    node = op.node_cls._for_recording()
     connect(node, operands, needs, dtype)
     node._attrs = attrs
     node._output_meta = [(shape, out_dt)]
     out._grad_fn, out._requires_grad = node, True
-    saved = node._saved
-    for name, source in save_plan(op, needs):
-        if source == "attr":
-            saved[name] = attrs[name]
-        elif source == "result":
-            saved[name] = SavedTensor(out, is_output=True)
-        else:
-            v = operands[source]
-            saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
+    plan = op.save_plans.get(needs)
+    if plan is None:
+        plan = save_plan(op, needs)
+    if plan:
+        saved = node._saved
+        for name, source in plan:
+            if source == "attr":
+                saved[name] = attrs[name]
+            elif source == "result":
+                saved[name] = SavedTensor(out, is_output=True)
+            else:
+                v = operands[source]
+                saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
 
 
 class CompositeCtx:
@@ -107,16 +121,32 @@ def record_composite(op, operands, arrays, ctx, attrs, outs):
     else:
         for o in outs:  # a result aliasing an input would let an in-place op on it write there
             d = o._data
-            if getattr(d, "base", d) is None and all(d is not a for a in arrays):
-                continue  # a fresh array of its own (the common case)
-            if any(d is a or shares_memory(d, a) for a in arrays):
-                o._data = d.copy()
-    needs = needs_grad(operands)
-    if op.differentiable and any(needs) and is_grad_enabled():
-        node = op.node_cls()
-        connect(node, operands, needs)
+            if getattr(d, "base", d) is None:
+                for a in arrays:
+                    if d is a:
+                        break
+                else:
+                    continue  # a fresh array of its own (the common case)
+            for a in arrays:
+                if d is a or shares_memory(d, a):
+                    o._data = d.copy()
+                    break
+    if not (op.differentiable and is_grad_enabled()):
+        return outs[0] if op.n_outputs == 1 else tuple(outs)
+    needs = []
+    wanted = False
+    for o in operands:  # ``needs_grad``, without a generator per call
+        need = isinstance(o, Tensor) and o._requires_grad
+        needs.append(need)
+        wanted = wanted or need
+    if wanted:
+        node = op.node_cls._for_recording()
+        connect(node, operands, tuple(needs))
         node._attrs = {**attrs, **vars(ctx)}
-        node._output_meta = [(o.shape, o.dtype) for o in outs]
+        meta = []
+        for o in outs:
+            meta.append((o._data.shape, o.dtype))
+        node._output_meta = meta
         for name in op.save:
             if name != "result":
                 node._saved[name] = SavedTensor(operands[op.inputs.index(name)])

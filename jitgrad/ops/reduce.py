@@ -130,8 +130,13 @@ def _expand_back(ctx, g):
         # a plain backward records nothing: the read-only view without the ops' bookkeeping
         # (the same view; the two recorded view ops were a measurable cost per call: docs/design.md,
         # 'Measurements behind the code')
-        return dispatch.Tensor._make(np.broadcast_to(g._data.reshape(ctx.keep_shape),
-                                                     ctx.in_shape))
+        data = g._data
+        if data.ndim == 0:  # a full reduction: the scalar repeated, as np.broadcast_to makes
+            # it but without its Python-level argument handling (several µs per call)
+            view = np.ndarray(ctx.in_shape, data.dtype, data, 0, (0,) * len(ctx.in_shape))
+            view.flags.writeable = False
+            return dispatch.Tensor._make(view)
+        return dispatch.Tensor._make(np.broadcast_to(data.reshape(ctx.keep_shape), ctx.in_shape))
     g = _keep(ctx, g)
     return g if g.shape == ctx.in_shape else _shape.expand(g, ctx.in_shape)
 
@@ -154,7 +159,18 @@ def _sum3(x3, out_dtype=None):
     return cpu_reduce.reduce_sum(x3, out_dtype)
 
 
-_sum_fwd, _prod_fwd = _fold_fwd(_sum3), _fold_fwd(cpu_reduce.reduce_prod)
+_fold_sum_fwd, _prod_fwd = _fold_fwd(_sum3), _fold_fwd(cpu_reduce.reduce_prod)
+
+
+def _sum_fwd(ctx, x, dims, keepdim, dtype):
+    """The sum's forward; the full sum of a small contiguous float array goes straight to the
+    serial kernel (Note [eager fast path]: the same kernel and bits as ``_fold_sum_fwd``)."""
+    if (dtype is None and not keepdim and x.ndim and len(dims) == x.ndim
+            and cpu_reduce.sum_all_ok(x)):
+        ctx.dims, ctx.keepdim = dims, keepdim
+        ctx.in_shape, ctx.keep_shape = x.shape, (1,) * x.ndim
+        return cpu_reduce.sum_all(x)
+    return _fold_sum_fwd(ctx, x, dims, keepdim, dtype)
 
 
 def _sum_bwd(ctx, g):

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor
+from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor, next_sequence_nr
 from . import dispatch
 
 OPS: dict = {}
@@ -69,6 +69,9 @@ class OpDef:
     params: dict = field(default_factory=dict)  # elementwise: input -> parameter names of its body
     cpu_ufunc: object = None  # elementwise: NumPy ufunc for large CPU forwards (Note [NumPy forward])
     save_plans: dict = field(default_factory=dict)  # needs_input_grad -> what to save (dispatch)
+    # (dtype, operand pattern) -> the cached eager decision (Note [eager fast path] in
+    # ops/fastpath.py)
+    fast_plans: dict = field(default_factory=dict)
     node_cls: type = None
     # forward-mode rule (autograd/forward_ad.py): LINEAR, or fn(tangents, primals, outs, **attrs)
     # -> output tangent(s); elementwise rows derive it from their backward bodies
@@ -103,10 +106,21 @@ class OpNode(Node):
     _op: OpDef
 
     def __init__(self):
-        super().__init__()
+        Node.__init__(self)
         self._saved: dict = {}
         self._attrs: dict = {}
         self.needs_input_grad: tuple = ()
+
+    @classmethod
+    def _for_recording(cls):
+        """``cls()`` for a recorder that sets the edges, input metadata, ``needs_input_grad``,
+        attributes and output metadata itself next (``ops/recording.py``): without the
+        placeholder values ``__init__`` would store first (the eager hot path)."""
+        node = object.__new__(cls)
+        node._sequence_nr = next_sequence_nr()
+        node._released = False
+        node._saved = {}
+        return node
 
     def _release(self):
         self._released = True
@@ -172,18 +186,24 @@ class OpNode(Node):
                 res = body(g, *args)
                 out.append(res if isinstance(res, dispatch.Tensor) else dispatch.full_like(g, res))
             else:  # the kernel reads arrays: no tensors built for the saved values
-                args = [self._saved_value(p) for p in op.params[name]]
+                args = [g]
+                for p in op.params[name]:
+                    args.append(self._saved_value(p))
                 if op.holomorphic and g._data.dtype.kind == "c":
-                    args = [_conj_value(a) for a in args]
-                out.append(dispatch.run_body(body, [g, *args], g.dtype))
+                    args = [g] + [_conj_value(a) for a in args[1:]]
+                res = dispatch.run_body_fast(body, args, g._data.dtype)  # Note [eager fast path]
+                out.append(res if res is not None else dispatch.run_body(body, args, g.dtype))
         return out
 
     def _saved_value(self, name):
         """A saved value as its array (or scalar) for a kernel: ``_unpack`` without building a
         tensor; raises as ``_unpack`` does (freed, or changed in place since saved)."""
         value = self._saved.get(name)
-        if type(value) is SavedTensor:
+        kind = type(value)
+        if kind is SavedTensor:
             return value.data(self)
+        if (kind is float or kind is int) and not self._released:  # a saved Python scalar
+            return value
         value = self._unpack(name)
         return value._data if isinstance(value, dispatch.Tensor) else value
 

@@ -1,0 +1,199 @@
+"""The eager fast path of elementwise ops on small CPU arrays (Note [eager fast path]).
+
+Note [eager fast path]: most eager calls are small same-shape CPU tensors of one float dtype,
+with Python scalars: ``x * 1.5``, ``x + y``, ``tanh(x)``, and the fused backward kernels of the
+same rows. For them the general path (operand coercion, NEP 50 promotion, broadcasting, device
+checks, kernel choice) always reaches the same answer, so it is asked once per (op, dtype,
+operand pattern) and the answer cached on the row (``OpDef.fast_plans``): the compiled serial
+flat kernel's entry point (Note [direct kernel entry] in device/cpu.py), the result dtype and
+whether the op records a node. ``run_body_fast`` does the same for the fused backward bodies
+(keyed by body, dtype and pattern).
+A call then checks only what the key does not fix (every Tensor operand a plain CPU ndarray of
+the first one's shape and dtype, C-contiguous; a size above zero and below the flat-entry
+limit) and otherwise returns None, leaving the call to the general path untouched: nothing
+was allocated, written or recorded, so errors, warnings and every rare case (broadcasting,
+mixed dtypes, subclasses, CUDA, views of other strides, big arrays) stay where they were.
+
+The key's operand pattern has one letter per argument: ``f`` a writeable array, ``r`` a
+read-only one (a different Numba type), ``s`` a Python float or int. Node recording is the
+registry's own (``recording.record_elementwise``), so node names, saved values, edges and
+version checks are those of the general path; the rows stay the only source of what an op
+computes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.grad_mode import is_grad_enabled
+from ..device import cpu
+from . import upper
+from .recording import record_elementwise
+
+Tensor = None  # the registered class: ops/upper.py keeps it current (Note [upper registrations])
+upper.bind(globals(), "Tensor")
+
+_ndarray = np.ndarray
+_LIMIT = cpu.FLAT_ENTRY_MAX_BYTES
+_UFUNC_LIMIT = cpu.UFUNC_MIN_SIZE
+
+# needs_input_grad tuples by (bit mask, 1 << number of operands): bit k, operand k needs grad
+_needs: dict = {}
+
+
+class _Plan:
+    """What a cached (op, dtype, pattern) call does (Note [eager fast path])."""
+
+    __slots__ = ("entry", "max_size", "out_np", "out_dt", "dt", "records", "cast")
+
+
+def _plan(op, dtype: np.dtype, pattern: str):
+    """The cached decision for ``op`` over operands of ``pattern`` in ``dtype``, or False."""
+    key = (dtype, pattern)
+    plan = op.fast_plans.get(key)
+    if plan is not None:
+        return plan
+    if op.attrs or dtype.kind != "f" or dtype.itemsize < 4:
+        plan = False
+    else:
+        dt = dtypes.to_dtype(dtype)
+        out_dt = dtypes.bool_ if op.dtype_rule == "bool" else dt
+        plan = _Plan()
+        plan.out_np = out_dt.np
+        plan.out_dt = out_dt
+        plan.dt = dt
+        plan.records = op.differentiable and out_dt.is_differentiable
+        # float64 kernels take Python scalars as they are (unboxed as doubles, as np.float64()
+        # rounds them); float32 ones get them rounded once, as the general path does
+        plan.cast = None if dtype.itemsize == 8 else dtype.type
+        limit = _LIMIT // max(dtype.itemsize, plan.out_np.itemsize)
+        if cpu.use_ufunc(op.cpu_ufunc):  # Note [NumPy forward]: big ones go to NumPy
+            limit = min(limit, _UFUNC_LIMIT)
+        plan.max_size = limit
+        plan.entry = cpu.flat_entry(op.forward, pattern, dtype, plan.out_np)
+    op.fast_plans[key] = plan
+    return plan
+
+
+def elementwise_fast(op, args):
+    """``op(*args)`` through the cached plan (Note [eager fast path]), or None to take the
+    general path. ``args``: the call's positional operands (the row has no attributes)."""
+    first = None
+    pattern = ""
+    values = []
+    mask = 0
+    bit = 1
+    for a in args:
+        kind = type(a)
+        if kind is Tensor:
+            data = a._data
+            if type(data) is not _ndarray:
+                return None
+            if first is None:
+                first = data
+            elif data.shape != first.shape or data.dtype != first.dtype:
+                return None
+            flags = data.flags
+            if not flags.c_contiguous:
+                return None
+            pattern += "f" if flags.writeable else "r"
+            values.append(data)
+            if a._requires_grad:
+                mask |= bit
+        elif kind is float or kind is int:
+            pattern += "s"
+            values.append(a)
+        else:
+            return None
+        bit <<= 1
+    if first is None:
+        return None
+    plan = op.fast_plans.get((first.dtype, pattern))
+    if plan is None:
+        plan = _plan(op, first.dtype, pattern)
+    if plan is False:
+        return None
+    size = first.size
+    if size == 0 or size > plan.max_size:
+        return None
+    shape = first.shape
+    out = np.empty(shape, plan.out_np)
+    if first.ndim == 1 and plan.cast is None:
+        plan.entry(out, *values)
+    else:  # rarer: n-d arrays run flat, float32 kernels take scalars rounded once
+        plan.entry(out.reshape(-1), *_flat_values(values, plan.cast))
+    result = Tensor._make(out)
+    if mask and plan.records and is_grad_enabled():
+        needs = _needs.get((mask, bit))
+        if needs is None:
+            needs = _needs[(mask, bit)] = tuple(bool(mask & (1 << k)) for k in range(len(args)))
+        record_elementwise(op, args, needs, {}, result, shape, plan.out_dt, plan.dt)
+    return result
+
+
+def _flat_values(values, cast):
+    """The kernel operands of an n-d or float32 call: arrays raveled (C-contiguous: views),
+    scalars rounded to the kernel's dtype (``cast``, None: kept)."""
+    return [v.reshape(-1) if type(v) is _ndarray else v if cast is None else cast(v)
+            for v in values]
+
+
+# (body, dtype, pattern) -> (entry point, largest size) for ``run_body_fast``
+_body_plans: dict = {}
+
+
+def run_body_fast(body, args, np_dtype):
+    """``dispatch.run_body(body, args, dtype)`` (``np_dtype``: ``dtype.np``) for small
+    same-shape C-contiguous operands (Tensors or arrays of that dtype, Python scalars) through
+    the kernel's entry point (Note [eager fast path]: the fused backward kernels of a chain), or
+    None for the general path. A broadcast scalar (every stride 0: the gradient of a full sum)
+    is read as the scalar it repeats, as the general path does."""
+    shape = None
+    pattern = ""
+    values = []
+    for a in args:
+        kind = type(a)
+        if kind is float or kind is int:
+            pattern += "s"
+            values.append(a)
+            continue
+        if kind is Tensor:
+            a = a._data
+            kind = type(a)
+        if kind is not _ndarray or a.dtype != np_dtype:
+            return None
+        if shape is None:
+            shape = a.shape
+        elif a.shape != shape:
+            return None
+        flags = a.flags
+        if flags.c_contiguous:
+            pattern += "f" if flags.writeable else "r"
+            values.append(a)
+        elif a.size > 1 and not any(a.strides):
+            pattern += "s"
+            values.append(a[(0,) * a.ndim])  # a NumPy scalar of the kernel's dtype
+        else:
+            return None
+    if shape is None:
+        return None
+    key = (body, np_dtype, pattern)
+    plan = _body_plans.get(key)
+    if plan is None:
+        if np_dtype.kind != "f" or np_dtype.itemsize < 4:
+            plan = (None, -1)
+        else:
+            plan = (cpu.flat_entry(body, pattern, np_dtype, np_dtype), _LIMIT // np_dtype.itemsize)
+        _body_plans[key] = plan
+    size = 1
+    for n in shape:
+        size *= n
+    if size == 0 or size > plan[1]:
+        return None
+    out = np.empty(shape, np_dtype)
+    if len(shape) == 1 and np_dtype.itemsize == 8:
+        plan[0](out, *values)
+    else:
+        plan[0](out.reshape(-1), *_flat_values(values, None if np_dtype.itemsize == 8
+                                               else np_dtype.type))
+    return Tensor._make(out)
