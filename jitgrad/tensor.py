@@ -1,8 +1,6 @@
 """Tensor: an ndarray plus autograd metadata. Operators and methods are thin calls into ops."""
 from __future__ import annotations
 
-import functools
-
 import warnings
 import weakref
 
@@ -655,26 +653,6 @@ for _fn in (reduce.argmax, reduce.argmin, shape.reshape, shape.flatten, shape.na
     setattr(Tensor, _fn.__name__, _fn)
 
 
-def _numpy_keywords(fn):
-    """``fn`` as a method that also takes NumPy's keyword names ``axis`` and ``keepdims`` for
-    ``dim`` and ``keepdim`` (PyTorch's argument parser accepts them too)."""
-    @functools.wraps(fn)
-    def method(self, *args, **kwargs):
-        if kwargs:
-            if "axis" in kwargs:
-                kwargs["dim"] = kwargs.pop("axis")
-            if "keepdims" in kwargs:
-                kwargs["keepdim"] = kwargs.pop("keepdims")
-        return fn(self, *args, **kwargs)
-
-    # tracebacks and error messages that name the caller (vmap's) show the method's own name
-    method.__code__ = method.__code__.replace(co_name=fn.__name__)
-    return method
-
-
-for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "var", "std", "logsumexp",
-              "argmax", "argmin"):
-    setattr(Tensor, _name, _numpy_keywords(getattr(Tensor, _name)))
 Tensor.T = property(lambda self: shape.permute(self, tuple(range(self.ndim - 1, -1, -1))))
 Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
 Tensor.expand_as = lambda self, other: shape.expand(self, other.shape)

@@ -201,14 +201,28 @@ SUM = def_composite("sum", "SumBackward0", ("x",), _sum_fwd, _sum_bwd,
                     method=True, export=True, complex_ok=True)
 
 
+def _numpy_keywords(name, dim, keepdim, axis, keepdims, default=None):
+    """``(dim, keepdim)`` with NumPy's keyword names ``axis`` / ``keepdims`` accepted for
+    PyTorch's (as PyTorch's argument parser does)."""
+    if axis is not None:
+        if dim is not default:
+            raise TypeError(f"{name}() got both 'dim' and 'axis'; pass one")
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
+    return dim, keepdim
+
+
 @public(SUM)
-def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - NumPy's and PyTorch's name
+def sum(x, dim=None, keepdim=False, dtype=None, *, axis=None,  # noqa: A001 - NumPy's name
+        keepdims=None):
     """Sum over ``dim`` (None: all; int or tuple, negatives wrap).
 
     ``out = sum_{i in dim} x_i``; bool/int inputs sum to int64 (like PyTorch), ``dtype`` casts
     first. Empty reductions give 0. Derivative: ``g`` broadcast back over the reduced dims.
     Records ``SumBackward0`` (full sum) or ``SumBackward1`` (with ``dim``/``keepdim``).
     """
+    dim, keepdim = _numpy_keywords("sum", dim, keepdim, axis, keepdims)
     x = dispatch.tensor_operand(x, "sum")
     dims = _dims("sum", dim, x.ndim)
     op = SUM if dim is None and not keepdim else SUM_DIM
@@ -239,12 +253,13 @@ MEAN = def_composite("mean", "MeanBackward0", ("x",), _mean_fwd, _mean_bwd,
 
 
 @public(MEAN)
-def mean(x, dim=None, keepdim=False, dtype=None):
+def mean(x, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
     """Arithmetic mean over ``dim``: ``out = sum_{i in dim} x_i / n`` (nan when ``n == 0``).
 
     Float input only (or pass ``dtype``). Derivative: ``g / n`` broadcast back.
     Records ``MeanBackward0`` (full) or ``MeanBackward1`` (with ``dim``/``keepdim``).
     """
+    dim, keepdim = _numpy_keywords("mean", dim, keepdim, axis, keepdims)
     x = dispatch.tensor_operand(x, "mean")
     if dtype is not None:
         x = unary.cast(x, dtypes.to_dtype(dtype))
@@ -324,7 +339,7 @@ PROD_DIM = def_composite("prod_dim", "ProdBackward1", ("x",), _prod_fwd, _prod_b
 
 
 @public(PROD)
-def prod(x, dim=None, keepdim=False, dtype=None):
+def prod(x, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
     """Product over all elements, or over one int ``dim``: ``out = prod_i x_i`` (1 if empty).
 
     bool/int inputs give int64. Derivative: ``g * prod_{k != i} x_k``, exact when ``x`` has
@@ -332,6 +347,7 @@ def prod(x, dim=None, keepdim=False, dtype=None):
     has no zeros, else a differentiable masked product.
     Records ``ProdBackward0`` (full) or ``ProdBackward1`` (with ``dim``).
     """
+    dim, keepdim = _numpy_keywords("prod", dim, keepdim, axis, keepdims)
     x = dispatch.tensor_operand(x, "prod")
     dims = _dims("prod", dim, x.ndim, multi=False)
     op = PROD if dim is None else PROD_DIM
@@ -527,20 +543,22 @@ def _extreme(kind, x, dim, keepdim):
 
 
 @public(MAX)
-def max(x, dim=None, keepdim=False):  # noqa: A001 - NumPy's and PyTorch's name
+def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """Maximum. ``max(x)``: the largest element (0-d); the gradient is split evenly among
     ties (``MaxBackward1``). ``max(x, dim)``: a ``(values, indices)`` named tuple along one
     dim (first occurrence); the gradient goes to ``indices`` (``MaxBackward0``). NaN
     propagates. ``max(x, other_tensor)`` is ``maximum``. Empty inputs raise.
     """
+    dim, keepdim = _numpy_keywords("max", dim, keepdim, axis, keepdims)
     if isinstance(dim, dispatch.Tensor):
         return binary.maximum(x, dim)
     return _extreme("max", x, dim, keepdim)
 
 
 @public(MIN)
-def min(x, dim=None, keepdim=False):  # noqa: A001
+def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """Minimum: as ``max`` with the smallest element (``MinBackward1`` / ``MinBackward0``)."""
+    dim, keepdim = _numpy_keywords("min", dim, keepdim, axis, keepdims)
     if isinstance(dim, dispatch.Tensor):
         return binary.minimum(x, dim)
     return _extreme("min", x, dim, keepdim)
@@ -555,18 +573,20 @@ def _amax(kind, x, dim, keepdim):
 
 
 @public(AMAX)
-def amax(x, dim=(), keepdim=False):
+def amax(x, dim=(), keepdim=False, *, axis=None, keepdims=None):
     """Maximum over ``dim`` (int or tuple; ``()`` = all): ``out = max_{i in dim} x_i``.
 
     Derivative: ``g`` split evenly among the elements equal to the maximum (NaN counts as
     equal to a NaN result). Records ``AmaxBackward0``.
     """
+    dim, keepdim = _numpy_keywords("amax", dim, keepdim, axis, keepdims, default=())
     return _amax("max", x, dim, keepdim)
 
 
 @public(AMIN)
-def amin(x, dim=(), keepdim=False):
+def amin(x, dim=(), keepdim=False, *, axis=None, keepdims=None):
     """Minimum over ``dim``; derivative split evenly among ties. Records ``AminBackward0``."""
+    dim, keepdim = _numpy_keywords("amin", dim, keepdim, axis, keepdims, default=())
     return _amax("min", x, dim, keepdim)
 
 
@@ -583,14 +603,16 @@ def _arg(kind, x, dim, keepdim):
     return dispatch.Tensor._make(idx.reshape(_out_shape(x.shape, dims, keepdim)))
 
 
-def argmax(x, dim=None, keepdim=False):
+def argmax(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index (int64) of the first maximum along ``dim``; of the flattened input when ``dim`` is
     None. NaN counts as the maximum. Not differentiable."""
+    dim, keepdim = _numpy_keywords("argmax", dim, keepdim, axis, keepdims)
     return _arg("max", x, dim, keepdim)
 
 
-def argmin(x, dim=None, keepdim=False):
+def argmin(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index (int64) of the first minimum along ``dim`` (flattened when None)."""
+    dim, keepdim = _numpy_keywords("argmin", dim, keepdim, axis, keepdims)
     return _arg("min", x, dim, keepdim)
 
 
@@ -662,22 +684,26 @@ def _var_args(op, x, dim, correction, unbiased):
 
 
 @public(VAR)
-def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+        keepdims=None):
     """Variance over ``dim``: ``sum_i (x_i - mean)**2 / max(0, n - correction)`` (``correction``
     defaults to 1; ``unbiased=False`` means 0; PyTorch's positional ``(dim, unbiased, keepdim)``
     form works). inf (with a warning) when ``n <= correction``.
     Derivative: ``g * 2 (x - mean) / (n - correction)``. Records ``VarBackward0``.
     """
+    dim, keepdim = _numpy_keywords("var", dim, keepdim, axis, keepdims)
     x, dims, correction = _var_args("var", x, dim, correction, unbiased)
     return dispatch.composite(VAR, x, dims=dims, keepdim=bool(keepdim), correction=correction,
                               sqrt=False)
 
 
 @public(STD)
-def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+        keepdims=None):
     """Standard deviation ``sqrt(var(x, dim, correction))``. Derivative:
     ``g (x - mean) / ((n - correction) std)``, 0 where std is 0. Records ``StdBackward0``.
     """
+    dim, keepdim = _numpy_keywords("std", dim, keepdim, axis, keepdims)
     x, dims, correction = _var_args("std", x, dim, correction, unbiased)
     return dispatch.composite(STD, x, dims=dims, keepdim=bool(keepdim), correction=correction,
                               sqrt=True)
@@ -705,11 +731,14 @@ LOGSUMEXP = def_composite("logsumexp", "LogsumexpBackward0", ("x",), _lse_fwd, _
 
 
 @public(LOGSUMEXP)
-def logsumexp(x, dim, keepdim=False):
+def logsumexp(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """``log(sum_{i in dim} exp(x_i))``, computed stably as ``m + log(sum exp(x_i - m))`` with
     ``m = max x_i``. Int inputs use the default float dtype. Derivative:
     ``g * exp(x - out)`` (the softmax). Records ``LogsumexpBackward0``.
     """
+    dim, keepdim = _numpy_keywords("logsumexp", dim, keepdim, axis, keepdims)
+    if dim is None:
+        raise TypeError("logsumexp() missing required argument 'dim' (or NumPy's 'axis')")
     x = dispatch.tensor_operand(x, "logsumexp")
     if not x.dtype.is_floating_point:
         x = unary.cast(x, dtypes.get_default_dtype())
