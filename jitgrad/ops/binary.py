@@ -75,8 +75,9 @@ def _pow_scalar_dx(g, x, exponent):
     # that of x**0.5 nan at -inf and -inf at -0, as PyTorch's. (One body: the kernels' source
     # hash covers only the body, so no helper function.)
     e = exponent - 1.0
-    power = smath.where(e == 0.5, smath.sqrt(x),
-                        smath.where(e == -0.5, 1.0 / smath.sqrt(x), x ** e))
+    # (sqrt outside the branches: Numba's SSA pass warns about smath.sqrt inlined in one)
+    root = smath.sqrt(x)
+    power = root if e == 0.5 else (1.0 / root if e == -0.5 else x ** e)
     return smath.where(exponent == 0.0, 0.0, g * (exponent * power))
 
 
