@@ -57,9 +57,6 @@ _NUMPY_MOD = ("NumPy's (C's) exact fmod/remainder, 0 here; PyTorch's x - trunc(x
 # float input). Each entry must excuse at least one point (no stale entries).
 DIFFERENT = {
     ("sign", "forward"): (np.isnan, "sign(nan) is nan as in NumPy; PyTorch's is 0"),
-    ("abs", "grad0"): (
-        np.isnan, "g * sign(x) is nan at nan (jitgrad's sign keeps NumPy's nan); PyTorch's "
-                  "sgn(nan) is 0"),
     ("logit_eps", "grad0"): (
         np.isnan, "nan at a nan input, as PyTorch's scalar kernel (a one-element tensor); "
                   "its vectorised kernel (16 elements here) gives 0"),
