@@ -10,7 +10,7 @@ Compared: the same nan pattern, the same infinities (with sign), finite values w
 have fewer significant bits, and PyTorch's vectorised kernels flush some of them to 0). The
 sign of a zero is not compared. Where jitgrad deliberately differs from PyTorch, the points
 and the reason are listed in ``DIFFERENT`` (each entry must still excuse a point of the fused
-kernel's result: no stale entries); looser tolerances, with their reason, in ``TOLERANCE``."""
+CPU kernel's result: no stale entries); looser tolerances, with their reason, in ``TOLERANCE``."""
 import math
 
 import numpy as np
@@ -83,7 +83,7 @@ DIFFERENT = {
         "rsqrt(x): nan and -inf"),
     ("pow", "grad0"): (
         lambda x, y: (x != 0) & (np.abs(x) < np.finfo(x.dtype).tiny) & (np.abs(y) < 1),
-        "the fused kernel evaluates x ** (y - 1) in float64 (finite: y x^(y-1) is the true "
+        "the fused CPU kernel evaluates x ** (y - 1) in float64 (finite: y x^(y-1) is the true "
         "value), PyTorch in float32, where 1/1e-45 overflows to inf (as jitgrad's Tensor ops "
         "under create_graph)", ("float32",)),
     ("fmod", "forward"): (_quotient_overflows, _NUMPY_MOD),
@@ -167,18 +167,19 @@ def _check(case, output, dtype, got, points, kernel=True):
         if len(where) else None
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_against_torch(case, dtype):
+def sweep(case, dtype, device="cpu"):
+    """The differences from PyTorch of ``case``'s forward and gradients (fused kernel and
+    ``create_graph``) at the points in ``dtype`` on ``device``: a list of messages."""
     row, attrs, arity = CASES[case]
     op = OPS[row]
     points = operands(case, dtype)
-    leaves = [jitgrad.tensor(p, requires_grad=op.differentiable) for p in points]
+    leaves = [jitgrad.tensor(p, requires_grad=op.differentiable, device=device) for p in points]
     args = leaves
     if arity == 3:  # where(condition, x, y): the condition true at every third pair
-        args = [jitgrad.tensor(np.arange(len(points[0])) % 3 == 0), *leaves]
+        args = [jitgrad.tensor(np.arange(len(points[0])) % 3 == 0, device=device), *leaves]
     out = dispatch.elementwise(op, *args, **attrs)
-    failures = [_check(case, "forward", dtype, out.numpy(), points)]
+    failures = [_check(case, "forward", dtype, out.cpu().numpy(), points,
+                       kernel=device == "cpu")]
     if op.differentiable:
         for create_graph in (False, True):
             with np.errstate(over="ignore"):  # (polygamma: float64 gradients cast to float32)
@@ -186,10 +187,16 @@ def test_against_torch(case, dtype):
                                               retain_graph=True, create_graph=create_graph,
                                               allow_unused=True, materialize_grads=True)
             for k, grad in enumerate(grads):
-                failure = _check(case, f"grad{k}", dtype, grad.numpy(), points,
-                                 kernel=not create_graph)
+                failure = _check(case, f"grad{k}", dtype, grad.cpu().numpy(), points,
+                                 kernel=not create_graph and device == "cpu")
                 failures.append(failure and f"{failure} (create_graph={create_graph})")
-    failures = [f for f in failures if f]
+    return [f for f in failures if f]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_against_torch(case, dtype):
+    failures = sweep(case, dtype)
     assert not failures, f"vs torch {TORCH_VERSION}:\n" + "\n".join(failures)
 
 
