@@ -11,6 +11,7 @@ have fewer significant bits, and PyTorch's vectorised kernels flush some of them
 sign of a zero is not compared. Where jitgrad deliberately differs from PyTorch, the points
 and the reason are listed in ``DIFFERENT`` (each entry must still excuse a point of the fused
 CPU kernel's result: no stale entries); looser tolerances, with their reason, in ``TOLERANCE``."""
+import importlib
 import math
 
 import numpy as np
@@ -20,7 +21,7 @@ import jitgrad
 from jitgrad.ops import dispatch
 from jitgrad.ops.registry import OPS
 
-from _special_grads_pinned import CASES, DATA, POINTS, TORCH_VERSION
+from _special_grads_pinned import CASES, DATA, FUNCTIONS, POINTS, TORCH_VERSION
 
 DTYPES = ("float64", "float32")
 RTOL = {"float64": 1e-12, "float32": 1e-5}
@@ -97,6 +98,19 @@ DIFFERENT = {
                     "x^2 + y^2 underflows to 0 and it gives 0 (nan or inf just above)"),
     ("arctan2", "grad1"): (
         _underflow, "as grad0: -y / (x^2 + y^2) from hypot, where PyTorch's underflows"),
+    # xlogy / xlog1py: composites of where, mul and log (jitgrad.scipy.special)
+    ("xlogy", "grad0"): (
+        lambda x, y: (x == 0) & np.isposinf(y),
+        "x log y at x = 0, y = inf is 0 by a mask, and so its x-gradient; PyTorch's is log y = "
+        "inf"),
+    ("xlogy", "grad1"): (
+        lambda x, y: (x == 0) & (y == 0),
+        "the y-gradient of x log y at x = 0 is 0: the value is 0 for every y there; PyTorch's "
+        "x / y is 0 / 0 = nan"),
+    ("xlog1py", "grad0"): (
+        lambda x, y: (x == 0) & np.isposinf(y), "as xlogy's, log1p(inf) = inf in PyTorch"),
+    ("xlog1py", "grad1"): (
+        lambda x, y: (x == 0) & (y == -1), "as xlogy's: PyTorch's x / (1 + y) is 0 / 0 = nan"),
 }
 
 # (case, output) -> {dtype: (rtol, atol)}, overriding RTOL and atol = tiny
@@ -111,6 +125,9 @@ TOLERANCE = {
     # s (1 - s) from the saved result s: 1 - s cancels for large x, an absolute error of
     # order eps in both (at x = 30 they are 1e-3 apart, relatively)
     ("sigmoid", "grad0"): {"float64": (1e-12, 1e-15), "float32": (1e-5, 1e-6)},
+    ("expit", "grad0"): {"float64": (1e-12, 1e-15), "float32": (1e-5, 1e-6)},
+    # sigmoid(x) - y: the same cancellation at x = 30, y = 1
+    ("bce_with_logits", "grad0"): {"float64": (1e-12, 1e-15), "float32": (1e-5, 1e-6)},
     # torch's log2(2^x + 2^y) at x = y = -1 is -4.8e-17, not 0: cancellation
     ("logaddexp2", "forward"): {"float64": (1e-12, 1e-15), "float32": (1e-5, 1e-6)},
 }
@@ -123,10 +140,14 @@ def decode(text, dtype):
         return np.array(text.split(), dtype=np.float64 if dtype == "float64" else np.float32)
 
 
+def _arity(case):
+    return (CASES.get(case) or FUNCTIONS[case])[2]
+
+
 def operands(case, dtype):
     """The case's float operands over the pinned points (binary: every pair)."""
     points = decode(POINTS[dtype], dtype)
-    if CASES[case][2] == 1:
+    if _arity(case) == 1:
         return [points]
     return [np.repeat(points, len(points)), np.tile(points, len(points))]
 
@@ -170,17 +191,22 @@ def _check(case, output, dtype, got, points, kernel=True):
 def sweep(case, dtype, device="cpu"):
     """The differences from PyTorch of ``case``'s forward and gradients (fused kernel and
     ``create_graph``) at the points in ``dtype`` on ``device``: a list of messages."""
-    row, attrs, arity = CASES[case]
-    op = OPS[row]
     points = operands(case, dtype)
-    leaves = [jitgrad.tensor(p, requires_grad=op.differentiable, device=device) for p in points]
-    args = leaves
-    if arity == 3:  # where(condition, x, y): the condition true at every third pair
-        args = [jitgrad.tensor(np.arange(len(points[0])) % 3 == 0, device=device), *leaves]
-    out = dispatch.elementwise(op, *args, **attrs)
+    differentiable = case in FUNCTIONS or OPS[CASES[case][0]].differentiable
+    leaves = [jitgrad.tensor(p, requires_grad=differentiable, device=device) for p in points]
+    if case in FUNCTIONS:
+        name, kwargs, _ = FUNCTIONS[case]
+        module, _, function = name.rpartition(".")
+        out = getattr(importlib.import_module(module), function)(*leaves, **kwargs)
+    else:
+        row, attrs, arity = CASES[case]
+        args = leaves
+        if arity == 3:  # where(condition, x, y): the condition true at every third pair
+            args = [jitgrad.tensor(np.arange(len(points[0])) % 3 == 0, device=device), *leaves]
+        out = dispatch.elementwise(OPS[row], *args, **attrs)
     failures = [_check(case, "forward", dtype, out.cpu().numpy(), points,
                        kernel=device == "cpu")]
-    if op.differentiable:
+    if differentiable:
         for create_graph in (False, True):
             with np.errstate(over="ignore"):  # (polygamma: float64 gradients cast to float32)
                 grads = jitgrad.autograd.grad(out, leaves, jitgrad.ones_like(out),
@@ -194,7 +220,7 @@ def sweep(case, dtype, device="cpu"):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(CASES) + sorted(FUNCTIONS))
 def test_against_torch(case, dtype):
     failures = sweep(case, dtype)
     assert not failures, f"vs torch {TORCH_VERSION}:\n" + "\n".join(failures)
@@ -208,16 +234,17 @@ def test_every_elementwise_row_is_pinned_or_excluded():
     assert rows - pinned - set(EXCLUDED) == set(), "rows neither pinned nor excluded"
     assert pinned - rows == set(), "pinned cases of rows that no longer exist"
     assert pinned & set(EXCLUDED) == set()
-    assert {case for case, _ in DIFFERENT} <= set(CASES)
-    assert {case for case, _ in TOLERANCE} <= set(CASES)
+    assert {case for case, _ in DIFFERENT} <= set(CASES) | set(FUNCTIONS)
+    assert {case for case, _ in TOLERANCE} <= set(CASES) | set(FUNCTIONS)
 
 
 def test_pinned_data_is_complete():
-    for case, (row, _, arity) in CASES.items():
+    for case in [*CASES, *FUNCTIONS]:
+        arity = _arity(case)
         for dtype in DTYPES:
             entry = DATA[(case, dtype)]
             n = len(decode(POINTS[dtype], dtype)) ** (1 if arity == 1 else 2)
             assert len(entry["forward"].split()) == n, (case, dtype)
-            if OPS[row].differentiable:
+            if case in FUNCTIONS or OPS[CASES[case][0]].differentiable:
                 assert len(entry) == 1 + min(arity, 2), (case, dtype, sorted(entry))
     assert math.isnan(float(decode(POINTS["float64"], "float64")[2]))
