@@ -42,7 +42,9 @@ def _div_dx(g, y):
 
 
 def _div_dy(g, x, y):
-    return -(g * x) / (y * y)
+    # -x / y**2 as PyTorch evaluates it, (x / y) / y: y * y would overflow (inf / inf = nan at
+    # x = inf, y = max) or underflow (0 / 0 = nan at x = 0, y = tiny) where the value is not
+    return -g * ((x / y) / y)
 
 
 def _pow(x, y):
@@ -67,7 +69,16 @@ def _pow_scalar(x, exponent):
 
 
 def _pow_scalar_dx(g, x, exponent):
-    return smath.where(exponent == 0.0, 0.0, g * (exponent * x ** (exponent - 1.0)))
+    # PyTorch: exponent * x.pow(exponent - 1), that pow being Tensor ** scalar again, which is
+    # sqrt for 0.5 and 1 / sqrt for -0.5: these differ from C's pow at -inf (nan, not inf and
+    # 0) and at -0 (-0 and -inf, not +0 and +inf). So the derivative of x**1.5 is nan at -inf,
+    # that of x**0.5 nan at -inf and -inf at -0, as PyTorch's. (One body: the kernels' source
+    # hash covers only the body, so no helper function.)
+    e = exponent - 1.0
+    # (sqrt outside the branches: Numba's SSA pass warns about smath.sqrt inlined in one)
+    root = smath.sqrt(x)
+    power = root if e == 0.5 else (1.0 / root if e == -0.5 else x ** e)
+    return smath.where(exponent == 0.0, 0.0, g * (exponent * power))
 
 
 # Note [small integer powers]: x**2 and x**3 are products, not libm ``pow`` calls, which do not
@@ -150,9 +161,10 @@ def _where_dy(g, condition):
 
 
 def _clamp(x, min, max):  # noqa: A002 - PyTorch's argument names
-    # the bound itself, never ``min + 0 * x``: 0 * inf is nan, and clamp(inf, 0, 1) is 1
+    # min(max(x, min), max), as PyTorch and np.clip: ``max`` everywhere when min > max. The
+    # bound itself, never ``min + 0 * x``: 0 * inf is nan, and clamp(inf, 0, 1) is 1
     if x < min:
-        return min
+        x = min
     if x > max:
         return max
     return x

@@ -164,12 +164,19 @@ def _arctan2(y, x):
     return smath.arctan2(y, x)
 
 
+# x / (x^2 + y^2) as (x / r) / r with r = hypot(y, x): x^2 + y^2 underflows to 0 below 1e-154
+# and overflows above 1e154, r does neither. 0 at y = x = 0, as PyTorch (where its x^2 + y^2
+# underflows for nonzero operands it gives 0 or nan, the true value is finite: this one)
 def _arctan2_dy(g, y, x):
-    return g * x / (x * x + y * y)
+    r = smath.hypot(y, x)
+    inv = 1.0 / smath.where(r == 0, 1.0, r)
+    return smath.where(r == 0, 0.0, g * ((x * inv) * inv))
 
 
 def _arctan2_dx(g, y, x):
-    return -(g * y) / (x * x + y * y)
+    r = smath.hypot(y, x)
+    inv = 1.0 / smath.where(r == 0, 1.0, r)
+    return smath.where(r == 0, 0.0, -(g * ((y * inv) * inv)))
 
 
 def _hypot(x, y):
@@ -197,12 +204,14 @@ def _logaddexp(x, y):
     return t  # nan
 
 
-def _logaddexp_dx(g, x, result):
-    return g * smath.exp(x - result)
+def _logaddexp_dx(g, x, y):
+    # PyTorch's 1 / (1 + e^(y - x)): 1 at x = inf (e^(x - result) is e^(inf - inf) = nan) and
+    # 1/2 at x = y = max (the rounded result is x there)
+    return g / (1.0 + smath.exp(y - x))
 
 
-def _logaddexp_dy(g, y, result):
-    return g * smath.exp(y - result)
+def _logaddexp_dy(g, x, y):
+    return g / (1.0 + smath.exp(x - y))
 
 
 def _logaddexp2(x, y):
@@ -217,12 +226,12 @@ def _logaddexp2(x, y):
     return t
 
 
-def _logaddexp2_dx(g, x, result):
-    return g * smath.exp((x - result) * LN2)
+def _logaddexp2_dx(g, x, y):
+    return g / (1.0 + smath.exp2(y - x))  # as logaddexp's
 
 
-def _logaddexp2_dy(g, y, result):
-    return g * smath.exp((y - result) * LN2)
+def _logaddexp2_dy(g, x, y):
+    return g / (1.0 + smath.exp2(x - y))
 
 
 def _remainder(x, y):
@@ -239,8 +248,16 @@ def _remainder(x, y):
 
 
 def _remainder_dy(g, x, y):
-    # x mod y = x - floor(x / y) y
-    return -(g * smath.floor(x / y))
+    # x mod y = x - (x // y) y, with NumPy's floor division (npy_divmod), which PyTorch's
+    # derivative uses too: (x - fmod(x, y)) / y, one less where the remainder's sign differs
+    # from y's, snapped to an integer; nan where fmod is (x infinite), x / y where y is 0.
+    # (floor(x / y) would be inf at x = inf, and -0 at x = max, y = -inf where x // y is -1.)
+    mod = smath.fmod(x, y)
+    div = (x - mod) / y
+    div = smath.where((mod != 0) * ((y < 0) != (mod < 0)), div - 1.0, div)
+    quotient = smath.floor(div)
+    quotient = smath.where(div - quotient > 0.5, quotient + 1.0, quotient)
+    return -(g * smath.where(y == 0, x / y, quotient))
 
 
 def _fmod(x, y):

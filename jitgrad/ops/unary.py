@@ -135,7 +135,8 @@ def _abs(x):
 
 
 def _abs_dx(g, x):
-    return g * smath.sign(x)
+    # PyTorch's g * sgn(x), whose sgn is 0 at nan (jitgrad's sign keeps NumPy's nan there)
+    return g * smath.where(x != x, 0.0, smath.sign(x))
 
 
 def _sqrt(x):
@@ -309,8 +310,8 @@ def relu(x):
 
 @public(ABS)
 def abs(x):  # noqa: A001 - NumPy's name
-    """Absolute value. Derivative: ``g * sign(x)`` (0 at 0, like PyTorch). Complex ``x``: the
-    modulus, ``ops.complex.abs`` (derivative ``g z / |z|``)."""
+    """Absolute value. Derivative: ``g * sign(x)`` (0 at 0 and at nan, like PyTorch). Complex
+    ``x``: the modulus, ``ops.complex.abs`` (derivative ``g z / |z|``)."""
     if isinstance(x, dispatch.Tensor) and x._data.dtype.kind == "c":
         from . import complex as _complex  # (it imports this module)
 

@@ -340,18 +340,23 @@ def softmax(x, axis=None):
 
 
 def xlogy(x, y):
-    """``x log(y)``, 0 where ``x == 0`` (also for ``y == 0``); gradients ``log y`` and ``x / y``,
-    0 where ``x == 0``."""
+    """``x log(y)``, 0 where ``x == 0`` unless y is nan (as SciPy and PyTorch).
+
+    Gradients ``log y`` and ``x / y``, as PyTorch's: at ``x == 0`` the x-gradient is still
+    ``log y`` where ``0 < y < inf`` (x log y is smooth there). Only where ``log y`` is not a
+    finite number (``y <= 0`` or ``y = inf``, with ``x == 0``) is the value set to 0 by a mask,
+    and there both gradients are 0 (PyTorch's y-gradient ``0 / 0`` is nan at ``y = 0``)."""
     x, y = _t(x), _t(y)
-    zero = x == 0
+    zero = (x == 0) * ((y <= 0) + (y == math.inf))
     ys = _binary_ops.where(zero, 1.0, y)
     return _binary_ops.where(zero, 0.0, x * _unary_ops.log(ys))
 
 
 def xlog1py(x, y):
-    """``x log1p(y)``, 0 where ``x == 0``."""
+    """``x log1p(y)``, 0 where ``x == 0`` unless y is nan; gradients ``log1p y`` and
+    ``x / (1 + y)`` (masked as ``xlogy``'s where ``x == 0`` and ``y <= -1`` or ``y = inf``)."""
     x, y = _t(x), _t(y)
-    zero = x == 0
+    zero = (x == 0) * ((y <= -1) + (y == math.inf))
     ys = _binary_ops.where(zero, 0.0, y)
     return _binary_ops.where(zero, 0.0, x * _unary_ops.log1p(ys))
 

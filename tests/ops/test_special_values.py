@@ -1,7 +1,9 @@
 """Every elementwise registry row at special values (+-inf, nan, +-0, the largest and smallest
 normal numbers, the smallest subnormal) in float64 and float32: the forward against NumPy (the
 function of the same name, or the formula written here for rows NumPy lacks), and the gradient
-at the points where its value is known: never nan/inf where PyTorch's is finite."""
+at the points where its value is known: never nan/inf where PyTorch's is finite. PyTorch's own
+forward values and gradients at every special point (and pair of points) are compared in
+test_special_grads_torch.py."""
 import math
 
 import numpy as np
