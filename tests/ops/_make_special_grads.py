@@ -20,18 +20,10 @@ import sys
 import numpy as np
 import torch
 import torch.nn.functional as F  # noqa: N812 - PyTorch's own spelling
+from test_special_values import special_values  # the sweep's points, defined once
 
 INF = math.inf
 DTYPES = ("float64", "float32")
-
-
-def special_values(dtype):
-    """The points, in ``dtype`` (the same as ``test_special_values.special_values``)."""
-    info = np.finfo(dtype)
-    tiny_sub = np.nextafter(np.zeros((), dtype), np.ones((), dtype))
-    values = [-np.inf, np.inf, np.nan, -0.0, 0.0, info.max, -info.max, info.tiny, -info.tiny,
-              tiny_sub, -tiny_sub, 1.0, -1.0, 0.5, -2.5, 30.0]
-    return np.array(values, dtype=dtype)
 
 
 # (case id, registry row, row attrs, torch function of the row's inputs in their order)
