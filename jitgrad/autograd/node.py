@@ -283,12 +283,23 @@ def sole_owner(t, known: int) -> bool:
 class AccumulateGrad(Node):
     """Sink node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
 
+    # A leaf's sink is made again whenever the last graph holding it is gone (the leaf keeps a
+    # weak reference, as PyTorch's does), so in a loop of small ops it is made once per op: its
+    # constant fields are class attributes and the constructor stores the variable alone.
+    _next_edges = ()
+    _next_meta = ()
+    _released = False
+    # a leaf's sink runs before anything else that is ready (PyTorch gives it UINT64_MAX)
+    _sequence_nr = _INF
+
     def __init__(self, variable):
-        super().__init__()
         self.variable = variable
-        self._output_meta = [(tuple(variable.shape), variable.dtype)]
-        # a leaf's sink runs before anything else that is ready (PyTorch gives it UINT64_MAX)
-        self._sequence_nr = _INF
+
+    @property
+    def _output_meta(self) -> list:
+        """The leaf's ``(shape, dtype)``: what a gradient reaching this sink must have."""
+        variable = self.variable
+        return [(variable._data.shape, variable.dtype)]
 
     def _has_tensor_hooks(self) -> bool:
         return bool(self.variable._leaf_hooks)
