@@ -81,7 +81,7 @@ class Tensor:
         t._leaf_hooks = None
         t._post_accumulate_hooks = None
         t._retains_grad = False
-        t._views = None  # WeakSet of live views of this base (see ops/inplace.py)
+        t._views = None  # LiveViews of this base (ops/recording.py, ops/inplace.py)
         return t
 
     @classmethod

@@ -2,8 +2,8 @@
 
 Note [view tracking]: a view op (``def_composite(..., view=True)``) whose NumPy result shares
 memory with its input makes a view: ``_base`` is the root tensor (never itself a view), the
-version counter is shared, the view joins ``root._views`` (a WeakSet) and remembers the version
-at which its ``grad_fn`` was made (``_view_version``) and whether grad mode was off
+version counter is shared, the view joins ``root._views`` (``LiveViews``) and remembers the
+version at which its ``grad_fn`` was made (``_view_version``) and whether grad mode was off
 (``_view_nograd``). An in-place op recorded on the root or on any of its views rebases the
 root's history (``ops/inplace.py``); a view's ``grad_fn`` is then stale, which
 ``gradient_edge`` notices by the version and fixes by asking ``ops/views.py`` for a fresh
@@ -140,6 +140,9 @@ def record_composite(op, operands, arrays, ctx, attrs, outs):
         needs.append(need)
         wanted = wanted or need
     if wanted:
+        if len(operands) == 1 and len(outs) == 1 and not op.save:
+            record_one(op, operands[0], outs[0], {**attrs, **vars(ctx)})
+            return outs[0]
         node = op.node_cls._for_recording()
         connect(node, operands, tuple(needs))
         node._attrs = {**attrs, **vars(ctx)}
@@ -158,6 +161,23 @@ def record_composite(op, operands, arrays, ctx, attrs, outs):
     return outs[0] if op.n_outputs == 1 else tuple(outs)
 
 
+_NEEDS_ONE = (True,)
+
+
+def record_one(op, operand, out, attrs) -> None:
+    """``record_composite``'s node for its commonest call: one Tensor ``operand`` that requires
+    grad, one output ``out``, nothing saved (``op.save`` empty); ``attrs``: the node's
+    attributes (the call's and what the forward stashed)."""
+    node = op.node_cls._for_recording()
+    node.needs_input_grad = _NEEDS_ONE
+    node._next_edges = (gradient_edge(operand),)
+    node._next_meta = ((operand._data.shape, operand.dtype),)
+    node._attrs = attrs
+    node._output_meta = [(out._data.shape, out.dtype)]
+    if out._data.dtype.kind in "fc":
+        out._grad_fn, out._requires_grad = node, True
+
+
 def track_view(view, base) -> None:
     """Make ``view`` (whose array shares ``base``'s memory) a view of ``base``'s root: shared
     version counter, ``_base``, registration in ``root._views`` (Note [view tracking])."""
@@ -168,5 +188,37 @@ def track_view(view, base) -> None:
     # PyTorch's CreationMeta.NO_GRAD_MODE, inherited by views of such views
     view._view_nograd = not is_grad_enabled() or (base._base is not None and base._view_nograd)
     if root._views is None:
-        root._views = weakref.WeakSet()
+        root._views = LiveViews()
     root._views.add(view)
+
+
+class LiveViews:
+    """The live views of one base, held weakly (``root._views``, Note [view tracking]).
+
+    Views are made far more often than anything asks for them (an in-place write on the base,
+    ``.data =``, resizing an ``out=`` tensor), so ``add`` is one weak reference and an append
+    (a ``WeakSet`` costs a callback per view); dead references are dropped whenever the list
+    has doubled since the last sweep."""
+
+    __slots__ = ("_refs", "_sweep_at")
+
+    def __init__(self):
+        self._refs = []
+        self._sweep_at = 8
+
+    def add(self, view) -> None:
+        refs = self._refs
+        refs.append(weakref.ref(view))
+        if len(refs) >= self._sweep_at:
+            refs[:] = [ref for ref in refs if ref() is not None]
+            self._sweep_at = max(8, 2 * len(refs))
+
+    def discard(self, view) -> None:
+        self._refs = [ref for ref in self._refs if ref() is not None and ref() is not view]
+
+    def __iter__(self):
+        """The views still alive (a list: safe to modify them while iterating)."""
+        return iter([v for v in (ref() for ref in self._refs) if v is not None])
+
+    def __bool__(self) -> bool:
+        return any(ref() is not None for ref in self._refs)
