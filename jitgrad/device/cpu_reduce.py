@@ -339,21 +339,43 @@ def reduce_sum(x3, out_dtype=None):
     return _fold(_K_SUM, x, outer, r, inner, _NOC, dt, _par(x))
 
 
-def sum_all(x: np.ndarray) -> np.ndarray:
-    """``reduce_sum`` of every element of ``x`` (a non-empty C-contiguous float32/float64 array
-    for which ``sum_all_ok`` holds) as a 0-d array of its own (not a view: the caller's alias
-    check has nothing to look at): the same serial kernel, the same bits, without the 3-D
-    set-up (Note [eager fast path] in ops/fastpath.py)."""
+def sum_all(x):
+    """``reduce_sum`` of every element of ``x`` as a 0-d array of its own (not a view: the
+    caller's alias check has nothing to look at), where ``reduce_sum`` would run its serial row
+    kernel on the flat array: a non-empty C-contiguous float32/float64 ndarray below the
+    parallel size. The same kernel and bits, without the 3-D set-up, through the kernel's
+    compiled entry point (Note [direct kernel entry] in device/cpu.py). None elsewhere."""
+    if type(x) is not np.ndarray:
+        return None
+    flags = x.flags
+    plan = _sum_all_plans.get((x.dtype, flags.writeable))
+    if plan is None:
+        plan = _sum_all_plan(x.dtype, flags.writeable)
+    size = x.size
+    if (plan is False or not flags.c_contiguous or size == 0
+            or x.nbytes >= PARALLEL_MIN_SIZE * 8):  # ``_par``: the parallel kernel's sizes
+        return None
     out = np.empty((), x.dtype)
-    _K_SUM[0][False](x.reshape(-1), 1, x.size, _NOC, x.dtype.type(0), out.reshape(1))
+    plan[0](x if x.ndim == 1 else x.reshape(-1), 1, size, _NOC, plan[1], out.reshape(1))
     return out
 
 
-def sum_all_ok(x: np.ndarray) -> bool:
-    """Whether ``sum_all`` applies to ``x``: where ``reduce_sum`` would run its serial row
-    kernel on the flat array."""
-    return (type(x) is np.ndarray and x.dtype.kind == "f" and x.dtype.itemsize >= 4
-            and 0 < x.size and not _par(x) and x.flags.c_contiguous)
+# (dtype, writeable) -> (entry point, zero) of ``sum_all``, or False
+_sum_all_plans: dict = {}
+
+
+def _sum_all_plan(dtype, writeable):
+    plan = False
+    if dtype.kind == "f" and dtype.itemsize >= 4:
+        from numba import types
+
+        scalar = types.float64 if dtype.itemsize == 8 else types.float32
+        flat = types.Array(scalar, 1, "C")
+        sig = (types.Array(scalar, 1, "C", readonly=not writeable), types.int64, types.int64,
+               types.Array(types.float64, 1, "C"), scalar, flat)
+        plan = (_K_SUM[0][False].compile(sig), dtype.type(0))
+    _sum_all_plans[(dtype, writeable)] = plan
+    return plan
 
 
 def reduce_prod(x3, out_dtype=None):

@@ -28,7 +28,7 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..device import cpu
 from . import devices, upper
 from .allocation import copy_data, full_like, zeros
-from .fastpath import elementwise_fast, run_body_fast
+from .fastpath import elementwise_fast, full_sum, run_body_fast
 from .devices import (MIXED_DEVICES_MSG, backend_for, cuda_backend, cuda_kernels, device_of,
                       move, on_cuda, shares_memory)
 from .operands import (broadcast_shapes, check_complex_ok, complex_error, compute_dtype,
@@ -52,6 +52,7 @@ _save_plan = save_plan
 
 __all__ = [
     "Tensor", "transform_hook", "set_tensor_type", "elementwise", "composite", "run_body",
+    "records_nothing", "full_sum",
     "copy_data", "full_like", "zeros", "MIXED_DEVICES_MSG", "backend_for", "cuda_backend",
     "cuda_kernels", "device_of", "move", "on_cuda", "shares_memory", "broadcast_shapes",
     "complex_error", "compute_dtype", "operand", "tensor_operand", "gradient_edge", "refresh_view",
@@ -69,10 +70,9 @@ def elementwise(op, *args, out=None, **attrs):
         return _elementwise_out(op, args, attrs, out)
     if transform_hook is not None:  # Note [transform hooks]
         return transform_hook(_elementwise, op, args, attrs)
-    if not attrs:
-        result = elementwise_fast(op, args)  # Note [eager fast path]
-        if result is not None:
-            return result
+    result = elementwise_fast(op, args, attrs)  # Note [eager fast path]
+    if result is not None:
+        return result
     return _elementwise(op, *args, **attrs)
 
 
@@ -102,6 +102,14 @@ def _elementwise(op, *args, **attrs):
         record_elementwise(op, operands, needs, attrs, out, shape, out_dt,
                            dt if plain is not None else None)
     return out
+
+
+def records_nothing(g) -> bool:
+    """Whether an op on ``g`` now would record nothing and run on the host: grad mode off, no
+    transform active, ``g`` a CPU tensor (what a plain ``backward()`` runs its rules in). A
+    rule may then build its result from arrays directly, without the ops' bookkeeping (the same
+    values: no node, view tracking or alias checks to make)."""
+    return type(g._data) is np.ndarray and not is_grad_enabled() and transform_hook is None
 
 
 def run_body(body, args, dtype):

@@ -26,12 +26,13 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
-from ..device import cpu
+from ..device import cpu, cpu_reduce
 from . import upper
-from .recording import record_elementwise
+from .recording import record_elementwise, record_one
 
-Tensor = None  # the registered class: ops/upper.py keeps it current (Note [upper registrations])
-upper.bind(globals(), "Tensor")
+# the registered class and hook: ops/upper.py keeps them current (Note [upper registrations])
+Tensor = transform_hook = None
+upper.bind(globals(), "Tensor", "transform_hook")
 
 _ndarray = np.ndarray
 _LIMIT = cpu.FLAT_ENTRY_MAX_BYTES
@@ -53,10 +54,10 @@ def _plan(op, dtype: np.dtype, pattern: str):
     plan = op.fast_plans.get(key)
     if plan is not None:
         return plan
-    if op.attrs or dtype.kind != "f" or dtype.itemsize < 4:
-        plan = False
+    dt = dtypes.to_dtype(dtype) if dtype.kind == "f" and dtype.itemsize >= 4 else None
+    if dt is None or (callable(op.dtype_rule) and op.dtype_rule(dt) != dt):
+        plan = False  # (a row's own dtype rule may compute in another dtype: the general path)
     else:
-        dt = dtypes.to_dtype(dtype)
         out_dt = dtypes.bool_ if op.dtype_rule == "bool" else dt
         plan = _Plan()
         plan.out_np = out_dt.np
@@ -75,9 +76,11 @@ def _plan(op, dtype: np.dtype, pattern: str):
     return plan
 
 
-def elementwise_fast(op, args):
-    """``op(*args)`` through the cached plan (Note [eager fast path]), or None to take the
-    general path. ``args``: the call's positional operands (the row has no attributes)."""
+def elementwise_fast(op, args, attrs=None):
+    """``op(*args, **attrs)`` through the cached plan (Note [eager fast path]), or None to take
+    the general path. ``args``: the call's positional operands; ``attrs``: the row's attributes,
+    each a Python float or int (the kernel's trailing scalar operands, as in the general
+    path)."""
     first = None
     pattern = ""
     values = []
@@ -108,6 +111,16 @@ def elementwise_fast(op, args):
         bit <<= 1
     if first is None:
         return None
+    if attrs:
+        for name in op.attrs:
+            value = attrs.get(name)
+            kind = type(value)
+            if kind is not float and kind is not int:
+                return None
+            pattern += "s"
+            values.append(value)
+    elif op.attrs:
+        return None
     plan = op.fast_plans.get((first.dtype, pattern))
     if plan is None:
         plan = _plan(op, first.dtype, pattern)
@@ -127,7 +140,8 @@ def elementwise_fast(op, args):
         needs = _needs.get((mask, bit))
         if needs is None:
             needs = _needs[(mask, bit)] = tuple(bool(mask & (1 << k)) for k in range(len(args)))
-        record_elementwise(op, args, needs, {}, result, shape, plan.out_dt, plan.dt)
+        record_elementwise(op, args, needs, attrs if attrs else {}, result, shape, plan.out_dt,
+                           plan.dt)
     return result
 
 
@@ -197,3 +211,30 @@ def run_body_fast(body, args, np_dtype):
         plan[0](out.reshape(-1), *_flat_values(values, None if np_dtype.itemsize == 8
                                                else np_dtype.type))
     return Tensor._make(out)
+
+
+# ndim -> (every dim, the kept shape of a full reduction)
+_all_dims: dict = {}
+
+
+def full_sum(op, x):
+    """``x.sum()`` (``op``: the ``sum`` row) of a small C-contiguous float CPU Tensor, or None
+    for the general path (Note [eager fast path]): the serial fold kernel through its entry
+    point (``cpu_reduce.sum_all``: the general path's kernel and bits) and the node
+    ``dispatch.composite`` records, with the attributes its forward stashes."""
+    if type(x) is not Tensor or transform_hook is not None:
+        return None
+    data = x._data
+    if not data.ndim:
+        return None
+    total = cpu_reduce.sum_all(data)
+    if total is None:
+        return None
+    result = Tensor._make(total)
+    if x._requires_grad and is_grad_enabled():
+        found = _all_dims.get(data.ndim)
+        if found is None:
+            found = _all_dims[data.ndim] = (tuple(range(data.ndim)), (1,) * data.ndim)
+        record_one(op, x, result, {"dims": found[0], "keepdim": False, "dtype": None,
+                                   "in_shape": data.shape, "keep_shape": found[1]})
+    return result

@@ -140,6 +140,9 @@ def _getitem_fwd(ctx, a, index, kind):
 
 
 def _getitem_back(ctx, g):
+    if dispatch.records_nothing(g):  # a plain backward: the same zeros and writes, unrecorded
+        return (dispatch.Tensor._make(
+            _index_backward_fwd(None, g._data, ctx.input_shape, ctx.index, ctx.kind)),)
     return (index_backward(g, ctx.input_shape, ctx.index, ctx.kind),)
 
 
@@ -190,9 +193,10 @@ def getitem(x, index):
     Forward: ``y = x[index]`` (a view for basic indices, a copy for advanced ones).
     Derivative: ``dx = zeros_like(x); dx[index] += g`` (repeated indices accumulate).
     """
-    x = dispatch.operand(x, "getitem")
-    if not isinstance(x, dispatch.Tensor):
-        raise TypeError(f"getitem: expected a Tensor, got {type(x).__name__}")
+    if type(x) is not dispatch.Tensor:
+        x = dispatch.operand(x, "getitem")
+        if not isinstance(x, dispatch.Tensor):
+            raise TypeError(f"getitem: expected a Tensor, got {type(x).__name__}")
     idx, kind = normalize_index(index)
     return dispatch.composite(GETITEM[kind], x, index=idx, kind=kind)
 

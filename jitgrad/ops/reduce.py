@@ -125,8 +125,7 @@ def _keep(ctx, t):
 
 def _expand_back(ctx, g):
     """The gradient ``g`` of a reduction broadcast back to the input's shape (a view)."""
-    if (type(g._data) is np.ndarray and not is_grad_enabled()
-            and dispatch.transform_hook is None):
+    if dispatch.records_nothing(g):
         # a plain backward records nothing: the read-only view without the ops' bookkeeping
         # (the same view; the two recorded view ops were a measurable cost per call: docs/design.md,
         # 'Measurements behind the code')
@@ -165,11 +164,12 @@ _fold_sum_fwd, _prod_fwd = _fold_fwd(_sum3), _fold_fwd(cpu_reduce.reduce_prod)
 def _sum_fwd(ctx, x, dims, keepdim, dtype):
     """The sum's forward; the full sum of a small contiguous float array goes straight to the
     serial kernel (Note [eager fast path]: the same kernel and bits as ``_fold_sum_fwd``)."""
-    if (dtype is None and not keepdim and x.ndim and len(dims) == x.ndim
-            and cpu_reduce.sum_all_ok(x)):
-        ctx.dims, ctx.keepdim = dims, keepdim
-        ctx.in_shape, ctx.keep_shape = x.shape, (1,) * x.ndim
-        return cpu_reduce.sum_all(x)
+    if dtype is None and not keepdim and x.ndim and len(dims) == x.ndim:
+        total = cpu_reduce.sum_all(x)
+        if total is not None:
+            ctx.dims, ctx.keepdim = dims, keepdim
+            ctx.in_shape, ctx.keep_shape = x.shape, (1,) * x.ndim
+            return total
     return _fold_sum_fwd(ctx, x, dims, keepdim, dtype)
 
 
@@ -222,6 +222,10 @@ def sum(x, dim=None, keepdim=False, dtype=None, *, axis=None,  # noqa: A001 - Nu
     first. Empty reductions give 0. Derivative: ``g`` broadcast back over the reduced dims.
     Records ``SumBackward0`` (full sum) or ``SumBackward1`` (with ``dim``/``keepdim``).
     """
+    if dim is None and dtype is None and axis is None and not keepdim and keepdims is None:
+        result = dispatch.full_sum(SUM, x)  # Note [eager fast path] (ops/fastpath.py)
+        if result is not None:
+            return result
     dim, keepdim = _numpy_keywords("sum", dim, keepdim, axis, keepdims)
     x = dispatch.tensor_operand(x, "sum")
     dims = _dims("sum", dim, x.ndim)

@@ -37,11 +37,14 @@ def _roll_flat(a, shift):
     out = np.empty(n, a.dtype)
     out[shift:] = flat[:n - shift]
     out[:shift] = flat[n - shift:]
-    return out.reshape(a.shape)
+    return out if a.ndim == 1 else out.reshape(a.shape)
 
 
 def _roll_back(ctx, g):
-    return (roll(g, tuple(-s for s in ctx.shifts), ctx.dims),)
+    back = tuple([-s for s in ctx.shifts])
+    if dispatch.records_nothing(g):  # a plain backward: the same copy, unrecorded
+        return (dispatch.Tensor._make(_roll_fwd(None, g._data, back, ctx.dims)),)
+    return (roll(g, back, ctx.dims),)
 
 
 def _roll_batch(args, batched, shifts, dims):
@@ -64,6 +67,8 @@ ROLL = def_composite("roll", "RollBackward0", ("x",), _roll_fwd, _roll_back,
 
 
 def _ints(op: str, name: str, value) -> tuple:
+    if type(value) is int:  # the common call
+        return (value,)
     if isinstance(value, (tuple, list)):
         items = tuple(value)
     else:

@@ -396,11 +396,18 @@ def _cat_fwd(ctx, *arrays, dim, ndim):
 def _cat_back(ctx, g):
     out, offset = [], 0
     lead = (slice(None),) * ctx.dim
+    # a plain backward: the same views of g's array, without the view op's bookkeeping
+    data = g._data if dispatch.records_nothing(g) else None
     for need, size, meta in zip(ctx.needs_input_grad, ctx.sizes, ctx._next_meta):
         if size is None:  # a skipped legacy empty tensor
             out.append(dispatch.zeros(meta[0], meta[1], g.device) if need else None)
             continue
-        out.append(g[lead + (slice(offset, offset + size),)] if need else None)
+        if not need:
+            out.append(None)
+        elif data is not None:
+            out.append(dispatch.Tensor._make(data[lead + (slice(offset, offset + size),)]))
+        else:
+            out.append(g[lead + (slice(offset, offset + size),)])
         offset += size
     return tuple(out)
 

@@ -55,6 +55,33 @@ def test_fast_equals_general(name, arity, shape, dtype, scalar):
             assert f.grad.numpy().tobytes() == s.grad.numpy().tobytes()
 
 
+ATTR_CASES = [("pow_square", {"exponent": 2}), ("pow_cube", {"exponent": 3}),
+              ("pow_root", {"exponent": 0.5}), ("pow_scalar", {"exponent": 2.5}),
+              ("pow_scalar", {"exponent": -3}), ("rsub", {"other": 3}),
+              ("clamp", {"min": 0.7, "max": 1.5}), ("rpow", {"base": 1.7})]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("shape", [(7,), (2, 3), ()])
+@pytest.mark.parametrize("name,attrs", ATTR_CASES)
+def test_fast_equals_general_with_attributes(name, attrs, shape, dtype):
+    a = np.random.default_rng(3).uniform(0.5, 2.0, shape).astype(dtype)
+    fast_in, slow_in = _leaf(a), _leaf(a)
+    fast = fastpath.elementwise_fast(OPS[name], (fast_in,), attrs)
+    slow = dispatch._elementwise(OPS[name], slow_in, **attrs)
+    assert fast is not None
+    assert fast.dtype is slow.dtype and fast.shape == slow.shape
+    assert fast.numpy().tobytes() == slow.numpy().tobytes()
+    assert fast.grad_fn.name() == slow.grad_fn.name() and fast.grad_fn._attrs == attrs
+    (fast * 1.5).sum().backward()
+    (slow * 1.5).sum().backward()
+    assert fast_in.grad.numpy().tobytes() == slow_in.grad.numpy().tobytes()
+    # an attribute that is not a Python number, or a missing one, takes the general path
+    assert fastpath.elementwise_fast(OPS[name], (fast_in,), {}) is None
+    odd = {key: np.float64(value) for key, value in attrs.items()}
+    assert fastpath.elementwise_fast(OPS[name], (fast_in,), odd) is None
+
+
 def test_read_only_and_no_grad_operands():
     a = np.linspace(0.1, 1.0, 9)
     ro = a.copy()
@@ -134,3 +161,125 @@ def test_fori_loop_still_checks_the_carry():
         fori_loop(1, lambda c: c[1:], x)
     with pytest.raises(TypeError, match="same shapes and dtypes"):
         fori_loop(1, lambda c: (c[0], c[1].float()), (x, x))
+
+
+def _general_sum(x):
+    """``x.sum()`` through the general composite path alone (``fastpath.full_sum`` skipped)."""
+    return dispatch.composite(reduce_ops.SUM, x, dims=tuple(range(x.ndim)), keepdim=False,
+                              dtype=None)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("shape", [(7,), (3, 4), (2, 1, 5)])
+@pytest.mark.parametrize("writeable", [True, False])
+def test_full_sum_records_the_general_node(shape, dtype, writeable):
+    a = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    a.flags.writeable = writeable
+    fast_in, slow_in = _leaf(a), _leaf(a)
+    fast = fastpath.full_sum(reduce_ops.SUM, fast_in)
+    slow = _general_sum(slow_in)
+    assert fast is not None and fast.numpy().tobytes() == slow.numpy().tobytes()
+    assert fast.dtype is slow.dtype and fast.shape == slow.shape == ()
+    assert fast.grad_fn.name() == slow.grad_fn.name() == "SumBackward0"
+    assert fast.grad_fn._attrs == slow.grad_fn._attrs
+    assert fast.grad_fn._next_meta == slow.grad_fn._next_meta
+    assert fast.grad_fn._output_meta == slow.grad_fn._output_meta
+    assert fast.grad_fn.next_functions[0][0] is fast_in._grad_accumulator()
+    (fast * 3.0).backward()
+    (slow * 3.0).backward()
+    assert fast_in.grad.numpy().tobytes() == slow_in.grad.numpy().tobytes()
+    np.testing.assert_array_equal(fast_in.grad.numpy(), np.full(shape, 3.0, dtype))
+
+
+def test_full_sum_falls_back_where_it_does_not_fit():
+    x = _leaf(np.arange(12.0).reshape(3, 4))
+    for other in (x.t(), _leaf(np.arange(5), grad=False), _leaf(np.array(2.5)), _leaf(np.zeros(0)),
+                  _leaf(np.arange(4.0) + 1j), 3.0):
+        assert fastpath.full_sum(reduce_ops.SUM, other) is None
+    # the public call takes the general path there and still agrees with NumPy
+    np.testing.assert_allclose(x.t().sum().item(), 66.0)
+    assert x.t().sum().grad_fn.name() == "SumBackward0"
+    assert jitgrad.tensor(np.arange(5)).sum().item() == 10
+    with jitgrad.no_grad():
+        y = x.sum()
+    assert y.grad_fn is None and not y.requires_grad and y.item() == 66.0
+
+
+def test_full_sum_under_forward_mode_and_vmap_keeps_its_tangent():
+    x = np.arange(1.0, 5.0)
+    primal, tangent = jitgrad.func.jvp(lambda t: (t * t).sum(), (jitgrad.tensor(x),),
+                                       (jitgrad.tensor(np.ones(4)),))
+    assert primal.item() == 30.0 and tangent.item() == 2 * x.sum()
+    batched = jitgrad.func.vmap(lambda t: t.sum())(jitgrad.tensor(x.reshape(2, 2)))
+    np.testing.assert_array_equal(batched.numpy(), [3.0, 7.0])
+
+
+def test_live_views_follow_in_place_writes_and_data_assignment():
+    base = jitgrad.tensor(np.arange(6.0))
+    for _ in range(50):  # dropped views: swept from the list, never reported as live
+        base[1:]
+    assert not base._views
+    kept = [base[k:] for k in range(3)]
+    assert list(base._views) == kept and len(base._views._refs) < 50
+    w = _leaf(np.full(6, 2.0))
+    base.mul_(w)  # the views now depend on w through the base's new history
+    assert all(v.requires_grad for v in kept)
+    kept[2].sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 0.0, 2.0, 3.0, 4.0, 5.0])
+    base.data = jitgrad.zeros(6)  # the views keep the old storage and stop being views
+    assert all(v._base is None for v in kept) and base._views is None
+    np.testing.assert_array_equal(kept[1].detach().numpy(), [2.0, 4.0, 6.0, 8.0, 10.0])
+
+
+@pytest.mark.parametrize("case", ["slice", "select", "advanced", "cat", "roll", "roll_dims"])
+def test_plain_backward_rules_equal_their_recorded_form(case):
+    """getitem, cat and roll build a plain backward's gradient from arrays directly
+    (``dispatch.records_nothing``); it must equal the recorded rule's (create_graph)."""
+    rng = np.random.default_rng(2)
+    x = _leaf(rng.standard_normal((4, 5)))
+    other = _leaf(rng.standard_normal((2, 5)))
+    index = np.array([0, 2, 2])
+    fns = {"slice": lambda: x[1:3, ::2], "select": lambda: x[1],
+           "advanced": lambda: x[index], "cat": lambda: jitgrad.cat([other, x, other]),
+           "roll": lambda: jitgrad.roll(x, 3), "roll_dims": lambda: jitgrad.roll(x, (1, -2), (0, 1))}
+    y = fns[case]()
+    weight = _leaf(rng.standard_normal(tuple(y.shape)))  # requires grad: a recorded rule
+    plain = jitgrad.autograd.grad((y * weight).sum(), (x, other), allow_unused=True)
+    y = fns[case]()
+    recorded = jitgrad.autograd.grad((y * weight).sum(), (x, other), allow_unused=True,
+                                     create_graph=True)
+    for p, r in zip(plain, recorded):
+        assert (p is None) == (r is None)
+        if p is not None:
+            assert p.numpy().tobytes() == r.detach().numpy().tobytes()
+            assert p.grad_fn is None and r.grad_fn is not None
+    # and against the rule written out: x's gradient is the weight put back where y came from
+    want = np.zeros((4, 5))
+    if case == "slice":
+        want[1:3, ::2] = weight.numpy()
+    elif case == "select":
+        want[1] = weight.numpy()
+    elif case == "advanced":
+        np.add.at(want, index, weight.numpy())
+    elif case == "cat":
+        want = weight.numpy()[2:6].copy()
+    else:
+        want = (np.roll(weight.numpy().reshape(-1), -3).reshape(4, 5) if case == "roll"
+                else np.roll(weight.numpy(), (-1, 2), (0, 1)))
+    np.testing.assert_array_equal(plain[0].numpy(), want)
+    if case == "cat":
+        np.testing.assert_array_equal(plain[1].numpy(),
+                                      weight.numpy()[:2] + weight.numpy()[6:])
+
+
+def test_leaf_sink_is_shared_while_alive_and_describes_the_leaf():
+    x = _leaf(np.arange(3.0))
+    y, z = x * 2.0, x + 1.0
+    sink = y.grad_fn.next_functions[0][0]
+    assert sink is z.grad_fn.next_functions[0][0] and sink.name() == "AccumulateGrad"
+    assert sink.next_functions == () and sink.variable is x
+    assert sink._output_meta == [((3,), x.dtype)]
+    del y, z, sink
+    w = x * 3.0
+    w.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0, 3.0])
