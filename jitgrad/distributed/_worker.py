@@ -65,22 +65,34 @@ def _grads(value, leaves, create_graph=False):
     return list(autograd.grad(value, leaves, allow_unused=True, create_graph=create_graph))
 
 
+def _partition_loss(loss_fn, treedef, device, params, parts):
+    """``(arrays, leaves, value)``: one partition's arrays, the parameters as leaves that
+    require grad on ``device``, and ``loss_fn(params, *partition)`` (call with grad enabled)."""
+    arrays = _as_parts(parts)
+    leaves = _leaves(params, device)
+    value = check_scalar(loss_fn(tree_unflatten(treedef, leaves),
+                                 *[_tensor(a, device=device) for a in arrays]),
+                         "jitgrad.distributed")
+    return arrays, leaves, value
+
+
+def _result(value, out, arrays, start):
+    """The partial result a partition task returns (``combine`` adds them up)."""
+    seconds = time.perf_counter() - start
+    return float(value.item()), out, int(np.shape(arrays[0])[0]), 1, seconds, seconds, seconds
+
+
 def partition_value_and_grad(loss_fn, treedef, device, params, *parts):
     """``loss_fn(params, *partition)`` and its gradient for one partition."""
     from ..autograd import enable_grad
 
     start = time.perf_counter()
-    arrays = _as_parts(parts)
-    leaves = _leaves(params, device)
     with enable_grad():
-        value = check_scalar(loss_fn(tree_unflatten(treedef, leaves),
-                                *[_tensor(a, device=device) for a in arrays]),
-                        "jitgrad.distributed")
+        arrays, leaves, value = _partition_loss(loss_fn, treedef, device, params, parts)
         grads = _grads(value, leaves)
     out = [np.zeros(np.shape(p), dtype=np.result_type(np.asarray(p).dtype, np.float64))
            if g is None else _host(g) for p, g in zip(params, grads)]
-    seconds = time.perf_counter() - start
-    return float(value.item()), out, int(np.shape(arrays[0])[0]), 1, seconds, seconds, seconds
+    return _result(value, out, arrays, start)
 
 
 def partition_hvp(loss_fn, treedef, device, params, vector, *parts):
@@ -88,12 +100,8 @@ def partition_hvp(loss_fn, treedef, device, params, vector, *parts):
     from ..autograd import enable_grad
 
     start = time.perf_counter()
-    arrays = _as_parts(parts)
-    leaves = _leaves(params, device)
     with enable_grad():
-        value = check_scalar(loss_fn(tree_unflatten(treedef, leaves),
-                                *[_tensor(a, device=device) for a in arrays]),
-                        "jitgrad.distributed")
+        arrays, leaves, value = _partition_loss(loss_fn, treedef, device, params, parts)
         grads = _grads(value, leaves, create_graph=True)
         dot = None
         for g, v in zip(grads, vector):
@@ -103,8 +111,7 @@ def partition_hvp(loss_fn, treedef, device, params, vector, *parts):
         hv = [None] * len(leaves) if dot is None else _grads(dot, leaves)
     out = [np.zeros(np.shape(p), dtype=np.float64) if h is None else _host(h)
            for p, h in zip(params, hv)]
-    seconds = time.perf_counter() - start
-    return float(value.item()), out, int(np.shape(arrays[0])[0]), 1, seconds, seconds, seconds
+    return _result(value, out, arrays, start)
 
 
 def combine(*results):

@@ -84,58 +84,32 @@ def _passing(fn, name, wrap=True, refuse_grad=False):
     return mark(f)
 
 
-# strings, options and I/O: nothing to differentiate
-array_repr = _passing(_np.array_repr, "array_repr", wrap=False)
-array_str = _passing(_np.array_str, "array_str", wrap=False)
-get_printoptions = _passing(_np.get_printoptions, "get_printoptions", wrap=False)
-set_printoptions = _passing(_np.set_printoptions, "set_printoptions", wrap=False)
-printoptions = _passing(_np.printoptions, "printoptions", wrap=False)
-iterable = _passing(_np.iterable, "iterable", wrap=False)
-einsum_path = _passing(_np.einsum_path, "einsum_path", wrap=False)
-frompyfunc = _passing(_np.frompyfunc, "frompyfunc", wrap=False)
-save = _passing(_np.save, "save", wrap=False)
-savez = _passing(_np.savez, "savez", wrap=False)
-load = _passing(_np.load, "load")
-frombuffer = _passing(_np.frombuffer, "frombuffer")
-fromfile = _passing(_np.fromfile, "fromfile")
-fromiter = _passing(_np.fromiter, "fromiter")
-fromstring = _passing(_np.fromstring, "fromstring")
-# NumPy-only utilities (not in jax.numpy): strings, error state, text I/O, dates, memory
-for _name in ("array2string", "base_repr", "binary_repr", "common_type", "mintypecode",
+# strings, options and I/O (and NumPy-only utilities, not in jax.numpy: error state, text I/O,
+# dates, memory): nothing to differentiate
+for _name in ("array_repr", "array_str", "get_printoptions", "set_printoptions", "printoptions",
+              "iterable", "einsum_path", "frompyfunc", "save", "savez",
+              "array2string", "base_repr", "binary_repr", "common_type", "mintypecode",
               "typename", "format_float_positional", "format_float_scientific", "getbufsize",
               "setbufsize", "geterr", "seterr", "geterrcall", "seterrcall", "savetxt",
               "savez_compressed", "isfortran", "may_share_memory", "shares_memory",
               "datetime_data", "get_include", "show_config", "show_runtime", "info"):
     globals()[_name] = _passing(getattr(_np, _name), _name, wrap=False)
-for _name in ("loadtxt", "genfromtxt", "fromregex", "isnat", "busday_count", "busday_offset",
-              "is_busday", "datetime_as_string"):
+# array results that carry no gradient: loaded data, integer/bool results (indices, masks, bits)
+for _name in ("load", "frombuffer", "fromfile", "fromiter", "fromstring",
+              "loadtxt", "genfromtxt", "fromregex", "isnat", "busday_count", "busday_offset",
+              "is_busday", "datetime_as_string",
+              "diag_indices_from", "tril_indices_from", "triu_indices_from", "mask_indices",
+              "lexsort", "packbits", "unpackbits", "nanargmax", "nanargmin", "bitwise_not",
+              "bitwise_count"):
     globals()[_name] = _passing(getattr(_np, _name), _name)
+# values of the inputs picked by comparisons (or bin edges computed from them)
+for _name in ("histogram2d", "histogramdd", "histogram_bin_edges", "intersect1d", "setdiff1d",
+              "setxor1d", "union1d", "sort_complex"):
+    globals()[_name] = _passing(getattr(_np, _name), _name, refuse_grad=True)
 del _name
 #: NumPy's floating-point error context itself (a class: ``with np.errstate(divide="ignore")``);
 #: jitgrad's kernels never warn, so it governs the NumPy code around them
 errstate = _np.errstate
-# integer/bool results: indices, masks, bits
-diag_indices_from = _passing(_np.diag_indices_from, "diag_indices_from")
-tril_indices_from = _passing(_np.tril_indices_from, "tril_indices_from")
-triu_indices_from = _passing(_np.triu_indices_from, "triu_indices_from")
-mask_indices = _passing(_np.mask_indices, "mask_indices")
-lexsort = _passing(_np.lexsort, "lexsort")
-packbits = _passing(_np.packbits, "packbits")
-unpackbits = _passing(_np.unpackbits, "unpackbits")
-nanargmax = _passing(_np.nanargmax, "nanargmax")
-nanargmin = _passing(_np.nanargmin, "nanargmin")
-bitwise_not = _passing(_np.bitwise_not, "bitwise_not")
-bitwise_count = _passing(_np.bitwise_count, "bitwise_count")
-# values of the inputs picked by comparisons (or bin edges computed from them)
-histogram2d = _passing(_np.histogram2d, "histogram2d", refuse_grad=True)
-histogramdd = _passing(_np.histogramdd, "histogramdd", refuse_grad=True)
-histogram_bin_edges = _passing(_np.histogram_bin_edges, "histogram_bin_edges", refuse_grad=True)
-intersect1d = _passing(_np.intersect1d, "intersect1d", refuse_grad=True)
-setdiff1d = _passing(_np.setdiff1d, "setdiff1d", refuse_grad=True)
-setxor1d = _passing(_np.setxor1d, "setxor1d", refuse_grad=True)
-union1d = _passing(_np.union1d, "union1d", refuse_grad=True)
-sort_complex = _passing(_np.sort_complex, "sort_complex", refuse_grad=True)
-
 
 def _in_place(fn, name):
     def f(a, *args, **kwargs):

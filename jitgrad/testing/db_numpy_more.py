@@ -165,46 +165,27 @@ def poly_cases():
     return out
 
 
-def _fill_diagonal(a, val, **kw):
-    import jitgrad.numpy as jnp
+def _on_copy(name):
+    """The in-place function ``name`` run on a copy of its first argument, which is returned:
+    ``(jitgrad.numpy's, NumPy's)``, for an entry and its reference."""
+    def ours(a, *args, **kw):
+        import jitgrad.numpy as jnp
 
-    out = jnp.copy(a)
-    jnp.fill_diagonal(out, val, **kw)
-    return out
+        out = jnp.copy(a)
+        getattr(jnp, name)(out, *args, **kw)
+        return out
 
+    def reference(a, *args, **kw):
+        out = a.copy()
+        getattr(np, name)(out, *args, **kw)
+        return out
 
-def _np_fill_diagonal(a, val, **kw):
-    out = a.copy()
-    np.fill_diagonal(out, val, **kw)
-    return out
-
-
-def _put_along_axis(a, idx, values, axis):
-    import jitgrad.numpy as jnp
-
-    out = jnp.copy(a)
-    jnp.put_along_axis(out, idx, values, axis)
-    return out
+    return ours, reference
 
 
-def _np_put_along_axis(a, idx, values, axis):
-    out = a.copy()
-    np.put_along_axis(out, idx, values, axis)
-    return out
-
-
-def _copyto(dst, src, **kw):
-    import jitgrad.numpy as jnp
-
-    out = jnp.copy(dst)
-    jnp.copyto(out, src, **kw)
-    return out
-
-
-def _np_copyto(dst, src, **kw):
-    out = dst.copy()
-    np.copyto(out, src, **kw)
-    return out
+_fill_diagonal, _np_fill_diagonal = _on_copy("fill_diagonal")
+_put_along_axis, _np_put_along_axis = _on_copy("put_along_axis")
+_copyto, _np_copyto = _on_copy("copyto")
 
 
 def _namespace(name):
