@@ -15,23 +15,28 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def _tensor_type():
-    from ..ops import dispatch
-
-    return dispatch.Tensor
-
-
 _dispatch = None  # ops.dispatch, imported on first use (autograd sits below ops)
 
 
-def _implicit_grad(o):
-    """``ones_like(o)``: the gradient ``backward()`` seeds a scalar output with; a CPU one
-    made at once (what ``ones_like`` gives: a fresh filled array of ``o``'s dtype)."""
+def _ops_dispatch():
+    """``jitgrad.ops.dispatch``, imported once (an import statement per ``backward()`` call
+    showed in its fixed cost)."""
     global _dispatch
     if _dispatch is None:
         from ..ops import dispatch
 
         _dispatch = dispatch
+    return _dispatch
+
+
+def _tensor_type():
+    return _ops_dispatch().Tensor
+
+
+def _implicit_grad(o):
+    """``ones_like(o)``: the gradient ``backward()`` seeds a scalar output with; a CPU one
+    made at once (what ``ones_like`` gives: a fresh filled array of ``o``'s dtype)."""
+    _ops_dispatch()
     data = o._data
     if type(data) is np.ndarray:
         g = np.empty(data.shape, data.dtype)
@@ -94,8 +99,7 @@ def _detach(g):
 
 
 def _root_edges(outputs):
-    from ..ops.dispatch import gradient_edge
-
+    gradient_edge = _ops_dispatch().gradient_edge
     edges = []
     for i, o in enumerate(outputs):
         if o.grad_fn is None and not o.requires_grad:
@@ -143,10 +147,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Return d(outputs)/d(inputs) (vector-Jacobian products with ``grad_outputs``) without
     touching ``.grad``. ``allow_unused`` permits inputs the outputs do not depend on (None, or
-    zeros with ``materialize_grads``)."""
+    zeros with ``materialize_grads``). ``is_grads_batched``: each of ``grad_outputs`` has a
+    leading batch dim; the result is every batch element's vector-Jacobian product, stacked
+    (each gradient with that leading dim)."""
     if is_grads_batched:
-        raise NotImplementedError("grad(is_grads_batched=True) needs vmap, which jitgrad does not "
-                                  "have yet; loop over the grad_outputs instead")
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if allow_unused is None:
@@ -158,8 +164,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _make_grads(outputs, grad_outputs, create_graph)
     edges = _root_edges(outputs)
-    from ..ops.dispatch import gradient_edge
-
+    gradient_edge = _ops_dispatch().gradient_edge
     captured = engine.execute(edges, grads, retain_graph, create_graph,
                               capture_edges=[gradient_edge(t) for t in inputs], accumulate=False)
     result = []
@@ -177,3 +182,35 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = _detach(g)
         result.append(g)
     return tuple(result)
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``grad(..., is_grads_batched=True)``: one backward per batch element of the
+    ``grad_outputs`` (the graph kept for all but the last), the gradients stacked. PyTorch
+    runs it under vmap; the values are the same, and with ``create_graph`` the stack is
+    recorded too, so the result can be differentiated again."""
+    from ..ops.shape import stack
+
+    Tensor = _tensor_type()
+    outputs = _as_tuple(outputs)
+    cotangents = _as_tuple(grad_outputs)
+    if (len(cotangents) != len(outputs)
+            or not all(isinstance(g, Tensor) and g.ndim >= 1 for g in cotangents)):
+        raise RuntimeError("grad(is_grads_batched=True): grad_outputs must hold one Tensor per "
+                           f"output ({len(outputs)}), each with a leading batch dimension; got "
+                           f"{[type(g).__name__ for g in cotangents]}")
+    sizes = sorted({g.shape[0] for g in cotangents})
+    if len(sizes) != 1 or sizes[0] == 0:
+        raise RuntimeError("grad(is_grads_batched=True): every grad_output needs the same "
+                           f"non-zero batch size (dim 0); got batch sizes {sizes}")
+    batch = sizes[0]
+    if retain_graph is None:
+        retain_graph = create_graph
+    per_element = [grad(outputs, inputs, [g[b] for g in cotangents],
+                        retain_graph=retain_graph if b == batch - 1 else True,
+                        create_graph=create_graph, allow_unused=allow_unused,
+                        materialize_grads=materialize_grads)
+                   for b in range(batch)]
+    return tuple(None if column[0] is None else stack(list(column))
+                 for column in zip(*per_element))

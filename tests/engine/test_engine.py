@@ -245,6 +245,39 @@ def test_grad_outputs():
     assert g.dtype == jg.float32 and g.tolist() == [2.0, 2.0]
 
 
+def test_grad_is_grads_batched_stacks_vector_jacobian_products():
+    rng = np.random.default_rng(4)
+    x = jg.tensor(rng.standard_normal(3), requires_grad=True)
+    w = jg.tensor(rng.standard_normal((3, 3)), requires_grad=True)
+    y = jg.tanh(w @ x)  # dy/dx = diag(1 - y^2) W
+    (jac,) = jg.autograd.grad(y, x, jg.eye(3), is_grads_batched=True, retain_graph=True)
+    want = (1 - np.tanh(w.numpy() @ x.numpy()) ** 2)[:, None] * w.numpy()
+    np.testing.assert_allclose(jac.numpy(), want, rtol=1e-13)
+    # two outputs, two inputs, a batch of 2 arbitrary cotangents
+    v = jg.tensor(rng.standard_normal((2, 3)))
+    gx, gw = jg.autograd.grad([y, x * 2.0], [x, w], [v, v], is_grads_batched=True,
+                              retain_graph=True)
+    for b in range(2):
+        ex, ew = jg.autograd.grad([y, x * 2.0], [x, w], [v[b], v[b]], retain_graph=True)
+        np.testing.assert_allclose(gx[b].numpy(), ex.numpy(), rtol=1e-14)
+        np.testing.assert_allclose(gw[b].numpy(), ew.numpy(), rtol=1e-14)
+    # create_graph: the stacked Jacobian is differentiable again (d/dx of trace(J) for y = x^3)
+    z = x ** 3
+    (jz,) = jg.autograd.grad(z, x, jg.eye(3), is_grads_batched=True, create_graph=True)
+    (h,) = jg.autograd.grad(jz.diagonal().sum(), x)
+    np.testing.assert_allclose(h.numpy(), 6 * x.numpy(), rtol=1e-14)
+    # the graph is freed after the last element unless retained, as without batching
+    y = jg.tanh(w @ x)
+    jg.autograd.grad(y, x, jg.eye(3), is_grads_batched=True)
+    with pytest.raises(RuntimeError, match="second time"):
+        jg.autograd.grad(y, x, jg.eye(3)[0])
+    with pytest.raises(RuntimeError, match="leading batch dimension"):
+        jg.autograd.grad(x * 2, x, None, is_grads_batched=True)
+    with pytest.raises(RuntimeError, match="same non-zero batch size"):
+        jg.autograd.grad([x * 2, x * 3], x, [jg.ones(2, 2), jg.ones(3, 2)],
+                         is_grads_batched=True)
+
+
 def test_grad_multiple_outputs_and_inputs():
     x = leaf()
     w = leaf([3.0, 4.0])
