@@ -8,10 +8,17 @@ would reject, so a second child (no simulator) compiles each recorded kernel and
 compute capability 9.0 (``jitgrad.testing.ptx_check``); that needs NVVM (a CUDA toolkit or the
 ``nvidia-nvvm`` wheel), not a GPU. On a machine with a GPU, run
 ``JITGRAD_TEST_CUDA=1 python -m pytest tests/cuda`` directly instead.
+
+The simulated suite takes about five minutes on one core, so a run that includes this file starts
+that child at its very beginning (tests/conftest.py's ``pytest_configure``), in parallel with the
+other tests, instead of when xdist reaches this file near the end (which left the end of the run
+to the child alone, on one core); the fixture then only waits for its result. Without that early
+start (this file's tests selected by ``-k``, say) the fixture runs the child itself.
 """
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -25,14 +32,30 @@ def _run(args, env, timeout):
     return proc.returncode, proc.stdout + proc.stderr
 
 
+def _wait_for(rundir, timeout):
+    """The exit status and output of the child tests/conftest.py started, once it is done."""
+    deadline = time.monotonic() + timeout
+    while not (rundir / "rc").exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the early CUDA simulator suite ({rundir}) was not done in {timeout} s")
+        time.sleep(1.0)
+    rc = (rundir / "rc").read_text()
+    out = (rundir / "output.log").read_text(errors="replace")
+    if rc == "timeout":
+        pytest.fail(f"the CUDA simulator suite ran past {timeout} s:\n{out[-6000:]}")
+    return int(rc), out
+
+
 @pytest.fixture(scope="module")
-def simulated_suite(tmp_path_factory):
-    pytest.importorskip("numba.cuda", reason="the jitgrad[cuda] extra (numba-cuda) is not installed")
+def simulated_suite(tmp_path_factory, cudasim):
+    pytest.importorskip("numba.cuda",
+                        reason="the jitgrad[cuda] extra (numba-cuda) is not installed")
+    if cudasim.early is not None:  # started with the run (tests/conftest.py)
+        rc, out = _wait_for(cudasim.early, cudasim.timeout)
+        return rc, out, cudasim.early / "launches.jsonl"
     records = tmp_path_factory.mktemp("cuda") / "launches.jsonl"
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", JITGRAD_RECORD_LAUNCHES=str(records))
-    env.pop("JITGRAD_TEST_CUDA", None)
-    rc, out = _run(["-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-q",
-                    "-p", "no:xdist", str(ROOT / "tests" / "cuda")], env, 1500)
+    args, env = cudasim.command(records)
+    rc, out = _run(args, env, cudasim.timeout)
     return rc, out, records
 
 
