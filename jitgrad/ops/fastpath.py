@@ -28,7 +28,8 @@ from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..device import cpu, cpu_reduce
 from . import upper
-from .recording import record_elementwise, record_one
+from .devices import shares_memory
+from .recording import record_elementwise, record_one, track_view
 
 # the registered class and hook: ops/upper.py keeps them current (Note [upper registrations])
 Tensor = transform_hook = None
@@ -238,3 +239,27 @@ def full_sum(op, x):
         record_one(op, x, result, {"dims": found[0], "keepdim": False, "dtype": None,
                                    "in_shape": data.shape, "keep_shape": found[1]})
     return result
+
+
+def basic_view(op, x, index, attrs):
+    """``x[index]`` for a normalised basic ``index`` (``op``: its getitem row; ``attrs``: the
+    row's attributes) of a CPU Tensor, or None for the general path (a transform active, not a
+    CPU ndarray, or an index NumPy rejects: the general path raises its own error): NumPy's
+    view, with the view tracking and the node ``dispatch.composite`` gives it (Note [eager
+    fast path])."""
+    if type(x) is not Tensor or transform_hook is not None:
+        return None
+    data = x._data
+    if type(data) is not _ndarray:
+        return None
+    try:
+        view = data[index]
+    except IndexError:
+        return None
+    out = Tensor._make(view)
+    if view.base is data or shares_memory(view, data):
+        track_view(out, x)
+    if x._requires_grad and is_grad_enabled():
+        attrs["input_shape"] = data.shape  # what the forward stashes for the backward
+        record_one(op, x, out, attrs)
+    return out

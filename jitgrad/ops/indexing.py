@@ -198,6 +198,10 @@ def getitem(x, index):
         if not isinstance(x, dispatch.Tensor):
             raise TypeError(f"getitem: expected a Tensor, got {type(x).__name__}")
     idx, kind = normalize_index(index)
+    if kind != "advanced":
+        out = dispatch.basic_view(GETITEM[kind], x, idx, {"index": idx, "kind": kind})
+        if out is not None:  # Note [eager fast path] (ops/fastpath.py)
+            return out
     return dispatch.composite(GETITEM[kind], x, index=idx, kind=kind)
 
 

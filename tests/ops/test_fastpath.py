@@ -283,3 +283,44 @@ def test_leaf_sink_is_shared_while_alive_and_describes_the_leaf():
     w = x * 3.0
     w.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0, 3.0])
+
+
+@pytest.mark.parametrize("index", [slice(1, None), slice(None, None, -2), 1, -1, None,
+                                   Ellipsis, (slice(1, 3), 0), (None, slice(None), 2),
+                                   (Ellipsis, slice(0, 0))])
+@pytest.mark.parametrize("grad", [True, False])
+def test_basic_view_equals_the_general_path(index, grad):
+    from jitgrad.ops import indexing
+
+    a = np.arange(12.0).reshape(3, 4)
+    fast_in, slow_in = _leaf(a, grad), _leaf(a, grad)
+    idx, kind = indexing.normalize_index(index)
+    fast = fastpath.basic_view(indexing.GETITEM[kind], fast_in, idx, {"index": idx, "kind": kind})
+    slow = dispatch.composite(indexing.GETITEM[kind], slow_in, index=idx, kind=kind)
+    assert fast is not None
+    np.testing.assert_array_equal(fast.numpy(), a[index])
+    assert fast.shape == slow.shape and fast.dtype is slow.dtype
+    assert (fast._base is fast_in) == (slow._base is slow_in)
+    assert (fast._version_counter is fast_in._version_counter) == (
+        slow._version_counter is slow_in._version_counter)
+    assert list(fast_in._views or ()) == ([fast] if fast._base is not None else [])
+    if not grad:
+        assert fast.grad_fn is None and slow.grad_fn is None
+        return
+    assert fast.grad_fn.name() == slow.grad_fn.name()
+    assert fast.grad_fn._attrs == slow.grad_fn._attrs
+    weight = np.random.default_rng(5).standard_normal(fast.shape)
+    (fast * jitgrad.tensor(weight)).sum().backward()
+    (slow * jitgrad.tensor(weight)).sum().backward()
+    assert fast_in.grad.numpy().tobytes() == slow_in.grad.numpy().tobytes()
+
+
+def test_basic_view_leaves_bad_indices_to_the_general_path():
+    from jitgrad.ops import indexing
+
+    x = _leaf(np.arange(4.0))
+    idx, kind = indexing.normalize_index(7)
+    assert fastpath.basic_view(indexing.GETITEM[kind], x, idx, {"index": idx, "kind": kind}) is None
+    with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 4"):
+        x[7]
+    assert x._views is None and x.grad_fn is None
