@@ -388,8 +388,14 @@ def _tensor_list(op: str, tensors, empty_msg: str) -> list:
 
 def _cat_fwd(ctx, *arrays, dim, ndim):
     # None marks a legacy 1-d empty tensor that PyTorch skips when joining n-d tensors
-    ctx.sizes = tuple(None if a.shape == (0,) and ndim != 1 else a.shape[dim] for a in arrays)
-    kept = [a for a, s in zip(arrays, ctx.sizes) if s is not None]
+    sizes, kept = [], []
+    for a in arrays:  # (one loop, no generators: W6 concatenates every Euler step)
+        if ndim != 1 and a.shape == (0,):
+            sizes.append(None)
+        else:
+            sizes.append(a.shape[dim])
+            kept.append(a)
+    ctx.sizes = tuple(sizes)
     return np.concatenate(kept, axis=dim)
 
 
@@ -440,25 +446,26 @@ def cat(tensors, dim=0, *, out=None):
     in PyTorch). Derivative: input ``i`` gets the slice of ``g`` it occupied along ``dim``.
     ``out``: write the result there (no autograd; see ``dispatch.elementwise``)."""
     ts = _tensor_list("cat", tensors, "cat(): expected a non-empty list of Tensors")
-    real = [t_ for t_ in ts if t_.shape != (0,)] or ts[:1]
-    ref = real[0]
-    for i, t_ in enumerate(ts):
-        if t_.ndim == 0:
+    shapes = [t_._data.shape for t_ in ts]
+    ref = next((s for s in shapes if s != (0,)), shapes[0])
+    ndim = len(ref)
+    for i, s in enumerate(shapes):
+        if not s:
             raise RuntimeError(f"cat(): zero-dimensional tensor (at position {i}) cannot be "
                                "concatenated")
-    d = wrap_dim("cat", dim, ref.ndim)
-    for i, t_ in enumerate(ts):
-        if t_.shape == (0,) and ref.ndim != 1:
+    d = wrap_dim("cat", dim, ndim)
+    for i, s in enumerate(shapes):
+        if s == ref or (s == (0,) and ndim != 1):
             continue
-        if t_.ndim != ref.ndim:
+        if len(s) != ndim:
             raise RuntimeError(f"cat(): Tensors must have same number of dimensions: got "
-                               f"{ref.ndim} and {t_.ndim}")
-        for k in range(ref.ndim):
-            if k != d and t_.shape[k] != ref.shape[k]:
+                               f"{ndim} and {len(s)}")
+        for k in range(ndim):
+            if k != d and s[k] != ref[k]:
                 raise RuntimeError(
                     f"cat(): Sizes of tensors must match except in dimension {d}. Expected size "
-                    f"{ref.shape[k]} but got size {t_.shape[k]} for tensor number {i} in the list.")
-    return dispatch.composite(CAT, *ts, dim=d, ndim=ref.ndim, out=out)
+                    f"{ref[k]} but got size {s[k]} for tensor number {i} in the list.")
+    return dispatch.composite(CAT, *ts, dim=d, ndim=ndim, out=out)
 
 
 def _stack_fwd(ctx, *arrays, dim):
