@@ -307,8 +307,11 @@ def test_worker_deaths_beyond_retries_name_the_partition(client):
     parts = (dask_array.from_array(X, chunks=((20, 17, 20), 3)),
              dask_array.from_array(y, chunks=((20, 17, 20),)))
     # a partition queued on a dying worker may run out of retries too, and the parameters may
-    # be lost with the two workers that held them: those partitions are named as well
+    # be lost with the two workers that held them: those partitions are named as well. Which
+    # reason Dask reports first depends on timing (on a loaded machine the data is often lost
+    # before the retries run out): either is the partition's failure, named.
     with pytest.raises(jd.PartitionError, match=r"partition ([02], )?1(, [02])* \(of 3\) failed: "
-                                                "KilledWorker") as info:
+                       r"(KilledWorker|its task was cancelled because data it needs .* was "
+                       r"lost with every worker that held it)") as info:
         jd.value_and_grad(always_dies, onp.zeros(3), parts, client)
     assert 1 in info.value.partitions
