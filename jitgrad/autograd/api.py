@@ -36,12 +36,11 @@ def _tensor_type():
 def _implicit_grad(o):
     """``ones_like(o)``: the gradient ``backward()`` seeds a scalar output with; a CPU one
     made at once (what ``ones_like`` gives: a fresh filled array of ``o``'s dtype)."""
-    _ops_dispatch()
     data = o._data
     if type(data) is np.ndarray:
         g = np.empty(data.shape, data.dtype)
         g.fill(1)
-        return _dispatch.Tensor._make(g)
+        return _tensor_type()._make(g)
     from ..ops.creation import ones_like
 
     return ones_like(o)

@@ -356,11 +356,12 @@ def sum_all(x):
             or x.nbytes >= PARALLEL_MIN_SIZE * 8):  # ``_par``: the parallel kernel's sizes
         return None
     out = np.empty((), x.dtype)
-    plan[0](x if x.ndim == 1 else x.reshape(-1), 1, size, _NOC, plan[1], out.reshape(1))
+    # the zero as a Python float (exact in float32 too): a NumPy scalar costs more to unbox
+    plan(x if x.ndim == 1 else x.reshape(-1), 1, size, _NOC, 0.0, out.reshape(1))
     return out
 
 
-# (dtype, writeable) -> (entry point, zero) of ``sum_all``, or False
+# (dtype, writeable) -> the entry point of ``sum_all``'s kernel, or False
 _sum_all_plans: dict = {}
 
 
@@ -373,7 +374,7 @@ def _sum_all_plan(dtype, writeable):
         flat = types.Array(scalar, 1, "C")
         sig = (types.Array(scalar, 1, "C", readonly=not writeable), types.int64, types.int64,
                types.Array(types.float64, 1, "C"), scalar, flat)
-        plan = (_K_SUM[0][False].compile(sig), dtype.type(0))
+        plan = _K_SUM[0][False].compile(sig)
     _sum_all_plans[(dtype, writeable)] = plan
     return plan
 

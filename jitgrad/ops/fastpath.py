@@ -28,8 +28,7 @@ from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..device import cpu, cpu_reduce
 from . import upper
-from .devices import shares_memory
-from .recording import record_elementwise, record_one, track_view
+from .recording import record_elementwise, record_one, track_if_view
 
 # the registered class and hook: ops/upper.py keeps them current (Note [upper registrations])
 Tensor = transform_hook = None
@@ -257,8 +256,7 @@ def basic_view(op, x, index, attrs):
     except IndexError:
         return None
     out = Tensor._make(view)
-    if view.base is data or shares_memory(view, data):
-        track_view(out, x)
+    track_if_view(out, x)
     if x._requires_grad and is_grad_enabled():
         attrs["input_shape"] = data.shape  # what the forward stashes for the backward
         record_one(op, x, out, attrs)

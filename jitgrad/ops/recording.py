@@ -114,10 +114,7 @@ class CompositeCtx:
 def record_composite(op, operands, arrays, ctx, attrs, outs):
     """Views, alias copies and the node of a composite op whose outputs are ``outs``."""
     if op.view:
-        base = operands[0]
-        d = outs[0]._data
-        if getattr(d, "base", None) is base._data or shares_memory(d, base._data):
-            track_view(outs[0], base)
+        track_if_view(outs[0], operands[0])
     else:
         for o in outs:  # a result aliasing an input would let an in-place op on it write there
             d = o._data
@@ -176,6 +173,14 @@ def record_one(op, operand, out, attrs) -> None:
     node._output_meta = [(out._data.shape, out.dtype)]
     if out._data.dtype.kind in "fc":
         out._grad_fn, out._requires_grad = node, True
+
+
+def track_if_view(out, base) -> None:
+    """``track_view(out, base)`` when the output of a view op shares ``base``'s memory (an
+    empty result may not)."""
+    d = out._data
+    if getattr(d, "base", None) is base._data or shares_memory(d, base._data):
+        track_view(out, base)
 
 
 def track_view(view, base) -> None:
