@@ -77,6 +77,13 @@ class Node:
     _tensor_hooks = _NO_HOOKS  # output_nr -> HookDict of tensor (pre) hooks
     _retain_grad_hooks = _NO_HOOKS  # output_nr -> callable, runs after the tensor hooks
     _metadata = None
+    # set by every hook registration (tensor hooks, retain_grad, node pre/post hooks): the
+    # engine's plain step (Note [plain step] in engine/engine.py) is for nodes nothing observes
+    _observed = False
+    # Note [plain step]: ``_apply_plain(grad_outputs)`` is ``apply`` followed by the engine's
+    # ``validate_outputs``, or None where the node cannot tell cheaply (the engine then runs
+    # both); None here: the engine always runs both
+    _apply_plain = None
     # Note [fused regions] (engine/regions.py): nodes that may run as part of a fused region
     # implement ``_apply_fused``; the engine asks no other node
     _fusible = False
@@ -118,12 +125,14 @@ class Node:
         ``grad_inputs``."""
         if "_post_hooks" not in self.__dict__:
             self._post_hooks = HookDict()
+        self._observed = True
         return self._post_hooks.add(fn)
 
     def register_prehook(self, fn) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before the node; a returned tuple replaces ``grad_outputs``."""
         if "_pre_hooks" not in self.__dict__:
             self._pre_hooks = HookDict()
+        self._observed = True
         return self._pre_hooks.add(fn)
 
     def _has_tensor_hooks(self) -> bool:
@@ -138,11 +147,13 @@ class Node:
     def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
         if "_tensor_hooks" not in self.__dict__:
             self._tensor_hooks = {}
+        self._observed = True
         return self._tensor_hooks.setdefault(output_nr, HookDict()).add(fn)
 
     def _set_retain_grad_hook(self, output_nr: int, fn) -> None:
         if "_retain_grad_hooks" not in self.__dict__:
             self._retain_grad_hooks = {}
+        self._observed = True
         self._retain_grad_hooks[output_nr] = fn
 
     # --- execution ---

@@ -117,10 +117,11 @@ def _call_hooks(hooks, grad):
     return grad
 
 
-def _run_node(task: GraphTask, node, inputs: list):
+def _run_node(task: GraphTask, node, inputs: list, plain: bool = False):
     """Hooks, captures and apply for one ready node. Returns ``(source, outputs)``: the outputs
     (None to skip) and what they are passed on from, the node or the fused region it ran
-    (Note [fused regions])."""
+    (Note [fused regions]). ``plain``: the task is one where the plain step may run (Note
+    [plain step])."""
     if task.fuse and node._fusible:
         meta = node._output_meta[0]  # the size test first: most nodes stop here
         if (meta is not None and math.prod(meta[0]) >= _config.FUSION_MIN_ELEMENTS
@@ -128,6 +129,12 @@ def _run_node(task: GraphTask, node, inputs: list):
             fused = regions.run(task, node, inputs[0])
             if fused is not None:
                 return fused
+    if plain and node._apply_plain is not None and not node._observed:
+        outputs = node._apply_plain(inputs)
+        if outputs is not None:
+            if not task.keep_graph:
+                node._release()
+            return node, outputs
     if node._has_tensor_hooks():
         for nr in range(len(inputs)):
             hooks = node._tensor_pre_hooks(nr)
@@ -249,6 +256,13 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
     # the owner may share the task (not inside ``serial()``)
     share = owner and _config.NUM_INTEROP_THREADS > 1 and not getattr(_serial, "depth", 0)
     mode = grad_mode._state  # this thread's grad mode
+    # Note [plain step]: a node that nothing observes (no hooks, no retain_grad), in a task with
+    # no captures, no graph of the backward recorded and no deterministic ordering, needs of
+    # _run_node only apply and validate_outputs; a node class that can do both at once, and
+    # cheaper (an elementwise row on small arrays: ops/registry.py), offers ``_apply_plain``.
+    # Anomaly detection checks every node's outputs, so it is looked up per node.
+    plain = not (create_graph or deterministic or task.needed is not None)
+    keep_graph = task.keep_graph
     held = None  # alone: the node to run next, made ready while the queue was empty
     while True:
         shared = threads.shared
@@ -282,11 +296,24 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
                 inputs = OrderedInputBuffer.variables(inputs, create_graph)
             if timed:
                 t0 = time.perf_counter()
-                source, outputs = _run_node(task, node, inputs)
+                source, outputs = _run_node(task, node, inputs,
+                                            plain and not anomaly._state.enabled)
                 threads.time_sum += time.perf_counter() - t0
                 threads.timed += 1
-            else:
+            elif (plain and not shared and node._apply_plain is not None and not node._observed
+                  and not anomaly._state.enabled):
+                # the plain step of _run_node, inline: most nodes of a chain take it
+                outputs = node._apply_plain(inputs)
+                if outputs is not None:
+                    if not keep_graph:
+                        node._release()
+                    held = _deliver(task, node._next_edges, outputs, node._sequence_nr, False,
+                                    share)
+                    continue
                 source, outputs = _run_node(task, node, inputs)
+            else:
+                source, outputs = _run_node(task, node, inputs,
+                                            plain and not anomaly._state.enabled)
             if not shared:  # alone: pass on at once, no lock
                 if outputs is not None:
                     held = _deliver(task, source._next_edges, outputs, source._sequence_nr,

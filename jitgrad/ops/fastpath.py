@@ -191,6 +191,17 @@ def run_body_fast(body, args, np_dtype):
             return None
     if shape is None:
         return None
+    size = 1
+    for n in shape:
+        size *= n
+    return run_body_entry(body, values, pattern, shape, size, np_dtype)
+
+
+def run_body_entry(body, values, pattern, shape, size, np_dtype):
+    """The Tensor ``run_body_fast`` returns, from operands it has checked: ``values``, of
+    ``pattern``, C-contiguous arrays of ``shape`` (``size`` elements) and ``np_dtype``, and
+    scalars; or None where the body's kernel has no entry point for them (not a float dtype,
+    empty, above the flat-entry limit)."""
     key = (body, np_dtype, pattern)
     plan = _body_plans.get(key)
     if plan is None:
@@ -199,9 +210,6 @@ def run_body_fast(body, args, np_dtype):
         else:
             plan = (cpu.flat_entry(body, pattern, np_dtype, np_dtype), _LIMIT // np_dtype.itemsize)
         _body_plans[key] = plan
-    size = 1
-    for n in shape:
-        size *= n
     if size == 0 or size > plan[1]:
         return None
     out = np.empty(shape, np_dtype)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import _config
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor, next_sequence_nr
 from . import dispatch
@@ -72,6 +73,8 @@ class OpDef:
     # (dtype, operand pattern) -> the cached eager decision (Note [eager fast path] in
     # ops/fastpath.py)
     fast_plans: dict = field(default_factory=dict)
+    # needs_input_grad -> the backward steps of the plain step (``ElementwiseNode``)
+    plain_steps: dict = field(default_factory=dict)
     node_cls: type = None
     # forward-mode rule (autograd/forward_ad.py): LINEAR, or fn(tangents, primals, outs, **attrs)
     # -> output tangent(s); elementwise rows derive it from their backward bodies
@@ -208,6 +211,77 @@ class OpNode(Node):
         return value._data if isinstance(value, dispatch.Tensor) else value
 
 
+class ElementwiseNode(OpNode):
+    """The backward node of an elementwise row: fusible (Note [fused regions]) and with the
+    engine's plain step (Note [plain step] in engine/engine.py)."""
+
+    _fusible = True
+
+    def _apply_plain(self, grad_outputs: list):
+        """``apply`` and the engine's ``validate_outputs`` at once, or None: for a small
+        C-contiguous float gradient whose every input shares its shape and dtype (nothing to
+        reduce or cast), saved values that are Python scalars or C-contiguous arrays of that
+        shape and dtype, no transform active: each needed body through its kernel's entry
+        point (``fastpath.run_body_entry``, the operand checks of ``run_body_fast`` done here
+        once for the gradient). Raises as ``apply`` does (saved values changed in place); a
+        released node declines (``apply`` raises the error)."""
+        g = grad_outputs[0]
+        if type(g) is not dispatch.Tensor or self._released or dispatch.transform_hook is not None:
+            return None
+        data = g._data
+        if type(data) is not np.ndarray:
+            return None
+        size = data.size
+        if size >= _config.FUSION_MIN_ELEMENTS:  # the engine fuses a region from here
+            return None
+        flags = data.flags
+        if not flags.c_contiguous:
+            return None
+        first = "f" if flags.writeable else "r"
+        op = self._op
+        steps = op.plain_steps.get(self.needs_input_grad)
+        if steps is None:
+            steps = op.plain_steps[self.needs_input_grad] = _plain_steps(op, self.needs_input_grad)
+        shape, np_dtype = data.shape, data.dtype
+        metas, saved = self._next_meta, self._saved
+        out = [None] * len(metas)
+        for i, body, params in steps:
+            meta = metas[i]
+            if meta is None or meta[0] != shape or meta[1].np is not np_dtype:
+                return None
+            if body is passthrough:
+                out[i] = g
+                continue
+            values = [data]
+            pattern = first
+            for p in params:
+                value = saved[p]
+                kind = type(value)
+                if kind is float or kind is int:
+                    pattern += "s"
+                elif kind is SavedTensor:
+                    value = value.data(self)
+                    if (type(value) is not np.ndarray or value.dtype is not np_dtype
+                            or value.shape != shape or not value.flags.c_contiguous):
+                        return None
+                    pattern += "f" if value.flags.writeable else "r"
+                else:
+                    return None
+                values.append(value)
+            res = dispatch.run_body_entry(body, values, pattern, shape, size, np_dtype)
+            if res is None:
+                return None
+            out[i] = res
+        return out
+
+
+def _plain_steps(op: OpDef, needs: tuple) -> tuple:
+    """``(input index, backward body, its saved parameters)`` of each input that ``needs``
+    says needs a gradient (``ElementwiseNode._apply_plain``)."""
+    return tuple((i, op.backward[name], op.params[name])
+                 for i, (name, need) in enumerate(zip(op.inputs, needs)) if need)
+
+
 def _conj(v):
     """``conj(v)`` of a saved operand: a recorded ``conj`` for complex Tensors (so double
     backward sees it), ``v.conjugate()`` for a Python complex, ``v`` itself when real."""
@@ -226,8 +300,8 @@ def _conj_value(v):
 
 
 def _make_node_class(op: OpDef) -> type:
-    return type(op.node_name, (OpNode,), {"_op": op, "__module__": "jitgrad.autograd",
-                                          "_fusible": op.elementwise})
+    return type(op.node_name, (ElementwiseNode if op.elementwise else OpNode,),
+                {"_op": op, "__module__": "jitgrad.autograd"})
 
 
 def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), dtype_rule="promote",

@@ -45,15 +45,16 @@ def deterministic():
 
 
 class ThreadLog:
-    """Records the thread each node ran on (wraps engine._run_node)."""
+    """Records the thread each node ran on (wraps engine._run_node; the owner's inline plain
+    steps are not seen: they run on the owner alone)."""
 
     def __init__(self, monkeypatch):
         self.names = []
         run = engine._run_node
 
-        def spy(task, node, inputs):
+        def spy(task, node, inputs, *plain):
             self.names.append(threading.current_thread().name)
-            return run(task, node, inputs)
+            return run(task, node, inputs, *plain)
 
         monkeypatch.setattr(engine, "_run_node", spy)
 

@@ -1,0 +1,157 @@
+"""Note [plain step] (engine/engine.py): an elementwise node that nothing observes runs as
+``_apply_plain`` (apply and validate_outputs at once) and gives exactly what the general path
+gives; wherever its checks do not hold it declines, and hooks, retain_grad, captures,
+anomaly detection, create_graph and freed or modified saved values behave as before."""
+import numpy as np
+import pytest
+
+import jitgrad as jg
+from jitgrad import _config
+from jitgrad.autograd.node import SECOND_BACKWARD_MSG
+from jitgrad.ops.registry import ElementwiseNode
+
+RNG = np.random.default_rng(7)
+
+
+@pytest.fixture
+def plain_calls(monkeypatch):
+    """Counts the plain steps that returned gradients (None: declined)."""
+    calls = {"taken": 0, "declined": 0}
+    original = ElementwiseNode._apply_plain
+
+    def counting(self, grad_outputs):
+        out = original(self, grad_outputs)
+        calls["taken" if out is not None else "declined"] += 1
+        return out
+
+    monkeypatch.setattr(ElementwiseNode, "_apply_plain", counting)
+    return calls
+
+
+def _without_plain(monkeypatch):
+    monkeypatch.setattr(ElementwiseNode, "_apply_plain", None)
+
+
+def _chain(x, y):
+    """A chain of rows whose bodies read scalars, inputs and the result."""
+    h = jg.tanh(x * 1.5 + y) ** 2
+    h = jg.sin(h / y) - 0.25 * x
+    return (jg.exp(-h) * y).sum()
+
+
+def _grads(fn, arrays):
+    leaves = [jg.tensor(a, requires_grad=True) for a in arrays]
+    fn(*leaves).backward()
+    return [leaf.grad.numpy().copy() for leaf in leaves]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_plain_equals_general_bitwise(dtype, plain_calls, monkeypatch):
+    arrays = [RNG.uniform(0.5, 2.0, (3, 5)).astype(dtype) for _ in range(2)]
+    plain = _grads(_chain, arrays)
+    assert plain_calls["taken"] >= 8
+    _without_plain(monkeypatch)
+    general = _grads(_chain, arrays)
+    for p, g in zip(plain, general):
+        assert p.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(p, g)
+
+
+def test_plain_gradients_match_finite_differences():
+    x0, y0 = RNG.uniform(0.5, 2.0, 6), RNG.uniform(0.5, 2.0, 6)
+    gx, gy = _grads(_chain, [x0, y0])
+
+    def value(x, y):
+        return float(_chain(jg.tensor(x), jg.tensor(y)))
+
+    eps = 1e-6
+    for k in range(6):
+        e = np.zeros(6)
+        e[k] = eps
+        assert abs((value(x0 + e, y0) - value(x0 - e, y0)) / (2 * eps) - gx[k]) < 1e-7
+        assert abs((value(x0, y0 + e) - value(x0, y0 - e)) / (2 * eps) - gy[k]) < 1e-7
+
+
+def test_broadcast_and_mixed_dtypes_decline(plain_calls):
+    """An input of another shape (a reduction) or dtype (a cast) is the general path's."""
+    x = jg.tensor(RNG.standard_normal((4, 3)), requires_grad=True)
+    b = jg.tensor(RNG.standard_normal(3), requires_grad=True)
+    f = jg.tensor(RNG.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+    ((x * b) + f).sum().backward()
+    assert plain_calls["declined"] >= 2
+    np.testing.assert_allclose(b.grad.numpy(), x.detach().numpy().sum(0), rtol=1e-14)
+    np.testing.assert_array_equal(x.grad.numpy(), np.broadcast_to(b.detach().numpy(), (4, 3)))
+    assert f.grad.dtype == jg.float32
+    np.testing.assert_array_equal(f.grad.numpy(), np.ones((4, 3), np.float32))
+
+
+def test_hooks_and_retain_grad_still_see_gradients(plain_calls):
+    x = jg.tensor(RNG.standard_normal(5), requires_grad=True)
+    h = x * 3.0
+    h.retain_grad()
+    k = jg.tanh(h)
+    seen = []
+    k.register_hook(lambda g: seen.append(g.numpy().copy()) or g * 2.0)
+    node_seen = []
+    h.grad_fn.register_hook(lambda grads_in, grads_out: node_seen.append(len(grads_in)))
+    (k * 1.0).sum().backward()
+    assert k.grad_fn._observed and h.grad_fn._observed
+    np.testing.assert_array_equal(seen[0], np.ones(5))
+    expected_h = 2.0 * (1.0 - np.tanh(3.0 * x.detach().numpy()) ** 2)
+    np.testing.assert_allclose(h.grad.numpy(), expected_h, rtol=1e-13)
+    np.testing.assert_allclose(x.grad.numpy(), 3.0 * expected_h, rtol=1e-13)
+    assert node_seen == [2]
+
+
+def test_modified_saved_value_raises():
+    x = jg.tensor(RNG.standard_normal(5), requires_grad=True)
+    a = x * 1.0
+    y = jg.exp(a)  # saves its result
+    z = (y * 2.0).sum()
+    y.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()
+
+
+def test_second_backward_raises_and_retain_graph_accumulates():
+    x = jg.tensor(RNG.standard_normal(5), requires_grad=True)
+    loss = (jg.sin(x) * 2.0).sum()
+    loss.backward(retain_graph=True)
+    first = x.grad.numpy().copy()
+    np.testing.assert_allclose(first, 2.0 * np.cos(x.detach().numpy()), rtol=1e-15)
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * first)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+    assert "second time" in SECOND_BACKWARD_MSG
+
+
+def test_anomaly_detection_checks_plain_nodes(plain_calls):
+    x = jg.tensor(np.array([1.0, 0.0]), requires_grad=True)
+    with jg.autograd.detect_anomaly():
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            (jg.sqrt(x * 0.0) * 1.0).sum().backward()
+    assert plain_calls["taken"] == 0
+
+
+def test_grad_inputs_and_create_graph_use_the_general_path(plain_calls):
+    x = jg.tensor(RNG.standard_normal(4), requires_grad=True)
+    (g,) = jg.autograd.grad(jg.sin(x * 2.0).sum(), x, create_graph=True)
+    (gx,) = jg.autograd.grad((x * 3.0).sum(), x)  # captures: ``inputs`` given
+    assert plain_calls["taken"] == 0
+    np.testing.assert_array_equal(gx.numpy(), np.full(4, 3.0))
+    g.sum().backward()  # the recorded backward graph, run plainly
+    assert plain_calls["taken"] > 0
+    np.testing.assert_allclose(x.grad.numpy(), -4.0 * np.sin(2.0 * x.detach().numpy()),
+                               rtol=1e-14)
+
+
+def test_fusion_threshold_goes_to_a_region(monkeypatch, plain_calls):
+    """At FUSION_MIN_ELEMENTS elements the node declines: the engine fuses from there."""
+    monkeypatch.setattr(_config, "FUSION_MIN_ELEMENTS", 6)
+    x = jg.tensor(RNG.standard_normal(6), requires_grad=True)
+    jg.tanh(jg.sin(x) * 1.5).sum().backward()
+    assert plain_calls["taken"] == 0
+    xv = x.detach().numpy()
+    expected = (1.0 - np.tanh(1.5 * np.sin(xv)) ** 2) * 1.5 * np.cos(xv)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-14)
