@@ -477,12 +477,15 @@ def _worth_sharing(threads: workers.TaskThreads) -> bool:
     """Called by the owner, alone, when more than one node is ready (Note [hand-off rule]):
     share the task if the nodes timed so far took long enough on average and one of the ready
     nodes is of a size worth a hand-off. A light node next to heavy ones counts too: it often
-    unlocks a heavy branch. Only nodes made ready since the last size check are looked at
-    (``threads.pending``): a chain never fills it."""
-    if (threads.timed < HANDOFF_WARMUP_NODES
-            or threads.time_sum < HANDOFF_MIN_SECONDS * threads.timed):
+    unlocks a heavy branch. Only nodes made ready since the last check after the warm-up
+    are looked at (``threads.pending``, emptied by each, so a long wide graph of short nodes
+    does not grow it by every node it runs): a chain never fills it."""
+    if threads.timed < HANDOFF_WARMUP_NODES:
         return False
     pending = threads.pending
+    if threads.time_sum < HANDOFF_MIN_SECONDS * threads.timed:
+        pending.clear()
+        return False
     heavy = any(_heavy(node) for node in pending)
     pending.clear()
     return heavy

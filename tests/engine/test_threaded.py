@@ -306,6 +306,37 @@ def test_wide_part_with_short_nodes_stays_on_the_caller(monkeypatch):
                                rtol=1e-12)
 
 
+def test_short_wide_graph_does_not_collect_every_ready_node(monkeypatch):
+    """Once warm, a check that finds the nodes too short empties the hand-off candidates: they
+    do not pile up over a long wide graph (W6's pattern: two coupled chains)."""
+    monkeypatch.setattr(engine, "HANDOFF_MIN_SECONDS", 1e-3)
+    sizes = []
+    check = engine._worth_sharing
+
+    def spy(threads):
+        sizes.append(len(threads.pending))
+        return check(threads)
+
+    monkeypatch.setattr(engine, "_worth_sharing", spy)
+    old = jg.get_num_interop_threads()
+    jg.set_num_interop_threads(2)
+    try:
+        x = jg.tensor(np.linspace(-1.0, 1.0, 64), requires_grad=True)
+        a, b = x, x * 0.5
+        for _ in range(200):
+            a, b = a + b * 0.01, b - a * 0.01
+        (a * b).sum().backward()
+    finally:
+        jg.set_num_interop_threads(old)
+    assert len(sizes) > 100 and max(sizes[engine.HANDOFF_WARMUP_NODES * 2:]) <= 4
+    av = np.linspace(-1.0, 1.0, 64)
+    # the map is linear in x: d/dx sum(a*b) = 2 * (alpha * beta) x with a = alpha x, b = beta x
+    alpha, beta = 1.0, 0.5
+    for _ in range(200):
+        alpha, beta = alpha + beta * 0.01, beta - alpha * 0.01
+    np.testing.assert_allclose(x.grad.numpy(), 2 * alpha * beta * av, rtol=1e-12, atol=1e-15)
+
+
 def test_branches_of_huge_tensors_run_one_at_a_time_with_parallel_kernels(monkeypatch):
     # above HANDOFF_MAX_ELEMENTS a node's kernels use every core; handing a branch to another
     # thread would leave one core idle at the end of the shorter branch (docs/engine.md)
