@@ -103,6 +103,26 @@ class OpDef:
         return self.dtype_rule != "bool"
 
 
+class _AttrReader:
+    """``node.<name>``: the node's attribute ``name`` (``node._attrs[name]``), for the
+    ctx-style reads of backward rules (``OpNode.__getattr__`` installs it on a node class). A
+    non-data descriptor: an attribute set on the instance itself still wins, as before."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, node, owner=None):
+        if node is None:
+            return self
+        try:
+            return node._attrs[self.name]
+        except KeyError:
+            raise AttributeError(f"'{type(node).__name__}' object has no attribute "
+                                 f"'{self.name}'") from None
+
+
 class OpNode(Node):
     """The backward node of a registry op; subclasses are generated per op row."""
 
@@ -139,29 +159,42 @@ class OpNode(Node):
         return value.unpack(self) if hasattr(value, "unpack") else value
 
     def __getattr__(self, name):
-        # ctx-style access to attributes a composite forward stored (``ctx.dim``)
+        # ctx-style access to attributes a composite forward stored (``ctx.dim``). Python calls
+        # this hook only after a failed lookup, which costs an AttributeError each time (~0.5
+        # us, several per backward rule): the first read of a name installs an ``_AttrReader``
+        # on the node class, and later reads find it without failing.
         attrs = self.__dict__.get("_attrs")
         if attrs is not None and name in attrs:
+            cls = type(self)
+            if cls is not OpNode and not name.startswith("__"):
+                setattr(cls, name, _AttrReader(name))
             return attrs[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def apply(self, grad_outputs: list) -> list:
         op = self._op
-        if (grad_outputs[0] is None if len(grad_outputs) == 1  # (not ``count``: Tensor ==)
-                else all(g is None for g in grad_outputs)):
-            return [None] * len(self._next_edges)
-        if op.elementwise:
-            return self._apply_elementwise(grad_outputs[0])
         grads = grad_outputs
-        if any(g is None for g in grads):  # missing ones: zeros on the outputs' device
+        if len(grads) == 1:  # one output: the common case, without generators
+            if grads[0] is None:
+                return [None] * len(self._next_edges)
+            if op.elementwise:
+                return self._apply_elementwise(grads[0])
+        elif all(g is None for g in grads):  # (not ``count``: Tensor ==)
+            return [None] * len(self._next_edges)
+        elif any(g is None for g in grads):  # missing ones: zeros on the outputs' device
             device = next(g.device for g in grad_outputs if g is not None)
             grads = [g if g is not None else dispatch.zeros(shape, dtype, device)
                      for g, (shape, dtype) in zip(grad_outputs, self._output_meta)]
-        saved = {name: self._unpack(name) for name in op.save}
-        result = op.backward(self, *grads, **saved)
+        if op.save:
+            result = op.backward(self, *grads, **{name: self._unpack(name) for name in op.save})
+        else:
+            result = op.backward(self, *grads)
+        needs = self.needs_input_grad
         if not isinstance(result, (tuple, list)):
             result = (result,)
-        return [r if need else None for r, need in zip(result, self.needs_input_grad)]
+        if len(result) == 1 and len(needs) == 1:
+            return [result[0] if needs[0] else None]
+        return [r if need else None for r, need in zip(result, needs)]
 
     def _apply_fused(self, region, g):
         """Note [fused backward] (ops/fusion.py): this node and the ``FusedRegion`` below it at
