@@ -82,14 +82,18 @@ class BufferPool:
         self.misses = 0
 
     # -- allocation ------------------------------------------------------------------------
-    def empty(self, shape, dtype) -> np.ndarray:
-        """An uninitialised C-contiguous array, from a cached block when one fits."""
+    def _pooled(self, shape, dtype):
+        """``(shape, dtype, nbytes)`` normalised, with ``nbytes`` 0 when the array is not
+        pooled (small arrays, the common case, are decided first; the pool off; objects)."""
         dtype = np.dtype(dtype)
         if type(shape) is not tuple:
             shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes < self.min_bytes or not self.enabled or dtype.hasobject:
-            return np.empty(shape, dtype)  # small arrays: the common case, decided first
+            nbytes = 0
+        return shape, dtype, nbytes
+
+    def _lease(self, shape, dtype, nbytes) -> np.ndarray:
         block = self._take(size_class(nbytes))
         lease = Lease()
         lease.block = block
@@ -98,9 +102,17 @@ class BufferPool:
                                      "data": (block.__array_interface__["data"][0], False)}
         return np.asarray(lease)
 
+    def empty(self, shape, dtype) -> np.ndarray:
+        """An uninitialised C-contiguous array, from a cached block when one fits."""
+        shape, dtype, nbytes = self._pooled(shape, dtype)
+        return self._lease(shape, dtype, nbytes) if nbytes else np.empty(shape, dtype)
+
     def zeros(self, shape, dtype) -> np.ndarray:
         """Like ``np.zeros``, but filled pages are reused (``calloc`` maps fresh zero pages)."""
-        out = self.empty(shape, dtype)
+        shape, dtype, nbytes = self._pooled(shape, dtype)
+        if not nbytes:
+            return np.zeros(shape, dtype)
+        out = self._lease(shape, dtype, nbytes)
         out.fill(0)
         return out
 
