@@ -5,6 +5,8 @@ import ast
 import dataclasses
 import pathlib
 
+import numpy as np
+
 import pytest
 
 import jitgrad
@@ -157,3 +159,22 @@ def test_numpy_names_wrap_the_public_functions():
 def test_public_binds_one_function_per_row():
     with pytest.raises(TypeError, match="already bound"):
         registry.public(unary.SIN)(lambda x: x)
+
+
+def test_ctx_attribute_reads_are_per_node():
+    """Note on ``OpNode.__getattr__``: a node attribute read once is served by a descriptor on
+    the node class afterwards; each node still reads its own value, a node without it raises
+    AttributeError, an attribute set on the instance wins, and methods are never shadowed."""
+    x = jitgrad.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    first, second = x.sum(dim=0).grad_fn, x.sum(dim=1).grad_fn
+    assert type(first) is type(second)
+    assert first.dims == (0,) and second.dims == (1,)  # the first read installs the reader
+    assert isinstance(type(first).__dict__.get("dims"), registry._AttrReader)
+    assert first.dims == (0,) and second.dims == (1,)
+    del second._attrs["dims"]
+    with pytest.raises(AttributeError, match="has no attribute 'dims'"):
+        second.dims
+    assert getattr(second, "dims", "missing") == "missing"
+    second.dims = (5,)
+    assert second.dims == (5,) and first.dims == (0,)
+    assert first.name() == "SumBackward1"
