@@ -8,6 +8,7 @@ import numpy as np
 
 from . import dtypes
 from ._device import Device
+from .autograd import api as autograd_api
 from .autograd import grad_mode
 from .autograd.node import AccumulateGrad, HookDict
 from .autograd.version import VersionCounter
@@ -382,9 +383,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into the ``.grad`` of the leaves (see autograd.backward)."""
-        from .autograd.api import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        autograd_api.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # --- conversion ----------------------------------------------------------------------
     def _host(self) -> np.ndarray:

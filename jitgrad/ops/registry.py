@@ -252,12 +252,12 @@ class ElementwiseNode(OpNode):
 
     def _apply_plain(self, grad_outputs: list):
         """``apply`` and the engine's ``validate_outputs`` at once, or None: for a small
-        C-contiguous float gradient whose every input shares its shape and dtype (nothing to
-        reduce or cast), saved values that are Python scalars or C-contiguous arrays of that
-        shape and dtype, no transform active: each needed body through its kernel's entry
-        point (``fastpath.run_body_entry``, the operand checks of ``run_body_fast`` done here
-        once for the gradient). Raises as ``apply`` does (saved values changed in place); a
-        released node declines (``apply`` raises the error)."""
+        C-contiguous (or broadcast scalar) float gradient whose every input shares its shape
+        and dtype (nothing to reduce or cast), saved values that are Python scalars or
+        C-contiguous arrays of that shape and dtype, no transform active: each needed body
+        through its kernel's entry point (``fastpath.run_body_entry``, the operand checks of
+        ``run_body_fast`` done here once for the gradient). Raises as ``apply`` does (saved
+        values changed in place); a released node declines (``apply`` raises the error)."""
         g = grad_outputs[0]
         if type(g) is not dispatch.Tensor or self._released or dispatch.transform_hook is not None:
             return None
@@ -268,9 +268,12 @@ class ElementwiseNode(OpNode):
         if size >= _config.FUSION_MIN_ELEMENTS:  # the engine fuses a region from here
             return None
         flags = data.flags
-        if not flags.c_contiguous:
+        if flags.c_contiguous:
+            head, first = data, ("f" if flags.writeable else "r")
+        elif size > 1 and not any(data.strides):  # broadcast (a full sum's): as its scalar
+            head, first = data[(0,) * data.ndim], "s"
+        else:
             return None
-        first = "f" if flags.writeable else "r"
         op = self._op
         steps = op.plain_steps.get(self.needs_input_grad)
         if steps is None:
@@ -285,7 +288,7 @@ class ElementwiseNode(OpNode):
             if body is passthrough:
                 out[i] = g
                 continue
-            values = [data]
+            values = [head]
             pattern = first
             for p in params:
                 value = saved[p]
