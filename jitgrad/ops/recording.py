@@ -14,7 +14,7 @@ from __future__ import annotations
 import weakref
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import SavedTensor
+from ..autograd.node import SavedTensor, next_sequence_nr
 from . import upper
 from .devices import shares_memory
 
@@ -44,9 +44,10 @@ def gradient_edge(t) -> tuple:
 def connect(node, operands, needs, dtype=None) -> None:
     """Edges and input metadata of ``node`` (``dtype``: every Tensor operand's, when known)."""
     node.needs_input_grad = needs
-    edges, meta = [], []
-    for o, need in zip(operands, needs):
-        if need:
+    edges, metas = [], []
+    for k in range(len(operands)):  # (an index loop: no zip per recorded op)
+        if needs[k]:
+            o = operands[k]
             # ``gradient_edge`` inline for the common operands (not a view: no stale history to
             # check; ``need`` means it requires grad, so without a grad_fn it is a leaf)
             if o._base is not None:
@@ -55,11 +56,11 @@ def connect(node, operands, needs, dtype=None) -> None:
                 edges.append((o._grad_fn, o._output_nr))
             else:
                 edges.append((o._grad_accumulator(), 0))
-            meta.append((o._data.shape, dtype or o.dtype))
+            metas.append((o._data.shape, dtype or o.dtype))
         else:
             edges.append(_NO_EDGE)
-            meta.append(None)
-    node._next_edges, node._next_meta = tuple(edges), tuple(meta)
+            metas.append(None)
+    node._next_edges, node._next_meta = tuple(edges), tuple(metas)
 
 
 _NO_EDGE = (None, 0)
@@ -87,7 +88,10 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
     """Give ``out`` the node of elementwise ``op`` over ``operands`` (some of which need grad),
     saving what its backward reads (``save_plan``). ``dtype``: every Tensor operand's, when
     known."""
-    node = op.node_cls._for_recording()
+    node = object.__new__(op.node_cls)  # ``OpNode._for_recording``, inline
+    node._sequence_nr = next_sequence_nr()
+    node._released = False
+    saved = node._saved = {}
     connect(node, operands, needs, dtype)
     node._attrs = attrs
     node._output_meta = [(shape, out_dt)]
@@ -95,16 +99,14 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
     plan = op.save_plans.get(needs)
     if plan is None:
         plan = save_plan(op, needs)
-    if plan:
-        saved = node._saved
-        for name, source in plan:
-            if source == "attr":
-                saved[name] = attrs[name]
-            elif source == "result":
-                saved[name] = SavedTensor(out, is_output=True)
-            else:
-                v = operands[source]
-                saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
+    for name, source in plan:
+        if source == "attr":
+            saved[name] = attrs[name]
+        elif source == "result":
+            saved[name] = SavedTensor(out, is_output=True)
+        else:
+            v = operands[source]
+            saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
 
 
 class CompositeCtx:
