@@ -530,48 +530,37 @@ class Tensor:
         return reduce.sum_to_shape(self, shape)
 
     # --- arithmetic -----------------------------------------------------------------------
-    def __add__(self, other):
-        return binary.add(self, other)
-
-    def __radd__(self, other):  # PyTorch commutes: 3 + x records add(x, 3)
-        return binary.add(self, other)
-
-    def __sub__(self, other):
-        return binary.sub(self, other)
+    # The operators that are the op's public function itself are that function (no wrapper
+    # frame per call: these are the eager hot path)
+    __add__ = binary.add
+    __radd__ = binary.add  # PyTorch commutes: 3 + x records add(x, 3)
+    __sub__ = binary.sub
 
     def __rsub__(self, other):  # PyTorch: 3 - x records RsubBackward1, 3 / x reciprocal * 3
         if type(other) in (bool, int, float):
             return binary.rsub(self, other)
         return binary.sub(other, self)
 
-    def __mul__(self, other):
-        return binary.mul(self, other)
-
-    def __rmul__(self, other):
-        return binary.mul(self, other)
-
-    def __truediv__(self, other):
-        return binary.div(self, other)
+    __mul__ = binary.mul
+    __rmul__ = binary.mul
+    __truediv__ = binary.div
 
     def __rtruediv__(self, other):
         if type(other) in (bool, int, float):
             return binary.mul(unary.reciprocal(self), other)
         return binary.div(other, self)
 
-    def __pow__(self, other):
-        return binary.pow(self, other)
+    __pow__ = binary.pow
 
     def __rpow__(self, other):
         return binary.pow(other, self)
 
-    def __matmul__(self, other):
-        return linalg.matmul(self, other)
+    __matmul__ = linalg.matmul
 
     def __rmatmul__(self, other):
         return linalg.matmul(other, self)
 
-    def __neg__(self):
-        return unary.neg(self)
+    __neg__ = unary.neg
 
     def __pos__(self):
         return self
@@ -612,8 +601,7 @@ class Tensor:
             raise TypeError(f"~ is only supported on bool tensors here, got {self.dtype}")
         return binary.compare("eq", self, False)
 
-    def __getitem__(self, index):
-        return indexing.getitem(self, index)
+    __getitem__ = indexing.getitem
 
     def __setitem__(self, index, value):
         indexing.setitem(self, index, value)
