@@ -72,6 +72,11 @@ from .input_buffer import InputBuffer, OrderedInputBuffer, sum_gradients, valida
 # behind the code'. Tests set the thresholds to 0 to exercise the threaded path on tiny graphs.
 HANDOFF_MIN_SECONDS = 50e-6
 HANDOFF_WARMUP_NODES = 8
+# After a check that found the nodes too short, the next HANDOFF_QUIET_NODES nodes run beside
+# others are neither timed nor followed by a check (in a wide graph of short nodes, W6, the
+# timing and the check were ~0.5 us of every node): the mean is sampled, and a graph whose
+# nodes turn long is shared at most that many nodes later.
+HANDOFF_QUIET_NODES = 16
 HANDOFF_MIN_ELEMENTS = 1 << 10
 HANDOFF_MAX_ELEMENTS = 1 << 18
 
@@ -282,12 +287,18 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
             else:
                 if not ready:
                     return
-                if share and len(ready) > 1 and threads.pending and _worth_sharing(threads):
+                if (share and len(ready) > 1 and threads.pending and not threads.quiet
+                        and _worth_sharing(threads)):
                     threads.share()
                     workers.POOL.request(task)
                     continue
                 _, _, node, inputs = heappop(ready)  # ready.pop(), inline (see _deliver)
-            timed = share and ready  # another node is ready: time this one (never in a chain)
+            # another node is ready: time this one (never in a chain), unless the last check
+            # found the nodes short (Note [hand-off rule])
+            timed = share and ready
+            if timed and threads.quiet:
+                threads.quiet -= 1
+                timed = False
         # the node AND its hooks run with grad mode = create_graph, as in PyTorch (set per
         # node: a hook may have changed it)
         mode.enabled = create_graph
@@ -485,6 +496,7 @@ def _worth_sharing(threads: workers.TaskThreads) -> bool:
     pending = threads.pending
     if threads.time_sum < HANDOFF_MIN_SECONDS * threads.timed:
         pending.clear()
+        threads.quiet = HANDOFF_QUIET_NODES
         return False
     heavy = any(_heavy(node) for node in pending)
     pending.clear()

@@ -58,7 +58,7 @@ class TaskThreads:
     field but the statistics changes under ``lock``."""
 
     __slots__ = ("shared", "published", "running", "owner_waiting", "lock", "cond", "pending",
-                 "timed", "time_sum")
+                 "timed", "time_sum", "quiet")
 
     def __init__(self):
         self.shared = False  # other threads may run nodes: every change under ``lock``
@@ -69,6 +69,7 @@ class TaskThreads:
         self.pending: list = []  # nodes made ready beside others, not yet checked for hand-off
         self.timed = 0  # nodes the owner timed while others were ready
         self.time_sum = 0.0
+        self.quiet = 0  # nodes left to run untimed and unchecked (Note [hand-off rule])
 
     def share(self) -> None:
         """From now on other threads may run the task's nodes."""
