@@ -14,7 +14,7 @@ from __future__ import annotations
 import weakref
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import SavedTensor, next_sequence_nr
+from ..autograd.node import SavedTensor
 from . import upper
 from .devices import shares_memory
 
@@ -88,10 +88,8 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
     """Give ``out`` the node of elementwise ``op`` over ``operands`` (some of which need grad),
     saving what its backward reads (``save_plan``). ``dtype``: every Tensor operand's, when
     known."""
-    node = object.__new__(op.node_cls)  # ``OpNode._for_recording``, inline
-    node._sequence_nr = next_sequence_nr()
-    node._released = False
-    saved = node._saved = {}
+    node = op.node_cls._for_recording()
+    saved = node._saved
     connect(node, operands, needs, dtype)
     node._attrs = attrs
     node._output_meta = [(shape, out_dt)]
@@ -170,10 +168,13 @@ def record_one(op, operand, out, attrs) -> None:
     node = op.node_cls._for_recording()
     node.needs_input_grad = _NEEDS_ONE
     node._next_edges = (gradient_edge(operand),)
-    node._next_meta = ((operand._data.shape, operand.dtype),)
+    data, out_data = operand._data, out._data
+    dtype = operand.dtype
+    node._next_meta = ((data.shape, dtype),)
     node._attrs = attrs
-    node._output_meta = [(out._data.shape, out.dtype)]
-    if out._data.dtype.kind in "fc":
+    # (a view or a reduction keeps its input's dtype: one dtype look-up, not two)
+    node._output_meta = [(out_data.shape, dtype if out_data.dtype is data.dtype else out.dtype)]
+    if out_data.dtype.kind in "fc":
         out._grad_fn, out._requires_grad = node, True
 
 

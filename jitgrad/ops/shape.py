@@ -383,7 +383,8 @@ def _tensor_list(op: str, tensors, empty_msg: str) -> list:
                         f"{type(tensors).__name__}")
     if not tensors:
         raise RuntimeError(empty_msg)
-    return [dispatch.tensor_operand(a, op) for a in tensors]
+    Tensor = dispatch.Tensor
+    return [a if type(a) is Tensor else dispatch.tensor_operand(a, op) for a in tensors]
 
 
 def _cat_fwd(ctx, *arrays, dim, ndim):
