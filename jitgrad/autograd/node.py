@@ -274,13 +274,21 @@ _CALL_REFS = 0
 _CALL_REFS = _call_refs()  # measured, not assumed: the interpreter may borrow stack references
 
 
+def unshared(t, known: int) -> bool:
+    """Whether nobody but the caller can see gradient Tensor ``t`` (the object; its memory may
+    be shared): the caller's frames hold ``known`` references to it and nothing else holds any,
+    and it has no history, no views and no weak references (Note [owned buffers]). Such a
+    Tensor may be given another array in place of a new Tensor."""
+    return not (_refs(t) > known + 1  # + this function's argument
+                or t._grad_fn is not None or t._requires_grad or t._base is not None
+                or weakref.getweakrefcount(t))
+
+
 def sole_owner(t, known: int) -> bool:
     """Whether gradient ``t`` and its memory may be kept or written in place (Note [owned
     buffers]): the caller's frames hold ``known`` references to ``t`` and nothing else holds
     any. Device arrays other than NumPy's are never taken."""
-    if (_refs(t) > known + 1  # + this function's argument
-            or t._grad_fn is not None or t._requires_grad or t._base is not None
-            or weakref.getweakrefcount(t)):
+    if not unshared(t, known + 1):  # + this function's argument
         return False
     a = t._data
     if type(a) is not np.ndarray or _refs(a) > 2 or not a.flags.writeable:  # t._data and a

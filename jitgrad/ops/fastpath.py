@@ -194,14 +194,15 @@ def run_body_fast(body, args, np_dtype):
     size = 1
     for n in shape:
         size *= n
-    return run_body_entry(body, values, pattern, shape, size, np_dtype)
+    out = run_body_entry(body, values, pattern, shape, size, np_dtype)
+    return None if out is None else Tensor._make(out)
 
 
 def run_body_entry(body, values, pattern, shape, size, np_dtype):
-    """The Tensor ``run_body_fast`` returns, from operands it has checked: ``values``, of
-    ``pattern``, C-contiguous arrays of ``shape`` (``size`` elements) and ``np_dtype``, and
-    scalars; or None where the body's kernel has no entry point for them (not a float dtype,
-    empty, above the flat-entry limit)."""
+    """The array of the Tensor ``run_body_fast`` returns, from operands it has checked:
+    ``values``, of ``pattern``, C-contiguous arrays of ``shape`` (``size`` elements) and
+    ``np_dtype``, and scalars; or None where the body's kernel has no entry point for them
+    (not a float dtype, empty, above the flat-entry limit)."""
     key = (body, np_dtype, pattern)
     plan = _body_plans.get(key)
     if plan is None:
@@ -218,7 +219,7 @@ def run_body_entry(body, values, pattern, shape, size, np_dtype):
     else:
         plan[0](out.reshape(-1), *_flat_values(values, None if np_dtype.itemsize == 8
                                                else np_dtype.type))
-    return Tensor._make(out)
+    return out
 
 
 # ndim -> (every dim, the kept shape of a full reduction)

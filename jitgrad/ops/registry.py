@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import _config
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor, next_sequence_nr
+from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor, next_sequence_nr, unshared
 from . import dispatch
 
 OPS: dict = {}
@@ -256,8 +256,10 @@ class ElementwiseNode(OpNode):
         and dtype (nothing to reduce or cast), saved values that are Python scalars or
         C-contiguous arrays of that shape and dtype, no transform active: each needed body
         through its kernel's entry point (``fastpath.run_body_entry``, the operand checks of
-        ``run_body_fast`` done here once for the gradient). Raises as ``apply`` does (saved
-        values changed in place); a released node declines (``apply`` raises the error)."""
+        ``run_body_fast`` done here once for the gradient). With one body to run, the incoming
+        gradient's Tensor carries the result when nobody else can see it (``unshared``).
+        Raises as ``apply`` does (saved values changed in place); a released node declines
+        (``apply`` raises the error)."""
         g = grad_outputs[0]
         if type(g) is not dispatch.Tensor or self._released or dispatch.transform_hook is not None:
             return None
@@ -307,7 +309,13 @@ class ElementwiseNode(OpNode):
             res = dispatch.run_body_entry(body, values, pattern, shape, size, np_dtype)
             if res is None:
                 return None
-            out[i] = res
+            if len(steps) == 1 and unshared(g, 2):  # 2: ``grad_outputs`` and ``g``
+                # the engine's gradient, seen by nobody else and used by no other step:
+                # the Tensor carries the new gradient (no Tensor made and freed per node)
+                g._data = res
+                out[i] = g
+            else:
+                out[i] = dispatch.Tensor._make(res)
         return out
 
 

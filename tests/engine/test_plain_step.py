@@ -155,3 +155,27 @@ def test_fusion_threshold_goes_to_a_region(monkeypatch, plain_calls):
     xv = x.detach().numpy()
     expected = (1.0 - np.tanh(1.5 * np.sin(xv)) ** 2) * 1.5 * np.cos(xv)
     np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-14)
+
+
+def test_unshared_gradient_carries_the_result_and_shared_ones_do_not(plain_calls):
+    """The incoming gradient's Tensor is reused only when nothing else can see it: a node hook
+    that keeps the gradient it passed on finds it unchanged after the plain step below it."""
+    x = jg.tensor(RNG.standard_normal(5), requires_grad=True)
+    a = x * 2.0
+    b = jg.tanh(a)
+    kept = []
+    b.grad_fn.register_hook(lambda grads_in, grads_out: kept.append(grads_in[0]))
+    (b * 3.0).sum().backward()
+    assert plain_calls["taken"] >= 2  # a's MulBackward0 among them, fed the kept gradient
+    av = a.detach().numpy()
+    np.testing.assert_allclose(kept[0].numpy(), 3.0 * (1.0 - np.tanh(av) ** 2), rtol=1e-14)
+    np.testing.assert_allclose(x.grad.numpy(), 6.0 * (1.0 - np.tanh(av) ** 2), rtol=1e-14)
+
+
+def test_gradient_given_to_backward_is_not_changed():
+    x = jg.tensor(RNG.standard_normal(4), requires_grad=True)
+    seed = jg.tensor(np.array([1.0, 2.0, 3.0, 4.0]))
+    jg.exp(x * 0.5).backward(seed)
+    np.testing.assert_array_equal(seed.numpy(), [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_allclose(x.grad.numpy(),
+                               seed.numpy() * 0.5 * np.exp(0.5 * x.detach().numpy()), rtol=1e-14)
