@@ -5,6 +5,7 @@ process, a worker killed mid-call, and the errors bad input gets before any work
 import logging
 import os
 import sys
+import time
 
 import numpy as onp
 import pytest
@@ -45,7 +46,18 @@ def client():
 
 @pytest.fixture(autouse=True)
 def _two_workers(client):
-    client.wait_for_workers(2, timeout=60)  # a killed worker is restarted by its nanny
+    """Two workers that answer: a killed worker is restarted by its nanny, and for a moment the
+    scheduler may still list the dead one (a broadcast then reaches one live worker only, and a
+    kill test that kills that one loses the parameters)."""
+    deadline = time.monotonic() + 60
+    while True:
+        client.wait_for_workers(2, timeout=60)
+        answers = client.run(os.getpid, on_error="return")
+        if sum(isinstance(pid, int) for pid in answers.values()) >= 2:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"two answering workers expected, got {answers}")
+        time.sleep(0.2)
 
 
 def logistic_nll(w, X, y):
