@@ -320,11 +320,15 @@ class Tensor:
         when that is exactly ``self + other``, and say whether it did. Not while a transform is
         active (a dual tensor's tangent must be added too: Note [transform hooks] in
         ops/dispatch.py), nor for subclasses (they may define their own ``+``, as in PyTorch)."""
-        if (dispatch.transform_hook is None and type(self) is Tensor and type(other) is Tensor
-                and self._data.shape == other._data.shape and self.dtype is other.dtype):
-            dispatch.add_into(self, other)
-            return True
-        return False
+        if (dispatch.transform_hook is not None or type(self) is not Tensor
+                or type(other) is not Tensor):
+            return False
+        a, b = self._data, other._data
+        # (the arrays' dtypes first: the same object for the same dtype, no property call)
+        if a.shape != b.shape or (a.dtype is not b.dtype and self.dtype is not other.dtype):
+            return False
+        dispatch.add_into(self, other)
+        return True
 
     def detach(self) -> "Tensor":
         """A tensor sharing storage (and version counter) with no autograd history."""
