@@ -319,7 +319,7 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
                     if not keep_graph:
                         node._release()
                     held = _deliver(task, node._next_edges, outputs, node._sequence_nr, False,
-                                    share)
+                                    share and not threads.quiet)
                     continue
                 source, outputs = _run_node(task, node, inputs)
             else:
@@ -327,8 +327,9 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
                                             plain and not anomaly._state.enabled)
             if not shared:  # alone: pass on at once, no lock
                 if outputs is not None:
+                    # (no hand-off candidates are collected while the rule is quiet)
                     held = _deliver(task, source._next_edges, outputs, source._sequence_nr,
-                                    False, share)
+                                    False, share and not threads.quiet)
                 continue
             help_wanted = _pass_on(task, source, outputs)
         except BaseException as exc:
