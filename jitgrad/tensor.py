@@ -33,6 +33,7 @@ _NON_LEAF_GRAD_MSG = (
 
 
 _dtype_of = dtypes.BY_NUMPY.get
+_new_sink = object.__new__
 
 
 class Tensor:
@@ -280,9 +281,11 @@ class Tensor:
 
     def _grad_accumulator(self) -> AccumulateGrad:
         """The leaf's AccumulateGrad, shared by every use of it while a graph holds it."""
-        acc = self._grad_acc_ref() if self._grad_acc_ref is not None else None
-        if acc is None:
-            acc = AccumulateGrad(self)
+        ref = self._grad_acc_ref
+        acc = ref() if ref is not None else None
+        if acc is None:  # made again whenever the last graph holding it died (a weak reference)
+            acc = _new_sink(AccumulateGrad)
+            acc.variable = self  # ``AccumulateGrad(self)`` without the constructor's frame
             self._grad_acc_ref = weakref.ref(acc)
         return acc
 
