@@ -25,7 +25,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled
 from ..device import cpu, cpu_reduce
 from . import upper
@@ -137,7 +136,7 @@ def elementwise_fast(op, args, attrs=None):
     else:  # rarer: n-d arrays run flat, float32 kernels take scalars rounded once
         plan.entry(out.reshape(-1), *_flat_values(values, plan.cast))
     result = Tensor._make(out)
-    if mask and plan.records and _grad_state.enabled:  # (is_grad_enabled(), inline)
+    if mask and plan.records and is_grad_enabled():
         needs = _needs.get((mask, bit))
         if needs is None:
             needs = _needs[(mask, bit)] = tuple(bool(mask & (1 << k)) for k in range(len(args)))
