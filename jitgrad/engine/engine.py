@@ -299,21 +299,13 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
             if timed and threads.quiet:
                 threads.quiet -= 1
                 timed = False
-        # the node AND its hooks run with grad mode = create_graph, as in PyTorch (set per
-        # node: a hook may have changed it)
-        mode.enabled = create_graph
         try:
             if deterministic:
                 inputs = OrderedInputBuffer.variables(inputs, create_graph)
-            if timed:
-                t0 = time.perf_counter()
-                source, outputs = _run_node(task, node, inputs,
-                                            plain and not anomaly._state.enabled)
-                threads.time_sum += time.perf_counter() - t0
-                threads.timed += 1
-            elif (plain and not shared and node._apply_plain is not None and not node._observed
-                  and not anomaly._state.enabled):
-                # the plain step of _run_node, inline: most nodes of a chain take it
+            if (not timed and plain and not shared and node._apply_plain is not None
+                    and not node._observed and not anomaly._state.enabled):
+                # the plain step of _run_node, inline: most nodes of a chain take it. It reads
+                # no grad mode and records nothing, so the mode is set only for what follows
                 outputs = node._apply_plain(inputs)
                 if outputs is not None:
                     if not keep_graph:
@@ -321,10 +313,21 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
                     held = _deliver(task, node._next_edges, outputs, node._sequence_nr, False,
                                     share and not threads.quiet)
                     continue
+                mode.enabled = create_graph
                 source, outputs = _run_node(task, node, inputs)
             else:
-                source, outputs = _run_node(task, node, inputs,
-                                            plain and not anomaly._state.enabled)
+                # the node AND its hooks run with grad mode = create_graph, as in PyTorch (set
+                # per node: a hook may have changed it)
+                mode.enabled = create_graph
+                if timed:
+                    t0 = time.perf_counter()
+                    source, outputs = _run_node(task, node, inputs,
+                                                plain and not anomaly._state.enabled)
+                    threads.time_sum += time.perf_counter() - t0
+                    threads.timed += 1
+                else:
+                    source, outputs = _run_node(task, node, inputs,
+                                                plain and not anomaly._state.enabled)
             if not shared:  # alone: pass on at once, no lock
                 if outputs is not None:
                     # (no hand-off candidates are collected while the rule is quiet)
