@@ -33,7 +33,6 @@ _NON_LEAF_GRAD_MSG = (
 
 
 _dtype_of = dtypes.BY_NUMPY.get
-_new_sink = object.__new__
 
 
 class Tensor:
@@ -284,8 +283,7 @@ class Tensor:
         ref = self._grad_acc_ref
         acc = ref() if ref is not None else None
         if acc is None:  # made again whenever the last graph holding it died (a weak reference)
-            acc = _new_sink(AccumulateGrad)
-            acc.variable = self  # ``AccumulateGrad(self)`` without the constructor's frame
+            acc = AccumulateGrad(self)
             self._grad_acc_ref = weakref.ref(acc)
         return acc
 

@@ -352,8 +352,7 @@ def sum_all(x):
     if plan is None:
         plan = _sum_all_plan(x.dtype, flags.writeable)
     size = x.size
-    if (plan is False or not flags.c_contiguous or size == 0
-            or x.nbytes >= PARALLEL_MIN_SIZE * 8):  # ``_par``: the parallel kernel's sizes
+    if plan is False or not flags.c_contiguous or size == 0 or _par(x):
         return None
     out = np.empty((), x.dtype)
     # the zero as a Python float (exact in float32 too): a NumPy scalar costs more to unbox

@@ -122,11 +122,10 @@ def _call_hooks(hooks, grad):
     return grad
 
 
-def _run_node(task: GraphTask, node, inputs: list, plain: bool = False):
+def _run_node(task: GraphTask, node, inputs: list):
     """Hooks, captures and apply for one ready node. Returns ``(source, outputs)``: the outputs
     (None to skip) and what they are passed on from, the node or the fused region it ran
-    (Note [fused regions]). ``plain``: the task is one where the plain step may run (Note
-    [plain step])."""
+    (Note [fused regions])."""
     if task.fuse and node._fusible:
         meta = node._output_meta[0]  # the size test first: most nodes stop here
         if (meta is not None and math.prod(meta[0]) >= _config.FUSION_MIN_ELEMENTS
@@ -134,12 +133,6 @@ def _run_node(task: GraphTask, node, inputs: list, plain: bool = False):
             fused = regions.run(task, node, inputs[0])
             if fused is not None:
                 return fused
-    if plain and node._apply_plain is not None and not node._observed:
-        outputs = node._apply_plain(inputs)
-        if outputs is not None:
-            if not task.keep_graph:
-                node._release()
-            return node, outputs
     if node._has_tensor_hooks():
         for nr in range(len(inputs)):
             hooks = node._tensor_pre_hooks(nr)
@@ -265,7 +258,9 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
     # no captures, no graph of the backward recorded and no deterministic ordering, needs of
     # _run_node only apply and validate_outputs; a node class that can do both at once, and
     # cheaper (an elementwise row on small arrays: ops/registry.py), offers ``_apply_plain``.
-    # Anomaly detection checks every node's outputs, so it is looked up per node.
+    # The owner runs it while alone and not timing (a chain); nodes run shared or timed, in
+    # the wide parts of a graph, take _run_node. Anomaly detection checks every node's
+    # outputs, so it is looked up per node.
     plain = not (create_graph or deterministic or task.needed is not None)
     keep_graph = task.keep_graph
     held = None  # alone: the node to run next, made ready while the queue was empty
@@ -304,7 +299,7 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
                 inputs = OrderedInputBuffer.variables(inputs, create_graph)
             if (not timed and plain and not shared and node._apply_plain is not None
                     and not node._observed and not anomaly._state.enabled):
-                # the plain step of _run_node, inline: most nodes of a chain take it. It reads
+                # the plain step, by the owner alone: most nodes of a chain take it. It reads
                 # no grad mode and records nothing, so the mode is set only for what follows
                 outputs = node._apply_plain(inputs)
                 if outputs is not None:
@@ -313,21 +308,16 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
                     held = _deliver(task, node._next_edges, outputs, node._sequence_nr, False,
                                     share and not threads.quiet)
                     continue
-                mode.enabled = create_graph
+            # the node AND its hooks run with grad mode = create_graph, as in PyTorch (set per
+            # node: a hook may have changed it)
+            mode.enabled = create_graph
+            if timed:
+                t0 = time.perf_counter()
                 source, outputs = _run_node(task, node, inputs)
+                threads.time_sum += time.perf_counter() - t0
+                threads.timed += 1
             else:
-                # the node AND its hooks run with grad mode = create_graph, as in PyTorch (set
-                # per node: a hook may have changed it)
-                mode.enabled = create_graph
-                if timed:
-                    t0 = time.perf_counter()
-                    source, outputs = _run_node(task, node, inputs,
-                                                plain and not anomaly._state.enabled)
-                    threads.time_sum += time.perf_counter() - t0
-                    threads.timed += 1
-                else:
-                    source, outputs = _run_node(task, node, inputs,
-                                                plain and not anomaly._state.enabled)
+                source, outputs = _run_node(task, node, inputs)
             if not shared:  # alone: pass on at once, no lock
                 if outputs is not None:
                     # (no hand-off candidates are collected while the rule is quiet)

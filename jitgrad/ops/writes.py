@@ -178,14 +178,14 @@ def write_out(name: str, out, result: np.ndarray) -> None:
 def add_into(dst, src) -> None:
     """``dst += src`` on the raw data (no graph, no version bump): gradient accumulation."""
     a, b = dst._data, src._data
-    if type(a) is np.ndarray and type(b) is np.ndarray:  # the host, without device look-ups
-        np.add(a, b, out=a, casting="unsafe")
-    elif device_of(a) != "cpu" or device_of(b) != "cpu":
+    # (two NumPy arrays, the common case, without the device look-ups)
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray) and (
+            device_of(a) != "cpu" or device_of(b) != "cpu"):
         values = [a, b]
         on_cuda(values, "add_")
         devices.loaded_cuda.elementwise(_add, values, dst.shape, a.dtype, out=a)
-    else:  # host arrays of other types (NumPy subclasses)
-        np.add(a, b, out=a, casting="unsafe")
+        return
+    np.add(a, b, out=a, casting="unsafe")
 
 
 def _add(a, b):

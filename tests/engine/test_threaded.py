@@ -52,9 +52,9 @@ class ThreadLog:
         self.names = []
         run = engine._run_node
 
-        def spy(task, node, inputs, *plain):
+        def spy(task, node, inputs):
             self.names.append(threading.current_thread().name)
-            return run(task, node, inputs, *plain)
+            return run(task, node, inputs)
 
         monkeypatch.setattr(engine, "_run_node", spy)
 
