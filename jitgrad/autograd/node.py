@@ -188,18 +188,18 @@ class SavedTensor:
     """
 
     __slots__ = ("_tensor", "_data", "_counter", "_version", "_is_output", "_output_nr",
-                 "_requires_grad", "_make")
+                 "_requires_grad", "_tensor_type")
 
     def __init__(self, tensor, is_output: bool = False):
-        self._counter = tensor._version_counter
-        self._version = self._counter.value
+        self._counter = counter = tensor._version_counter
+        self._version = counter.value
         self._is_output = is_output
         if is_output:
             self._tensor = None
             self._data = tensor._data
             self._output_nr = tensor._output_nr
-            self._requires_grad = tensor.requires_grad
-            self._make = type(tensor)._from_saved
+            self._requires_grad = tensor._requires_grad
+            self._tensor_type = type(tensor)  # its ``_from_saved`` rebuilds the output at unpack
         else:
             self._tensor = tensor
 
@@ -231,8 +231,8 @@ class SavedTensor:
                 "the operation that failed to compute its gradient. The variable in question was "
                 "changed in there or anywhere later. Good luck!")
         if self._is_output:
-            return self._make(self._data, self._counter, node if self._requires_grad else None,
-                              self._output_nr)
+            return self._tensor_type._from_saved(self._data, self._counter,
+                                          node if self._requires_grad else None, self._output_nr)
         return self._tensor
 
 

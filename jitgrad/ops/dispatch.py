@@ -28,7 +28,8 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..device import cpu
 from . import devices, upper
 from .allocation import copy_data, full_like, zeros
-from .fastpath import basic_view, elementwise_fast, full_sum, run_body_entry, run_body_fast
+from .fastpath import (basic_view, binary_fast, elementwise_fast, full_sum, run_body_entry,
+                       run_body_fast, unary_fast)
 from .devices import (MIXED_DEVICES_MSG, backend_for, cuda_backend, cuda_kernels, device_of,
                       move, on_cuda, shares_memory)
 from .operands import (broadcast_shapes, check_complex_ok, complex_error, compute_dtype,
@@ -70,7 +71,15 @@ def elementwise(op, *args, out=None, **attrs):
         return _elementwise_out(op, args, attrs, out)
     if transform_hook is not None:  # Note [transform hooks]
         return transform_hook(_elementwise, op, args, attrs)
-    result = elementwise_fast(op, args, attrs)  # Note [eager fast path]
+    # Note [eager fast path]
+    if attrs:
+        result = elementwise_fast(op, args, attrs)
+    elif len(args) == 2:
+        result = binary_fast(op, args[0], args[1])
+    elif len(args) == 1:
+        result = unary_fast(op, args[0])
+    else:
+        result = elementwise_fast(op, args)
     if result is not None:
         return result
     return _elementwise(op, *args, **attrs)

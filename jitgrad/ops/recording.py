@@ -41,21 +41,45 @@ def gradient_edge(t) -> tuple:
     return (None, 0)
 
 
+def operand_edge(o) -> tuple:
+    """``gradient_edge(o)`` of an operand that requires grad, the common cases inline: a
+    result of another op (not a view: no stale history to check), or a leaf whose sink a graph
+    still holds."""
+    if o._base is None:
+        if o._grad_fn is not None:
+            return (o._grad_fn, o._output_nr)
+        ref = o._grad_acc_ref
+        if ref is not None:
+            sink = ref()
+            if sink is not None:
+                return (sink, 0)
+        return (o._grad_accumulator(), 0)
+    return gradient_edge(o)
+
+
 def connect(node, operands, needs, dtype=None) -> None:
     """Edges and input metadata of ``node`` (``dtype``: every Tensor operand's, when known)."""
     node.needs_input_grad = needs
+    # one or two operands unrolled (the common ops; a loop with lists costs twice as much)
+    count = len(operands)
+    if count == 1 and needs[0]:
+        o = operands[0]
+        node._next_edges = (operand_edge(o),)
+        node._next_meta = ((o._data.shape, dtype or o.dtype),)
+        return
+    if count == 2 and dtype is not None:
+        a, b = operands
+        need_a, need_b = needs
+        node._next_edges = (operand_edge(a) if need_a else _NO_EDGE,
+                            operand_edge(b) if need_b else _NO_EDGE)
+        node._next_meta = ((a._data.shape, dtype) if need_a else None,
+                           (b._data.shape, dtype) if need_b else None)
+        return
     edges, metas = [], []
     for k in range(len(operands)):  # (an index loop: no zip per recorded op)
         if needs[k]:
             o = operands[k]
-            # ``gradient_edge`` inline for the common operands (not a view: no stale history to
-            # check; ``need`` means it requires grad, so without a grad_fn it is a leaf)
-            if o._base is not None:
-                edges.append(gradient_edge(o))
-            elif o._grad_fn is not None:
-                edges.append((o._grad_fn, o._output_nr))
-            else:
-                edges.append((o._grad_accumulator(), 0))
+            edges.append(operand_edge(o))
             metas.append((o._data.shape, dtype or o.dtype))
         else:
             edges.append(_NO_EDGE)
@@ -89,22 +113,24 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
     saving what its backward reads (``save_plan``). ``dtype``: every Tensor operand's, when
     known."""
     node = op.node_cls._for_recording()
-    saved = node._saved
     connect(node, operands, needs, dtype)
     node._attrs = attrs
     node._output_meta = [(shape, out_dt)]
-    out._grad_fn, out._requires_grad = node, True
+    out._grad_fn = node
+    out._requires_grad = True
     plan = op.save_plans.get(needs)
     if plan is None:
         plan = save_plan(op, needs)
-    for name, source in plan:
-        if source == "attr":
-            saved[name] = attrs[name]
-        elif source == "result":
-            saved[name] = SavedTensor(out, is_output=True)
-        else:
-            v = operands[source]
-            saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
+    if plan:
+        saved = node._saved
+        for name, source in plan:
+            if source == "attr":
+                saved[name] = attrs[name]
+            elif source == "result":
+                saved[name] = SavedTensor(out, is_output=True)
+            else:
+                v = operands[source]
+                saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
 
 
 class CompositeCtx:

@@ -31,13 +31,19 @@ CASES = [("mul", 2), ("add", 2), ("sub", 2), ("div", 2), ("tanh", 1), ("exp", 1)
 @pytest.mark.parametrize("shape", [(7,), (2, 3)])
 @pytest.mark.parametrize("name,arity", CASES)
 @pytest.mark.parametrize("scalar", [False, True])
-def test_fast_equals_general(name, arity, shape, dtype, scalar):
+@pytest.mark.parametrize("unrolled", [False, True])
+def test_fast_equals_general(name, arity, shape, dtype, scalar, unrolled):
     rng = np.random.default_rng(0)
     arrays = [rng.uniform(0.5, 2.0, shape).astype(dtype) for _ in range(arity)]
     fast_in, slow_in = [_leaf(a) for a in arrays], [_leaf(a) for a in arrays]
     if scalar and arity == 2:
         fast_in[1] = slow_in[1] = 1.0001  # a Python float: weak, rounded to float32 once
-    fast = fastpath.elementwise_fast(OPS[name], tuple(fast_in))
+    if not unrolled:
+        fast = fastpath.elementwise_fast(OPS[name], tuple(fast_in))
+    elif arity == 1:  # the one- and two-operand forms dispatch.elementwise calls
+        fast = fastpath.unary_fast(OPS[name], fast_in[0])
+    else:
+        fast = fastpath.binary_fast(OPS[name], *fast_in)
     slow = _general(name, *slow_in)
     assert fast is not None
     assert fast.dtype is slow.dtype and fast.shape == slow.shape
@@ -111,6 +117,8 @@ def test_falls_back_where_the_key_does_not_fit():
     ]
     for args in cases:
         assert fastpath.elementwise_fast(mul, args) is None
+        assert fastpath.binary_fast(mul, *args) is None
+        assert fastpath.binary_fast(mul, args[1], args[0]) is None  # a number first, too
         dispatch.elementwise(mul, *args)  # the general path answers as before
 
 
