@@ -252,13 +252,13 @@ COMPARISONS = {name: def_elementwise(name, name, XY, body, dtype_rule="bool") fo
 @public(ADD)
 def add(x, y, alpha=1):
     """``x + alpha * y``. Derivatives: ``g`` and ``alpha * g``."""
-    return dispatch.elementwise(ADD, x, y if alpha == 1 else mul(y, alpha))
+    return dispatch.binary(ADD, x, y if alpha == 1 else mul(y, alpha))
 
 
 @public(SUB)
 def sub(x, y, alpha=1):
     """``x - alpha * y``. Derivatives: ``g`` and ``-alpha * g``."""
-    return dispatch.elementwise(SUB, x, y if alpha == 1 else mul(y, alpha))
+    return dispatch.binary(SUB, x, y if alpha == 1 else mul(y, alpha))
 
 
 def rsub(x, other):
@@ -270,13 +270,13 @@ def rsub(x, other):
 @public(MUL)
 def mul(x, y):
     """``x * y``. Derivatives: ``g * y`` and ``g * x``."""
-    return dispatch.elementwise(MUL, x, y)
+    return dispatch.binary(MUL, x, y)
 
 
 @public(DIV)
 def div(x, y):
     """True division ``x / y``. Derivatives: ``g / y`` and ``-g x / y**2``."""
-    return dispatch.elementwise(DIV, x, y)
+    return dispatch.binary(DIV, x, y)
 
 
 @public(POW)
@@ -294,19 +294,19 @@ def pow(x, y):  # noqa: A001 - NumPy's and PyTorch's name
         return dispatch.elementwise(_POW_BY_EXPONENT.get(y, POW_SCALAR), x, exponent=y)
     if y_t and not x_t and type(x) in (int, float):
         return dispatch.elementwise(RPOW, y, base=x)
-    return dispatch.elementwise(POW, x, y)
+    return dispatch.binary(POW, x, y)
 
 
 @public(MAXIMUM)
 def maximum(x, y):
     """Elementwise maximum (nan propagates). The gradient is split evenly on ties."""
-    return dispatch.elementwise(MAXIMUM, x, y)
+    return dispatch.binary(MAXIMUM, x, y)
 
 
 @public(MINIMUM)
 def minimum(x, y):
     """Elementwise minimum (nan propagates). The gradient is split evenly on ties."""
-    return dispatch.elementwise(MINIMUM, x, y)
+    return dispatch.binary(MINIMUM, x, y)
 
 
 @public(WHERE)

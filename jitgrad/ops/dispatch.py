@@ -52,8 +52,8 @@ _result_shape = result_shape
 _save_plan = save_plan
 
 __all__ = [
-    "Tensor", "transform_hook", "set_tensor_type", "elementwise", "composite", "run_body",
-    "records_nothing", "full_sum", "basic_view", "run_body_entry",
+    "Tensor", "transform_hook", "set_tensor_type", "elementwise", "unary", "binary", "composite",
+    "run_body", "records_nothing", "full_sum", "basic_view", "run_body_entry",
     "copy_data", "full_like", "zeros", "MIXED_DEVICES_MSG", "backend_for", "cuda_backend",
     "cuda_kernels", "device_of", "move", "on_cuda", "shares_memory", "broadcast_shapes",
     "complex_error", "compute_dtype", "operand", "tensor_operand", "gradient_edge", "refresh_view",
@@ -83,6 +83,25 @@ def elementwise(op, *args, out=None, **attrs):
     if result is not None:
         return result
     return _elementwise(op, *args, **attrs)
+
+
+def unary(op, x):
+    """``elementwise(op, x)`` for a row of one operand without attributes (``tanh(x)``): its
+    fast path first, without the argument packing (Note [eager fast path])."""
+    if transform_hook is None:
+        result = unary_fast(op, x)
+        if result is not None:
+            return result
+    return elementwise(op, x)
+
+
+def binary(op, x, y):
+    """``elementwise(op, x, y)`` for a row of two operands without attributes (``x * y``)."""
+    if transform_hook is None:
+        result = binary_fast(op, x, y)
+        if result is not None:
+            return result
+    return elementwise(op, x, y)
 
 
 def _elementwise(op, *args, **attrs):

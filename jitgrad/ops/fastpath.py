@@ -104,7 +104,7 @@ def unary_fast(op, x):
         plan.entry(out.reshape(-1), a.reshape(-1))
     result = Tensor._make(out)
     if x._requires_grad and plan.records and is_grad_enabled():
-        record_elementwise(op, (x,), _NEEDS_ONE, {}, result, shape, plan.out_dt, plan.dt)
+        record_elementwise(op, (x,), _NEEDS_ONE, None, result, shape, plan.out_dt, plan.dt)
     return result
 
 
@@ -148,7 +148,7 @@ def binary_fast(op, x, y):
         plan.entry(out.reshape(-1), *_flat_values((a, b), plan.cast))
     result = Tensor._make(out)
     if mask and plan.records and is_grad_enabled():
-        record_elementwise(op, (x, y), _NEEDS_TWO[mask], {}, result, shape, plan.out_dt,
+        record_elementwise(op, (x, y), _NEEDS_TWO[mask], None, result, shape, plan.out_dt,
                            plan.dt)
     return result
 

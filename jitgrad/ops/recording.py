@@ -109,12 +109,14 @@ def save_plan(op, needs: tuple) -> tuple:
 
 
 def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=None) -> None:
-    """Give ``out`` the node of elementwise ``op`` over ``operands`` (some of which need grad),
+    """Give ``out`` the node of elementwise ``op`` over ``operands`` (some of which need grad;
+    ``attrs``: the row's attributes, None or empty when it has none),
     saving what its backward reads (``save_plan``). ``dtype``: every Tensor operand's, when
     known."""
     node = op.node_cls._for_recording()
     connect(node, operands, needs, dtype)
-    node._attrs = attrs
+    if attrs:
+        node._attrs = attrs
     node._output_meta = [(shape, out_dt)]
     out._grad_fn = node
     out._requires_grad = True
@@ -122,7 +124,7 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
     if plan is None:
         plan = save_plan(op, needs)
     if plan:
-        saved = node._saved
+        saved = node._saved = {}
         for name, source in plan:
             if source == "attr":
                 saved[name] = attrs[name]
@@ -167,6 +169,8 @@ def record_composite(op, operands, arrays, ctx, attrs, outs):
             record_one(op, operands[0], outs[0], {**attrs, **vars(ctx)})
             return outs[0]
         node = op.node_cls._for_recording()
+        if op.save:
+            node._saved = {}
         connect(node, operands, tuple(needs))
         node._attrs = {**attrs, **vars(ctx)}
         meta = []

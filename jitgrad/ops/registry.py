@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
@@ -127,6 +128,9 @@ class OpNode(Node):
     """The backward node of a registry op; subclasses are generated per op row."""
 
     _op: OpDef
+    # what a node without attributes or saved values keeps (the eager recorders skip the stores
+    # and the two dicts; read-only, so no node writes into another's)
+    _attrs = _saved = MappingProxyType({})
 
     def __init__(self):
         Node.__init__(self)
@@ -137,12 +141,12 @@ class OpNode(Node):
     @classmethod
     def _for_recording(cls):
         """``cls()`` for a recorder that sets the edges, input metadata, ``needs_input_grad``,
-        attributes and output metadata itself next (``ops/recording.py``): without the
-        placeholder values ``__init__`` would store first (the eager hot path)."""
+        attributes, output metadata and saved values (a dict of its own) itself next
+        (``ops/recording.py``): without the placeholder values ``__init__`` would store first
+        (the eager hot path)."""
         node = object.__new__(cls)
         node._sequence_nr = next_sequence_nr()
         node._released = False
-        node._saved = {}
         return node
 
     def _release(self):

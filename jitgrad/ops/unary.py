@@ -226,86 +226,86 @@ RECIPROCAL = def_elementwise("reciprocal", "ReciprocalBackward0", ("x",), _recip
 @public(NEG)
 def neg(x):
     """Negation, ``-x``. Derivative: ``-g``."""
-    return dispatch.elementwise(NEG, x)
+    return dispatch.unary(NEG, x)
 
 
 @public(EXP)
 def exp(x):
     """``e**x``. Derivative: ``g * exp(x)`` (the saved result)."""
-    return dispatch.elementwise(EXP, x)
+    return dispatch.unary(EXP, x)
 
 
 @public(LOG)
 def log(x):
     """Natural logarithm (``-inf`` at 0, ``nan`` below). Derivative: ``g / x``."""
-    return dispatch.elementwise(LOG, x)
+    return dispatch.unary(LOG, x)
 
 
 @public(SIN)
 def sin(x):
     """Sine. Derivative: ``g * cos(x)``."""
-    return dispatch.elementwise(SIN, x)
+    return dispatch.unary(SIN, x)
 
 
 @public(COS)
 def cos(x):
     """Cosine. Derivative: ``-g * sin(x)``."""
-    return dispatch.elementwise(COS, x)
+    return dispatch.unary(COS, x)
 
 
 @public(TAN)
 def tan(x):
     """Tangent. Derivative: ``g * (1 + tan(x)**2)``."""
-    return dispatch.elementwise(TAN, x)
+    return dispatch.unary(TAN, x)
 
 
 @public(TANH)
 def tanh(x):
     """Hyperbolic tangent. Derivative: ``g * (1 - tanh(x)**2)``."""
-    return dispatch.elementwise(TANH, x)
+    return dispatch.unary(TANH, x)
 
 
 @public(SINH)
 def sinh(x):
     """Hyperbolic sine. Derivative: ``g * cosh(x)``."""
-    return dispatch.elementwise(SINH, x)
+    return dispatch.unary(SINH, x)
 
 
 @public(COSH)
 def cosh(x):
     """Hyperbolic cosine. Derivative: ``g * sinh(x)``."""
-    return dispatch.elementwise(COSH, x)
+    return dispatch.unary(COSH, x)
 
 
 @public(EXPM1)
 def expm1(x):
     """``e**x - 1``, accurate near 0. Derivative: ``g * (result + 1)``."""
-    return dispatch.elementwise(EXPM1, x)
+    return dispatch.unary(EXPM1, x)
 
 
 @public(LOG1P)
 def log1p(x):
     """``log(1 + x)``, accurate near 0 (``-inf`` at -1, ``nan`` below). Derivative: ``g / (1 + x)``."""
-    return dispatch.elementwise(LOG1P, x)
+    return dispatch.unary(LOG1P, x)
 
 
 @public(ERF)
 def erf(x):
     """Error function ``2/sqrt(pi) * integral_0^x e**-t**2 dt``.
     Derivative: ``g * 2/sqrt(pi) * e**(-x**2)``."""
-    return dispatch.elementwise(ERF, x)
+    return dispatch.unary(ERF, x)
 
 
 @public(SIGMOID)
 def sigmoid(x):
     """Logistic ``1 / (1 + e**-x)``, computed stably. Derivative: ``g * s * (1 - s)``."""
-    return dispatch.elementwise(SIGMOID, x)
+    return dispatch.unary(SIGMOID, x)
 
 
 @public(RELU)
 def relu(x):
     """``max(x, 0)`` (nan stays nan). Derivative: ``g`` where the output is positive, else 0."""
-    return dispatch.elementwise(RELU, x)
+    return dispatch.unary(RELU, x)
 
 
 @public(ABS)
@@ -316,32 +316,32 @@ def abs(x):  # noqa: A001 - NumPy's name
         from . import complex as _complex  # (it imports this module)
 
         return _complex.abs(x)
-    return dispatch.elementwise(ABS, x)
+    return dispatch.unary(ABS, x)
 
 
 @public(SQRT)
 def sqrt(x):
     """Square root (nan below 0). Derivative: ``g / (2 sqrt(x))``."""
-    return dispatch.elementwise(SQRT, x)
+    return dispatch.unary(SQRT, x)
 
 
 @public(RSQRT)
 def rsqrt(x):
     """Reciprocal square root ``r = 1 / sqrt(x)`` (inf at 0, nan below 0). Derivative:
     ``-g r^3 / 2``."""
-    return dispatch.elementwise(RSQRT, x)
+    return dispatch.unary(RSQRT, x)
 
 
 @public(SIGN)
 def sign(x):
     """-1, 0 or 1 by the sign of ``x`` (nan stays nan). Derivative: 0."""
-    return dispatch.elementwise(SIGN, x)
+    return dispatch.unary(SIGN, x)
 
 
 @public(RECIPROCAL)
 def reciprocal(x):
     """``1 / x``. Derivative: ``-g / x**2`` (``-g * result**2``)."""
-    return dispatch.elementwise(RECIPROCAL, x)
+    return dispatch.unary(RECIPROCAL, x)
 
 
 # --- logit: the whole op in one place (bodies, row, public function) ---------------------------
