@@ -57,30 +57,30 @@ def operand_edge(o) -> tuple:
     return gradient_edge(o)
 
 
-def connect(node, operands, needs, dtype=None) -> None:
-    """Edges and input metadata of ``node`` (``dtype``: every Tensor operand's, when known)."""
+def connect(node, operands, needs, meta=None) -> None:
+    """Edges and input metadata of ``node``; ``meta``: the ``(shape, dtype)`` every Tensor
+    operand has, when known (one tuple shared by the node's metadata)."""
     node.needs_input_grad = needs
     # one or two operands unrolled (the common ops; a loop with lists costs twice as much)
     count = len(operands)
     if count == 1 and needs[0]:
         o = operands[0]
         node._next_edges = (operand_edge(o),)
-        node._next_meta = ((o._data.shape, dtype or o.dtype),)
+        node._next_meta = (meta or (o._data.shape, o.dtype),)
         return
-    if count == 2 and dtype is not None:
+    if count == 2 and meta is not None:
         a, b = operands
         need_a, need_b = needs
         node._next_edges = (operand_edge(a) if need_a else _NO_EDGE,
                             operand_edge(b) if need_b else _NO_EDGE)
-        node._next_meta = ((a._data.shape, dtype) if need_a else None,
-                           (b._data.shape, dtype) if need_b else None)
+        node._next_meta = (meta if need_a else None, meta if need_b else None)
         return
     edges, metas = [], []
     for k in range(len(operands)):  # (an index loop: no zip per recorded op)
         if needs[k]:
             o = operands[k]
             edges.append(operand_edge(o))
-            metas.append((o._data.shape, dtype or o.dtype))
+            metas.append(meta or (o._data.shape, o.dtype))
         else:
             edges.append(_NO_EDGE)
             metas.append(None)
@@ -114,10 +114,13 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
     saving what its backward reads (``save_plan``). ``dtype``: every Tensor operand's, when
     known."""
     node = op.node_cls._for_recording()
-    connect(node, operands, needs, dtype)
+    meta = (shape, out_dt)
+    # ``dtype`` given: every Tensor operand has ``shape`` and ``dtype`` (Note [plain float path])
+    connect(node, operands, needs, None if dtype is None else meta if dtype is out_dt
+            else (shape, dtype))
     if attrs:
         node._attrs = attrs
-    node._output_meta = [(shape, out_dt)]
+    node._output_meta = (meta,)
     out._grad_fn = node
     out._requires_grad = True
     plan = op.save_plans.get(needs)
@@ -176,7 +179,7 @@ def record_composite(op, operands, arrays, ctx, attrs, outs):
         meta = []
         for o in outs:
             meta.append((o._data.shape, o.dtype))
-        node._output_meta = meta
+        node._output_meta = tuple(meta)
         for name in op.save:
             if name != "result":
                 node._saved[name] = SavedTensor(operands[op.inputs.index(name)])
@@ -203,7 +206,7 @@ def record_one(op, operand, out, attrs) -> None:
     node._next_meta = ((data.shape, dtype),)
     node._attrs = attrs
     # (a view or a reduction keeps its input's dtype: one dtype look-up, not two)
-    node._output_meta = [(out_data.shape, dtype if out_data.dtype is data.dtype else out.dtype)]
+    node._output_meta = ((out_data.shape, dtype if out_data.dtype is data.dtype else out.dtype),)
     if out_data.dtype.kind in "fc":
         out._grad_fn, out._requires_grad = node, True
 
