@@ -84,6 +84,10 @@ class Node:
     # ``validate_outputs``, or None where the node cannot tell cheaply (the engine then runs
     # both); None here: the engine always runs both
     _apply_plain = None
+    # Note [plain step]: True where running the node is its ``apply`` alone (no hooks of its
+    # own beyond those that set ``_observed``, not fusible): the engine may then call ``apply``
+    # and ``validate_outputs`` directly. Not for a leaf's sink (its tensor's hooks run too)
+    _plain_apply = False
     # Note [fused regions] (engine/regions.py): nodes that may run as part of a fused region
     # implement ``_apply_fused``; the engine asks no other node
     _fusible = False

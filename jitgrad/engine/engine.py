@@ -257,7 +257,9 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
     # Note [plain step]: a node that nothing observes (no hooks, no retain_grad), in a task with
     # no captures, no graph of the backward recorded and no deterministic ordering, needs of
     # _run_node only apply and validate_outputs; a node class that can do both at once, and
-    # cheaper (an elementwise row on small arrays: ops/registry.py), offers ``_apply_plain``.
+    # cheaper (an elementwise row on small arrays: ops/registry.py), offers ``_apply_plain``,
+    # and one whose running is its ``apply`` alone (``_plain_apply``: no hooks but those that
+    # set ``_observed``, not fusible) has the two called directly.
     # The owner runs it while alone and not timing (a chain); nodes run shared or timed, in
     # the wide parts of a graph, take _run_node. Anomaly detection checks every node's
     # outputs, so it is looked up per node.
@@ -297,11 +299,17 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
         try:
             if deterministic:
                 inputs = OrderedInputBuffer.variables(inputs, create_graph)
-            if (not timed and plain and not shared and node._apply_plain is not None
-                    and not node._observed and not anomaly._state.enabled):
+            if (not timed and plain and not shared and not node._observed
+                    and not anomaly._state.enabled):
                 # the plain step, by the owner alone: most nodes of a chain take it. It reads
                 # no grad mode and records nothing, so the mode is set only for what follows
-                outputs = node._apply_plain(inputs)
+                if node._apply_plain is not None:
+                    outputs = node._apply_plain(inputs)
+                elif node._plain_apply:
+                    mode.enabled = False  # (no graph of the backward is recorded)
+                    outputs = validate_outputs(node, node.apply(inputs))
+                else:
+                    outputs = None
                 if outputs is not None:
                     if not keep_graph:
                         node._release()

@@ -128,6 +128,7 @@ class OpNode(Node):
     """The backward node of a registry op; subclasses are generated per op row."""
 
     _op: OpDef
+    _plain_apply = True  # Note [plain step]: apply reads only its gradients and saved values
     # what a node without attributes or saved values keeps (the eager recorders skip the stores
     # and the two dicts; read-only, so no node writes into another's)
     _attrs = _saved = MappingProxyType({})
@@ -151,10 +152,16 @@ class OpNode(Node):
 
     def _release(self):
         self._released = True
-        self._saved = {}
-        # arrays a composite forward stashed (indices, masks) go with the saved tensors
-        if self._attrs:
-            self._attrs = {k: v for k, v in self._attrs.items() if not isinstance(v, np.ndarray)}
+        if self._saved:  # (one that saved nothing keeps its empty table)
+            self._saved = {}
+        # arrays a composite forward stashed (indices, masks) go with the saved tensors (the
+        # attributes are copied only when there is one: most nodes stash none)
+        attrs = self._attrs
+        if attrs:
+            for value in attrs.values():
+                if isinstance(value, np.ndarray):
+                    self._attrs = {k: v for k, v in attrs.items() if not isinstance(v, np.ndarray)}
+                    break
 
     def _unpack(self, name):
         if self._released:
