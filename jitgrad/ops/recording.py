@@ -200,7 +200,7 @@ def record_one(op, operand, out, attrs) -> None:
     attributes (the call's and what the forward stashed)."""
     node = op.node_cls._for_recording()
     node.needs_input_grad = _NEEDS_ONE
-    node._next_edges = (gradient_edge(operand),)
+    node._next_edges = (operand_edge(operand),)
     data, out_data = operand._data, out._data
     dtype = operand.dtype
     node._next_meta = ((data.shape, dtype),)
@@ -222,15 +222,18 @@ def track_if_view(out, base) -> None:
 def track_view(view, base) -> None:
     """Make ``view`` (whose array shares ``base``'s memory) a view of ``base``'s root: shared
     version counter, ``_base``, registration in ``root._views`` (Note [view tracking])."""
-    root = base._base if base._base is not None else base
-    view._version_counter = base._version_counter
-    view._base = root
-    view._view_version = base._version_counter.value
+    root = base._base
     # PyTorch's CreationMeta.NO_GRAD_MODE, inherited by views of such views
-    view._view_nograd = not is_grad_enabled() or (base._base is not None and base._view_nograd)
-    if root._views is None:
-        root._views = LiveViews()
-    root._views.add(view)
+    view._view_nograd = not is_grad_enabled() or (root is not None and base._view_nograd)
+    if root is None:
+        root = base
+    view._version_counter = counter = base._version_counter
+    view._base = root
+    view._view_version = counter.value
+    views = root._views
+    if views is None:
+        views = root._views = LiveViews()
+    views.add(view)
 
 
 class LiveViews:

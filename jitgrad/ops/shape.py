@@ -447,15 +447,22 @@ def cat(tensors, dim=0, *, out=None):
     in PyTorch). Derivative: input ``i`` gets the slice of ``g`` it occupied along ``dim``.
     ``out``: write the result there (no autograd; see ``dispatch.elementwise``)."""
     ts = _tensor_list("cat", tensors, "cat(): expected a non-empty list of Tensors")
-    shapes = [t_._data.shape for t_ in ts]
-    ref = next((s for s in shapes if s != (0,)), shapes[0])
-    ndim = len(ref)
-    for i, s in enumerate(shapes):
+    shapes = []
+    ref = None  # the first shape that is not a legacy 1-d empty one
+    for t_ in ts:  # (loops, no generators: W6 concatenates every Euler step)
+        s = t_._data.shape
         if not s:
-            raise RuntimeError(f"cat(): zero-dimensional tensor (at position {i}) cannot be "
-                               "concatenated")
+            raise RuntimeError(f"cat(): zero-dimensional tensor (at position {len(shapes)}) "
+                               "cannot be concatenated")
+        if ref is None and s != (0,):
+            ref = s
+        shapes.append(s)
+    if ref is None:
+        ref = shapes[0]
+    ndim = len(ref)
     d = wrap_dim("cat", dim, ndim)
-    for i, s in enumerate(shapes):
+    for i in range(len(shapes)):
+        s = shapes[i]
         if s == ref or (s == (0,) and ndim != 1):
             continue
         if len(s) != ndim:
