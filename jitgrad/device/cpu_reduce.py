@@ -352,8 +352,8 @@ def sum_all(x):
     if plan is None:
         plan = _sum_all_plan(x.dtype, flags.writeable)
     size = x.size
-    if plan is False or not flags.c_contiguous or size == 0 or _par(x):
-        return None
+    if plan is False or not flags.c_contiguous or size == 0 or x.nbytes >= PARALLEL_MIN_SIZE * 8:
+        return None  # (the last: ``_par(x)``, inline)
     out = np.empty((), x.dtype)
     # the zero as a Python float (exact in float32 too): a NumPy scalar costs more to unbox
     plan(x if x.ndim == 1 else x.reshape(-1), 1, size, _NOC, 0.0, out.reshape(1))

@@ -22,6 +22,8 @@ computes.
 """
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 
 from .. import dtypes
@@ -299,8 +301,8 @@ def run_body_entry(body, values, pattern, shape, size, np_dtype):
     return out
 
 
-# ndim -> (every dim, the kept shape of a full reduction)
-_all_dims: dict = {}
+# input shape -> the attributes of its full sum's node (read-only: nodes share them)
+_full_sum_attrs: dict = {}
 
 
 def full_sum(op, x):
@@ -318,11 +320,13 @@ def full_sum(op, x):
         return None
     result = Tensor._make(total)
     if x._requires_grad and is_grad_enabled():
-        found = _all_dims.get(data.ndim)
-        if found is None:
-            found = _all_dims[data.ndim] = (tuple(range(data.ndim)), (1,) * data.ndim)
-        record_one(op, x, result, {"dims": found[0], "keepdim": False, "dtype": None,
-                                   "in_shape": data.shape, "keep_shape": found[1]})
+        shape = data.shape
+        attrs = _full_sum_attrs.get(shape)
+        if attrs is None:
+            attrs = _full_sum_attrs[shape] = MappingProxyType({
+                "dims": tuple(range(data.ndim)), "keepdim": False, "dtype": None,
+                "in_shape": shape, "keep_shape": (1,) * data.ndim})
+        record_one(op, x, result, attrs)
     return result
 
 
