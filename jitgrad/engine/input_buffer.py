@@ -34,7 +34,7 @@ def validate_outputs(node, grads) -> list:
         if meta is None:
             continue
         shape, dtype = meta
-        if g.shape != shape:
+        if g._data.shape != shape:  # (``g.shape``, without the property's frame)
             try:
                 g = g._sum_to_shape(shape)
             except ValueError:

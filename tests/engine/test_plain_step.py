@@ -179,3 +179,90 @@ def test_gradient_given_to_backward_is_not_changed():
     np.testing.assert_array_equal(seed.numpy(), [1.0, 2.0, 3.0, 4.0])
     np.testing.assert_allclose(x.grad.numpy(),
                                seed.numpy() * 0.5 * np.exp(0.5 * x.detach().numpy()), rtol=1e-14)
+
+
+# --- composite nodes: apply and validate_outputs called directly (OpNode._plain_apply) -------
+def _springs(x):
+    """W6's step: cat, slices, differences; every node a composite row or a plain one."""
+    wall = jg.zeros(1)
+    xp = jg.cat([wall, x * 1.0, wall])
+    d = xp[1:] - xp[:-1] - 1.0
+    return ((d[1:] - d[:-1]) * d[1:]).sum() + (xp[2:] ** 2).sum()
+
+
+@pytest.fixture
+def composite_applies(monkeypatch):
+    """Counts the composite nodes whose apply ran, by node name."""
+    from jitgrad.ops.registry import OpNode
+
+    seen = []
+    original = OpNode.apply
+
+    def counting(self, grad_outputs):
+        if not isinstance(self, ElementwiseNode):
+            seen.append(self.name())
+        return original(self, grad_outputs)
+
+    monkeypatch.setattr(OpNode, "apply", counting)
+    return seen
+
+
+def test_composite_plain_apply_equals_run_node_bitwise(monkeypatch, composite_applies):
+    from jitgrad.ops.registry import OpNode
+
+    x0 = RNG.standard_normal(9)
+    plain = _grads(_springs, [x0])[0]
+    assert {"CatBackward0", "SliceBackward0"} <= set(composite_applies)
+    monkeypatch.setattr(OpNode, "_plain_apply", False)  # every composite node via _run_node
+    general = _grads(_springs, [x0])[0]
+    np.testing.assert_array_equal(plain, general)
+
+    def value(x):
+        return float(_springs(jg.tensor(x)))
+
+    eps = 1e-6
+    for k in range(9):
+        e = np.zeros(9)
+        e[k] = eps
+        assert abs((value(x0 + e) - value(x0 - e)) / (2 * eps) - plain[k]) < 1e-6
+
+
+def test_hooks_on_composite_nodes_and_leaves_still_run():
+    x = jg.tensor(RNG.standard_normal(6), requires_grad=True)
+    leaf_seen, slice_seen, node_seen = [], [], []
+    x.register_hook(lambda g: leaf_seen.append(g.numpy().copy()))  # the sink's tensor hook
+    h = x * 2.0
+    s = h[1:]
+    s.register_hook(lambda g: slice_seen.append(g.numpy().copy()))
+    s.grad_fn.register_prehook(lambda grads: node_seen.append(len(grads)))
+    (s * 3.0).sum().backward()
+    np.testing.assert_array_equal(slice_seen[0], np.full(5, 3.0))
+    np.testing.assert_array_equal(leaf_seen[0], np.r_[0.0, np.full(5, 6.0)])
+    np.testing.assert_array_equal(x.grad.numpy(), np.r_[0.0, np.full(5, 6.0)])
+    assert node_seen == [1]
+
+
+def test_composite_plain_apply_runs_with_grad_mode_off():
+    """A composite rule whose gradient reads a saved input that requires grad records a node
+    when grad mode is on; in a plain backward it records nothing, even after a hook of an
+    earlier node turned grad mode on."""
+    x = jg.tensor(RNG.standard_normal((2, 3)), requires_grad=True)
+    w = jg.tensor(RNG.standard_normal((3, 4)), requires_grad=True)
+    y = x * 1.0
+    seen = []
+    y.register_hook(lambda g: seen.append(g.grad_fn))
+    t = y @ w  # MmBackward0 runs between the two hooked nodes
+    u = t * 2.0
+
+    def enable_grad(g):
+        jg.set_grad_enabled(True)
+
+    u.register_hook(enable_grad)
+    loss = u.sum()
+    try:
+        loss.backward()
+    finally:
+        jg.set_grad_enabled(True)  # (the hook changed this thread's mode)
+    assert seen == [None]
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * np.ones((2, 4)) @ w.detach().numpy().T,
+                               rtol=1e-14)
