@@ -267,7 +267,8 @@ class ElementwiseNode(OpNode):
         and dtype (nothing to reduce or cast), saved values that are Python scalars or
         C-contiguous arrays of that shape and dtype, no transform active: each needed body
         through its kernel's entry point (``fastpath.run_body_entry``, the operand checks of
-        ``run_body_fast`` done here once for the gradient). With one body to run, the incoming
+        ``run_body_fast`` done here once for the gradient; a ``passthrough`` body passes the
+        gradient on whatever its layout, as ``apply`` does). With one body to run, the incoming
         gradient's Tensor carries the result when nobody else can see it (``unshared``).
         Raises as ``apply`` does (saved values changed in place); a released node declines
         (``apply`` raises the error)."""
@@ -280,13 +281,6 @@ class ElementwiseNode(OpNode):
         size = data.size
         if size >= _config.FUSION_MIN_ELEMENTS:  # the engine fuses a region from here
             return None
-        flags = data.flags
-        if flags.c_contiguous:
-            head, first = data, ("f" if flags.writeable else "r")
-        elif size > 1 and not any(data.strides):  # broadcast (a full sum's): as its scalar
-            head, first = data[(0,) * data.ndim], "s"
-        else:
-            return None
         op = self._op
         steps = op.plain_steps.get(self.needs_input_grad)
         if steps is None:
@@ -294,13 +288,22 @@ class ElementwiseNode(OpNode):
         shape, np_dtype = data.shape, data.dtype
         metas, saved = self._next_meta, self._saved
         out = [None] * len(metas)
+        head = None  # the gradient as a kernel operand, once a body needs it
         for i, body, params in steps:
             meta = metas[i]
             if meta is None or meta[0] != shape or meta[1].np is not np_dtype:
                 return None
-            if body is passthrough:
+            if body is passthrough:  # (any layout: the general path passes it on as it is)
                 out[i] = g
                 continue
+            if head is None:
+                flags = data.flags
+                if flags.c_contiguous:
+                    head, first = data, ("f" if flags.writeable else "r")
+                elif size > 1 and not any(data.strides):  # broadcast (a full sum's): a scalar
+                    head, first = data[(0,) * data.ndim], "s"
+                else:
+                    return None
             values = [head]
             pattern = first
             for p in params:
@@ -311,9 +314,12 @@ class ElementwiseNode(OpNode):
                 elif kind is SavedTensor:
                     value = value.data(self)
                     if (type(value) is not np.ndarray or value.dtype is not np_dtype
-                            or value.shape != shape or not value.flags.c_contiguous):
+                            or value.shape != shape):
                         return None
-                    pattern += "f" if value.flags.writeable else "r"
+                    flags = value.flags
+                    if not flags.c_contiguous:
+                        return None
+                    pattern += "f" if flags.writeable else "r"
                 else:
                     return None
                 values.append(value)
