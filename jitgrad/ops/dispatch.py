@@ -28,8 +28,8 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..device import cpu
 from . import devices, upper
 from .allocation import copy_data, full_like, zeros
-from .fastpath import (basic_view, binary_fast, elementwise_fast, full_sum, run_body_entry,
-                       run_body_fast, unary_fast)
+from .fastpath import (basic_view, elementwise_fast, full_sum, run_body_entry, run_body_fast,
+                       unrolled_fast)
 from .devices import (MIXED_DEVICES_MSG, backend_for, cuda_backend, cuda_kernels, device_of,
                       move, on_cuda, shares_memory)
 from .operands import (broadcast_shapes, check_complex_ok, complex_error, compute_dtype,
@@ -75,9 +75,9 @@ def elementwise(op, *args, out=None, **attrs):
     if attrs:
         result = elementwise_fast(op, args, attrs)
     elif len(args) == 2:
-        result = binary_fast(op, args[0], args[1])
+        result = unrolled_fast(op, args[0], args[1])
     elif len(args) == 1:
-        result = unary_fast(op, args[0])
+        result = unrolled_fast(op, args[0])
     else:
         result = elementwise_fast(op, args)
     if result is not None:
@@ -89,7 +89,7 @@ def unary(op, x):
     """``elementwise(op, x)`` for a row of one operand without attributes (``tanh(x)``): its
     fast path first, without the argument packing (Note [eager fast path])."""
     if transform_hook is None:
-        result = unary_fast(op, x)
+        result = unrolled_fast(op, x)
         if result is not None:
             return result
     return elementwise(op, x)
@@ -98,7 +98,7 @@ def unary(op, x):
 def binary(op, x, y):
     """``elementwise(op, x, y)`` for a row of two operands without attributes (``x * y``)."""
     if transform_hook is None:
-        result = binary_fast(op, x, y)
+        result = unrolled_fast(op, x, y)
         if result is not None:
             return result
     return elementwise(op, x, y)

@@ -80,41 +80,18 @@ def _plan(op, dtype: np.dtype, pattern: str):
 
 # needs_input_grad of two operands by bit mask (bit 0: the first needs grad, bit 1: the second)
 _NEEDS_TWO = (None, (True, False), (False, True), (True, True))
-_NEEDS_ONE = (True,)
+_NEEDS_ONE = (None, (True,))  # needs_input_grad of one operand, by its requires_grad
 
 
-def unary_fast(op, x):
-    """``elementwise_fast(op, (x,))``: one operand, no attributes (``tanh(x)``), unrolled."""
+_UNARY = object()  # ``unrolled_fast``'s second operand when there is none
+
+
+def unrolled_fast(op, x, y=_UNARY):
+    """``elementwise_fast(op, (x,))`` or ``elementwise_fast(op, (x, y))``: one or two
+    operands, no attributes (``tanh(x)``, ``x * y``, ``x * 1.5``), unrolled; a Python number
+    first (``1.5 - x``) takes ``elementwise_fast``."""
     if type(x) is not Tensor:
-        return None
-    a = x._data
-    if type(a) is not _ndarray:
-        return None
-    flags = a.flags
-    if not flags.c_contiguous:
-        return None
-    plan = op.fast_plans.get((a.dtype, "f" if flags.writeable else "r"))
-    if plan is None:
-        plan = _plan(op, a.dtype, "f" if flags.writeable else "r")
-    if plan is False or a.size == 0 or a.size > plan.max_size:
-        return None
-    shape = a.shape
-    out = np.empty(shape, plan.out_np)
-    if a.ndim == 1:
-        plan.entry(out, a)
-    else:
-        plan.entry(out.reshape(-1), a.reshape(-1))
-    result = Tensor._make(out)
-    if x._requires_grad and plan.records and is_grad_enabled():
-        record_elementwise(op, (x,), _NEEDS_ONE, None, result, shape, plan.out_dt, plan.dt)
-    return result
-
-
-def binary_fast(op, x, y):
-    """``elementwise_fast(op, (x, y))``: two operands, no attributes (``x * y``, ``x * 1.5``),
-    unrolled; a Python number first (``1.5 - x``) takes ``elementwise_fast``."""
-    if type(x) is not Tensor:
-        return elementwise_fast(op, (x, y))
+        return None if y is _UNARY else elementwise_fast(op, (x, y))
     a = x._data
     if type(a) is not _ndarray:
         return None
@@ -122,17 +99,23 @@ def binary_fast(op, x, y):
     if not flags.c_contiguous:
         return None
     kind = type(y)
-    if kind is Tensor:
+    if y is _UNARY:
+        operands = (x,)
+        pattern = "f" if flags.writeable else "r"
+        mask = x._requires_grad
+    elif kind is Tensor:
         b = y._data
         if type(b) is not _ndarray or b.shape != a.shape or b.dtype != a.dtype:
             return None
         other = b.flags
         if not other.c_contiguous:
             return None
+        operands = (x, y)
         pattern = ("f" if flags.writeable else "r") + ("f" if other.writeable else "r")
         mask = x._requires_grad | (y._requires_grad << 1)
     elif kind is float or kind is int:
         b = y
+        operands = (x, y)
         pattern = "fs" if flags.writeable else "rs"
         mask = x._requires_grad
     else:
@@ -144,14 +127,16 @@ def binary_fast(op, x, y):
         return None
     shape = a.shape
     out = np.empty(shape, plan.out_np)
-    if a.ndim == 1 and plan.cast is None:
-        plan.entry(out, a, b)
+    if a.ndim != 1 or plan.cast is not None:  # rarer: n-d arrays run flat, float32 scalars
+        plan.entry(out.reshape(-1), *_flat_values((a,) if y is _UNARY else (a, b), plan.cast))
+    elif y is _UNARY:
+        plan.entry(out, a)
     else:
-        plan.entry(out.reshape(-1), *_flat_values((a, b), plan.cast))
+        plan.entry(out, a, b)
     result = Tensor._make(out)
     if mask and plan.records and is_grad_enabled():
-        record_elementwise(op, (x, y), _NEEDS_TWO[mask], None, result, shape, plan.out_dt,
-                           plan.dt)
+        record_elementwise(op, operands, _NEEDS_ONE[mask] if y is _UNARY else _NEEDS_TWO[mask],
+                           None, result, shape, plan.out_dt, plan.dt)
     return result
 
 

@@ -136,7 +136,7 @@ def recording_rows():
     seen: set = set()
     saved = {n: getattr(dispatch, n) for n in
              ("_elementwise", "_composite", "_elementwise_out", "_composite_out",
-              "elementwise_fast", "unary_fast", "binary_fast", "full_sum",
+              "elementwise_fast", "unrolled_fast", "full_sum",
               "basic_view")}  # Note [eager fast path]
 
     def wrap(run):

@@ -41,9 +41,9 @@ def test_fast_equals_general(name, arity, shape, dtype, scalar, unrolled):
     if not unrolled:
         fast = fastpath.elementwise_fast(OPS[name], tuple(fast_in))
     elif arity == 1:  # the one- and two-operand forms dispatch.elementwise calls
-        fast = fastpath.unary_fast(OPS[name], fast_in[0])
+        fast = fastpath.unrolled_fast(OPS[name], fast_in[0])
     else:
-        fast = fastpath.binary_fast(OPS[name], *fast_in)
+        fast = fastpath.unrolled_fast(OPS[name], *fast_in)
     slow = _general(name, *slow_in)
     assert fast is not None
     assert fast.dtype is slow.dtype and fast.shape == slow.shape
@@ -117,9 +117,26 @@ def test_falls_back_where_the_key_does_not_fit():
     ]
     for args in cases:
         assert fastpath.elementwise_fast(mul, args) is None
-        assert fastpath.binary_fast(mul, *args) is None
-        assert fastpath.binary_fast(mul, args[1], args[0]) is None  # a number first, too
+        assert fastpath.unrolled_fast(mul, *args) is None
+        assert fastpath.unrolled_fast(mul, args[1], args[0]) is None  # a number first, too
         dispatch.elementwise(mul, *args)  # the general path answers as before
+
+
+def test_one_operand_falls_back_where_the_key_does_not_fit():
+    tanh = OPS["tanh"]
+    cases = [
+        _leaf(np.ones(cpu.FLAT_ENTRY_MAX_BYTES // 8 + 1)),  # above the size limit
+        _leaf(np.ones((4, 4)).T),                           # not C-contiguous
+        jitgrad.tensor(np.ones(4, np.int64)),               # computes in another dtype
+        _leaf(np.ones(0)),                                  # empty
+        2.0,                                                # not a Tensor
+    ]
+    for x in cases:
+        assert fastpath.unrolled_fast(tanh, x) is None
+    small = _leaf(np.linspace(0.1, 1.0, 4))
+    out = fastpath.unrolled_fast(tanh, small)
+    assert out.grad_fn.name() == "TanhBackward0"
+    np.testing.assert_allclose(out.numpy(), np.tanh(small.detach().numpy()), rtol=1e-15)
 
 
 def test_saved_result_version_check_survives():
