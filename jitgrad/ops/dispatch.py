@@ -159,10 +159,15 @@ def composite(op, *args, out=None, **attrs):
         return _composite_out(op, args, attrs, out)
     if transform_hook is not None:  # Note [transform hooks]
         return transform_hook(_composite, op, args, attrs)
-    return _composite(op, *args, **attrs)
+    return _run_composite(op, args, attrs)  # (the call's own tuple and dict: no repacking)
 
 
 def _composite(op, *args, **attrs):
+    """The composite op itself, in the form transform hooks call it."""
+    return _run_composite(op, args, attrs)
+
+
+def _run_composite(op, args, attrs):
     operands = []
     arrays = []
     host = True  # every operand a CPU array: no device questions (Note [eager fast path])

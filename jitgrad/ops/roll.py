@@ -92,7 +92,8 @@ def roll(x, shifts, dims=None):
 
     ``y[..., (i + s) mod n, ...] = x[..., i, ...]``; derivative: ``g`` rolled by ``-shifts``.
     """
-    x = dispatch.tensor_operand(x, "roll")
+    if type(x) is not dispatch.Tensor:
+        x = dispatch.tensor_operand(x, "roll")
     shifts = _ints("roll", "shifts", shifts)
     if dims is None:
         if len(shifts) != 1:

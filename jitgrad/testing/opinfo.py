@@ -135,7 +135,7 @@ def recording_rows():
 
     seen: set = set()
     saved = {n: getattr(dispatch, n) for n in
-             ("_elementwise", "_composite", "_elementwise_out", "_composite_out",
+             ("_elementwise", "_run_composite", "_elementwise_out", "_composite_out",
               "elementwise_fast", "unrolled_fast", "full_sum",
               "basic_view")}  # Note [eager fast path]
 
