@@ -94,9 +94,11 @@ def normalize_index(index) -> tuple:
     kind = type(index)
     if kind is int:  # the common basic indices, already in NumPy's terms
         return (index, Ellipsis), "select"
-    if (kind is slice and type(index.start) in _PLAIN and type(index.stop) in _PLAIN
-            and type(index.step) in _PLAIN and index.step != 0):
-        return (index, Ellipsis), "slice"
+    if kind is slice:
+        step = index.step
+        if (step is None or (type(step) is int and step != 0)) and (
+                type(index.start) in _PLAIN and type(index.stop) in _PLAIN):
+            return (index, Ellipsis), "slice"
     items = index if isinstance(index, tuple) else (index,)
     items = tuple(_element(i) for i in items)
     if any(isinstance(i, (np.ndarray, bool)) for i in items):
