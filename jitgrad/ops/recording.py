@@ -176,16 +176,22 @@ def record_composite(op, operands, arrays, ctx, attrs, outs):
             node._saved = {}
         connect(node, operands, tuple(needs))
         node._attrs = {**attrs, **vars(ctx)}
-        meta = []
-        for o in outs:
-            meta.append((o._data.shape, o.dtype))
-        node._output_meta = tuple(meta)
         for name in op.save:
             if name != "result":
                 node._saved[name] = SavedTensor(operands[op.inputs.index(name)])
-        for nr, o in enumerate(outs):
+        if len(outs) == 1:  # (the common case, without the loops)
+            o = outs[0]
+            node._output_meta = ((o._data.shape, o.dtype),)
             if o._data.dtype.kind in "fc":
-                o._grad_fn, o._requires_grad, o._output_nr = node, True, nr
+                o._grad_fn, o._requires_grad = node, True
+        else:
+            meta = []
+            for o in outs:
+                meta.append((o._data.shape, o.dtype))
+            node._output_meta = tuple(meta)
+            for nr, o in enumerate(outs):
+                if o._data.dtype.kind in "fc":
+                    o._grad_fn, o._requires_grad, o._output_nr = node, True, nr
         if "result" in op.save:
             node._saved["result"] = SavedTensor(outs[0], is_output=True)
     return outs[0] if op.n_outputs == 1 else tuple(outs)

@@ -441,12 +441,31 @@ CAT = def_composite("cat", "CatBackward0", ("tensors",), _cat_fwd, _cat_back, at
                     export=True, complex_ok=True)
 
 
+def _cat_vectors(ts):
+    """``cat(ts)`` of 1-d CPU tensors (W6 joins its chain to the walls every Euler step), or
+    None for the general path: nothing to check for them (any lengths, dim 0), so the general
+    path's forward and node without its checks and dispatch (Note [eager fast path])."""
+    arrays = []
+    for t_ in ts:
+        a = t_._data
+        if type(a) is not np.ndarray or a.ndim != 1:
+            return None
+        arrays.append(a)
+    ctx = dispatch.CompositeCtx()
+    outs = [dispatch.Tensor._make(_cat_fwd(ctx, *arrays, dim=0, ndim=1))]
+    return dispatch.record_composite(CAT, ts, arrays, ctx, {"dim": 0, "ndim": 1}, outs)
+
+
 @public(CAT)
 def cat(tensors, dim=0, *, out=None):
     """Concatenate along ``dim`` (dtypes promote as NumPy's; 1-d empty tensors are skipped as
     in PyTorch). Derivative: input ``i`` gets the slice of ``g`` it occupied along ``dim``.
     ``out``: write the result there (no autograd; see ``dispatch.elementwise``)."""
     ts = _tensor_list("cat", tensors, "cat(): expected a non-empty list of Tensors")
+    if out is None and (dim == 0 or dim == -1) and dispatch.transform_hook is None:
+        result = _cat_vectors(ts)
+        if result is not None:
+            return result
     shapes = []
     ref = None  # the first shape that is not a legacy 1-d empty one
     for t_ in ts:  # (loops, no generators: W6 concatenates every Euler step)

@@ -136,8 +136,8 @@ def recording_rows():
     seen: set = set()
     saved = {n: getattr(dispatch, n) for n in
              ("_elementwise", "_run_composite", "_elementwise_out", "_composite_out",
-              "elementwise_fast", "unrolled_fast", "full_sum",
-              "basic_view")}  # Note [eager fast path]
+              "elementwise_fast", "unrolled_fast", "full_sum", "basic_view",
+              "record_composite")}  # Note [eager fast path]; shape.cat's 1-d path
 
     def wrap(run):
         def recorded(op, *args, **kwargs):

@@ -349,3 +349,29 @@ def test_basic_view_leaves_bad_indices_to_the_general_path():
     with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 4"):
         x[7]
     assert x._views is None and x.grad_fn is None
+
+
+def test_cat_of_vectors_equals_the_general_path():
+    """shape.cat's 1-d path: the general path's values, dtype, node and gradients."""
+    from jitgrad.ops import shape as shape_ops
+
+    rng = np.random.default_rng(5)
+    parts = [rng.standard_normal(1), rng.standard_normal(6), rng.standard_normal(0),
+             rng.standard_normal(3).astype(np.float32)]  # an empty one; a promoted one
+    fast_in = [_leaf(p, grad=k != 0) for k, p in enumerate(parts)]
+    slow_in = [_leaf(p, grad=k != 0) for k, p in enumerate(parts)]
+    fast = shape_ops._cat_vectors(fast_in)
+    slow = dispatch.composite(shape_ops.CAT, *slow_in, dim=0, ndim=1)
+    assert fast.dtype is slow.dtype and fast.numpy().tobytes() == slow.numpy().tobytes()
+    assert fast.grad_fn.name() == slow.grad_fn.name() == "CatBackward0"
+    assert fast.grad_fn._attrs == slow.grad_fn._attrs
+    assert fast.grad_fn.needs_input_grad == slow.grad_fn.needs_input_grad
+    weights = rng.standard_normal(10)
+    (fast * jitgrad.tensor(weights)).sum().backward()
+    (slow * jitgrad.tensor(weights)).sum().backward()
+    for f, s in zip(fast_in[1:], slow_in[1:]):
+        assert f.grad.dtype is s.grad.dtype
+        assert f.grad.numpy().tobytes() == s.grad.numpy().tobytes()
+    np.testing.assert_array_equal(fast_in[1].grad.numpy(), weights[1:7])
+    assert shape_ops._cat_vectors([_leaf(np.ones((2, 2))), _leaf(np.ones((1, 2)))]) is None
+    assert jitgrad.cat(fast_in, dim=-1).shape == (10,)
