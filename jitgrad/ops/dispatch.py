@@ -87,21 +87,20 @@ def elementwise(op, *args, out=None, **attrs):
 
 def unary(op, x):
     """``elementwise(op, x)`` for a row of one operand without attributes (``tanh(x)``): its
-    fast path first, without the argument packing (Note [eager fast path])."""
-    if transform_hook is None:
-        result = unrolled_fast(op, x)
-        if result is not None:
-            return result
-    return elementwise(op, x)
+    fast path first, without the argument packing (Note [eager fast path]); a declined call
+    goes to the general path at once (not through ``elementwise``'s fast path again)."""
+    if transform_hook is not None:  # Note [transform hooks]
+        return transform_hook(_elementwise, op, (x,), {})
+    result = unrolled_fast(op, x)
+    return result if result is not None else _elementwise(op, x)
 
 
 def binary(op, x, y):
     """``elementwise(op, x, y)`` for a row of two operands without attributes (``x * y``)."""
-    if transform_hook is None:
-        result = unrolled_fast(op, x, y)
-        if result is not None:
-            return result
-    return elementwise(op, x, y)
+    if transform_hook is not None:
+        return transform_hook(_elementwise, op, (x, y), {})
+    result = unrolled_fast(op, x, y)
+    return result if result is not None else _elementwise(op, x, y)
 
 
 def _elementwise(op, *args, **attrs):

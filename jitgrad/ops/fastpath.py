@@ -308,6 +308,8 @@ def full_sum(op, x):
         shape = data.shape
         attrs = _full_sum_attrs.get(shape)
         if attrs is None:
+            if len(_full_sum_attrs) >= 1024:  # (bounded: programs of ever new shapes)
+                _full_sum_attrs.clear()
             attrs = _full_sum_attrs[shape] = MappingProxyType({
                 "dims": tuple(range(data.ndim)), "keepdim": False, "dtype": None,
                 "in_shape": shape, "keep_shape": (1,) * data.ndim})
