@@ -10,7 +10,7 @@ from . import dtypes
 from ._device import Device
 from .autograd import api as autograd_api
 from .autograd import grad_mode
-from .autograd.node import AccumulateGrad, HookDict
+from .autograd.node import AccumulateGrad, HookDict, sink_of
 from .autograd.version import VersionCounter
 from .ops import binary, dispatch, indexing, linalg, reduce, shape, unary
 # (declare their rows: their methods are derived below)
@@ -283,8 +283,7 @@ class Tensor:
         ref = self._grad_acc_ref
         acc = ref() if ref is not None else None
         if acc is None:  # made again whenever the last graph holding it died (a weak reference)
-            acc = AccumulateGrad(self)
-            self._grad_acc_ref = weakref.ref(acc)
+            acc = sink_of(self)
         return acc
 
     def _accumulate_grad(self, new_grad: "Tensor", owned: bool = False) -> None:

@@ -15,6 +15,9 @@ class _State(threading.local):
 
 
 _state = _State()
+#: the thread's flag object: ``state.enabled`` is ``is_grad_enabled()`` without the call (for
+#: the eager hot path, ops/fastpath.py)
+state = _state
 
 
 def is_grad_enabled() -> bool:

@@ -77,6 +77,7 @@ class Node:
     _tensor_hooks = _NO_HOOKS  # output_nr -> HookDict of tensor (pre) hooks
     _retain_grad_hooks = _NO_HOOKS  # output_nr -> callable, runs after the tensor hooks
     _metadata = None
+    _released = False  # True once backward freed the saved values (``_release``)
     # set by every hook registration (tensor hooks, retain_grad, node pre/post hooks): the
     # engine's plain step (Note [plain step] in engine/engine.py) is for nodes nothing observes
     _observed = False
@@ -308,15 +309,14 @@ class AccumulateGrad(Node):
 
     # A leaf's sink is made again whenever the last graph holding it is gone (the leaf keeps a
     # weak reference, as PyTorch's does), so in a loop of small ops it is made once per op: its
-    # constant fields are class attributes and the constructor stores the variable alone.
+    # constant fields are class attributes, and ``sink_of`` allocates it with the class call
+    # (no ``__init__`` frame) and stores the variable alone.
+    __init__ = object.__init__
     _next_edges = ()
     _next_meta = ()
-    _released = False
     # a leaf's sink runs before anything else that is ready (PyTorch gives it UINT64_MAX)
     _sequence_nr = _INF
-
-    def __init__(self, variable):
-        self.variable = variable
+    variable = None  # the leaf (set by ``sink_of``)
 
     @property
     def _output_meta(self) -> list:
@@ -345,6 +345,15 @@ class AccumulateGrad(Node):
                 raise TypeError("hooks registered with register_post_accumulate_grad_hook must "
                                 f"return None, but {getattr(hook, '__name__', hook)} returned a value")
         return []
+
+
+def sink_of(variable) -> AccumulateGrad:
+    """A new ``AccumulateGrad`` of the leaf ``variable``, which keeps it as its
+    ``_grad_acc_ref`` (a weak reference: made again once no graph holds it)."""
+    sink = AccumulateGrad()
+    sink.variable = variable
+    variable._grad_acc_ref = weakref.ref(sink)
+    return sink
 
 
 class GraphRoot(Node):

@@ -14,8 +14,9 @@ limit) and otherwise returns None, leaving the call to the general path untouche
 was allocated, written or recorded, so errors, warnings and every rare case (broadcasting,
 mixed dtypes, subclasses, CUDA, views of other strides, big arrays) stay where they were.
 
-The key's operand pattern has one letter per argument: ``f`` a writeable array, ``r`` a
-read-only one (a different Numba type), ``s`` a Python float or int. Node recording is the
+The key's operand pattern has one letter per argument: ``r`` an array (typed read-only, which
+the kernel's inputs are: the compiled entry takes a writeable array as well, Note [direct kernel
+entry]), ``s`` a Python float or int. Node recording is the
 registry's own (``recording.record_elementwise``), so node names, saved values, edges and
 version checks are those of the general path; the rows stay the only source of what an op
 computes.
@@ -28,9 +29,11 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import state as _grad_mode  # ``.enabled``: is_grad_enabled()
 from ..device import cpu, cpu_reduce
 from . import upper
-from .recording import record_elementwise, record_one, track_if_view
+from .recording import (record_elementwise, record_one, record_unrolled, save_plan,
+                        track_if_view)
 
 # the registered class and hook: ops/upper.py keeps them current (Note [upper registrations])
 Tensor = transform_hook = None
@@ -45,9 +48,11 @@ _needs: dict = {}
 
 
 class _Plan:
-    """What a cached (op, dtype, pattern) call does (Note [eager fast path])."""
+    """What a cached (op, dtype, pattern) call does (Note [eager fast path]); ``saves``: for
+    one or two operands, what the node saves (``save_plan``) by the mask of the operands that
+    require grad."""
 
-    __slots__ = ("entry", "max_size", "out_np", "out_dt", "dt", "records", "cast")
+    __slots__ = ("entry", "max_size", "out_np", "out_dt", "dt", "records", "cast", "saves")
 
 
 def _plan(op, dtype: np.dtype, pattern: str):
@@ -74,69 +79,72 @@ def _plan(op, dtype: np.dtype, pattern: str):
             limit = min(limit, _UFUNC_LIMIT)
         plan.max_size = limit
         plan.entry = cpu.flat_entry(op.forward, pattern, dtype, plan.out_np)
+        plan.saves = _saves_by_mask(op, pattern) if plan.records and len(pattern) <= 2 else ()
     op.fast_plans[key] = plan
     return plan
 
 
-# needs_input_grad of two operands by bit mask (bit 0: the first needs grad, bit 1: the second)
-_NEEDS_TWO = (None, (True, False), (False, True), (True, True))
-_NEEDS_ONE = (None, (True,))  # needs_input_grad of one operand, by its requires_grad
+def _saves_by_mask(op, pattern: str) -> tuple:
+    """``save_plan(op, needs)`` for each mask of the Tensor operands (``r`` in ``pattern``)
+    that require grad: bit k, operand k (None where a bit is not a Tensor's)."""
+    tensors = sum(1 << k for k, letter in enumerate(pattern) if letter == "r")
+    return tuple(save_plan(op, tuple(bool(mask >> k & 1) for k in range(len(pattern))))
+                 if mask and mask & tensors == mask else None
+                 for mask in range(1 << len(pattern)))
 
 
 _UNARY = object()  # ``unrolled_fast``'s second operand when there is none
+_UNROLLED = ("r", "rr", "rs")  # the patterns of ``unrolled_fast``, by ``op.unrolled_plans`` index
 
 
 def unrolled_fast(op, x, y=_UNARY):
     """``elementwise_fast(op, (x,))`` or ``elementwise_fast(op, (x, y))``: one or two
-    operands, no attributes (``tanh(x)``, ``x * y``, ``x * 1.5``), unrolled; a Python number
-    first (``1.5 - x``) takes ``elementwise_fast``."""
+    operands, no attributes (``tanh(x)``, ``x * y``, ``x * 1.5``), unrolled, its plans keyed
+    by dtype alone (``op.unrolled_plans``, one table per pattern); a Python number first
+    (``1.5 - x``) takes ``elementwise_fast``."""
     if type(x) is not Tensor:
         return None if y is _UNARY else elementwise_fast(op, (x, y))
     a = x._data
-    if type(a) is not _ndarray:
+    if type(a) is not _ndarray or not a.flags.c_contiguous:
         return None
-    flags = a.flags
-    if not flags.c_contiguous:
-        return None
-    kind = type(y)
     if y is _UNARY:
-        operands = (x,)
-        pattern = "f" if flags.writeable else "r"
-        mask = x._requires_grad
-    elif kind is Tensor:
-        b = y._data
-        if type(b) is not _ndarray or b.shape != a.shape or b.dtype != a.dtype:
-            return None
-        other = b.flags
-        if not other.c_contiguous:
-            return None
-        operands = (x, y)
-        pattern = ("f" if flags.writeable else "r") + ("f" if other.writeable else "r")
-        mask = x._requires_grad | (y._requires_grad << 1)
-    elif kind is float or kind is int:
-        b = y
-        operands = (x, y)
-        pattern = "fs" if flags.writeable else "rs"
+        form = 0
         mask = x._requires_grad
     else:
-        return None
-    plan = op.fast_plans.get((a.dtype, pattern))
+        kind = type(y)
+        if kind is Tensor:
+            b = y._data
+            if (type(b) is not _ndarray or b.shape != a.shape or b.dtype != a.dtype
+                    or not b.flags.c_contiguous):
+                return None
+            form = 1
+            mask = x._requires_grad | (y._requires_grad << 1)
+        elif kind is float or kind is int:
+            b = y
+            form = 2
+            mask = x._requires_grad
+        else:
+            return None
+    dtype = a.dtype
+    plans = op.unrolled_plans[form]
+    plan = plans.get(dtype)
     if plan is None:
-        plan = _plan(op, a.dtype, pattern)
-    if plan is False or a.size == 0 or a.size > plan.max_size:
+        plan = plans[dtype] = _plan(op, dtype, _UNROLLED[form])
+    size = a.size
+    if plan is False or size == 0 or size > plan.max_size:
         return None
     shape = a.shape
     out = np.empty(shape, plan.out_np)
     if a.ndim != 1 or plan.cast is not None:  # rarer: n-d arrays run flat, float32 scalars
-        plan.entry(out.reshape(-1), *_flat_values((a,) if y is _UNARY else (a, b), plan.cast))
-    elif y is _UNARY:
+        plan.entry(out.reshape(-1), *_flat_values((a,) if form == 0 else (a, b), plan.cast))
+    elif form == 0:
         plan.entry(out, a)
     else:
         plan.entry(out, a, b)
     result = Tensor._make(out)
-    if mask and plan.records and is_grad_enabled():
-        record_elementwise(op, operands, _NEEDS_ONE[mask] if y is _UNARY else _NEEDS_TWO[mask],
-                           None, result, shape, plan.out_dt, plan.dt)
+    if mask and plan.records and _grad_mode.enabled:
+        record_unrolled(op, x, None if form == 0 else y, mask, plan.saves[mask], result,
+                        (shape, plan.out_dt))
     return result
 
 
@@ -160,10 +168,9 @@ def elementwise_fast(op, args, attrs=None):
                 first = data
             elif data.shape != first.shape or data.dtype != first.dtype:
                 return None
-            flags = data.flags
-            if not flags.c_contiguous:
+            if not data.flags.c_contiguous:
                 return None
-            pattern += "f" if flags.writeable else "r"
+            pattern += "r"
             values.append(data)
             if a._requires_grad:
                 mask |= bit
@@ -244,9 +251,8 @@ def run_body_fast(body, args, np_dtype):
             shape = a.shape
         elif a.shape != shape:
             return None
-        flags = a.flags
-        if flags.c_contiguous:
-            pattern += "f" if flags.writeable else "r"
+        if a.flags.c_contiguous:
+            pattern += "r"
             values.append(a)
         elif a.size > 1 and not any(a.strides):
             pattern += "s"

@@ -30,7 +30,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.node import SavedTensor
-from . import binary, dispatch, indexing, scatter, scatter_reduce, upper, views
+from . import binary, dispatch, indexing, recording, scatter, scatter_reduce, upper, views
 from .registry import LINEAR, def_composite, surface
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -142,7 +142,8 @@ def _check_shape(name: str, self, shape) -> None:
 
 def _new_node(op, operands, needs, attrs, self):
     """``op``'s node wired to the operands' current histories (taken before the write)."""
-    node = op.node_cls()
+    node = recording.new_node(op)
+    node._saved = {}
     node.needs_input_grad = needs
     node._next_edges = tuple(dispatch.gradient_edge(o) if n else (None, 0)
                              for o, n in zip(operands, needs))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import weakref
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import SavedTensor
+from ..autograd.node import SavedTensor, next_sequence_nr, sink_of
 from . import upper
 from .devices import shares_memory
 
@@ -43,18 +43,28 @@ def gradient_edge(t) -> tuple:
 
 def operand_edge(o) -> tuple:
     """``gradient_edge(o)`` of an operand that requires grad, the common cases inline: a
-    result of another op (not a view: no stale history to check), or a leaf whose sink a graph
-    still holds."""
+    result of another op (not a view: no stale history to check), or a leaf (its sink, made
+    again when no graph holds it: ``Tensor._grad_accumulator``)."""
     if o._base is None:
-        if o._grad_fn is not None:
-            return (o._grad_fn, o._output_nr)
+        node = o._grad_fn
+        if node is not None:
+            return (node, o._output_nr)
         ref = o._grad_acc_ref
         if ref is not None:
             sink = ref()
             if sink is not None:
                 return (sink, 0)
-        return (o._grad_accumulator(), 0)
+        return (sink_of(o), 0)
     return gradient_edge(o)
+
+
+def new_node(op):
+    """A node of ``op``'s class, numbered in the backward order, for a recorder that sets its
+    fields next (``OpNode`` has no ``__init__``: the edges, metadata, ``needs_input_grad``,
+    attributes and saved values are the recorder's)."""
+    node = op.node_cls()
+    node._sequence_nr = next_sequence_nr()
+    return node
 
 
 def connect(node, operands, needs, meta=None) -> None:
@@ -113,7 +123,8 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
     ``attrs``: the row's attributes, None or empty when it has none),
     saving what its backward reads (``save_plan``). ``dtype``: every Tensor operand's, when
     known."""
-    node = op.node_cls._for_recording()
+    node = op.node_cls()
+    node._sequence_nr = next_sequence_nr()
     meta = (shape, out_dt)
     # ``dtype`` given: every Tensor operand has ``shape`` and ``dtype`` (Note [plain float path])
     connect(node, operands, needs, None if dtype is None else meta if dtype is out_dt
@@ -127,15 +138,51 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
     if plan is None:
         plan = save_plan(op, needs)
     if plan:
-        saved = node._saved = {}
-        for name, source in plan:
-            if source == "attr":
-                saved[name] = attrs[name]
-            elif source == "result":
-                saved[name] = SavedTensor(out, is_output=True)
-            else:
-                v = operands[source]
-                saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
+        node._saved = saved_values(plan, operands, attrs, out)
+
+
+# needs_input_grad of one operand, and of two by bit mask (bit 0: the first needs grad, bit 1:
+# the second)
+_NEEDS_ONE = (True,)
+_NEEDS_TWO = (None, (True, False), (False, True), (True, True))
+
+
+def record_unrolled(op, x, y, mask, saves, out, meta) -> None:
+    """``record_elementwise`` for ``fastpath.unrolled_fast``: ``op`` over ``x`` alone (``y``
+    None) or ``x`` and ``y`` (a Tensor or a Python number), every Tensor operand of ``meta``,
+    the output's ``(shape, dtype)``; ``mask``: bit k set where operand k requires grad;
+    ``saves``: the ``save_plan`` for it."""
+    node = op.node_cls()
+    node._sequence_nr = next_sequence_nr()
+    if y is None:
+        node.needs_input_grad = _NEEDS_ONE
+        node._next_edges = (operand_edge(x),)
+        node._next_meta = (meta,)
+    else:
+        node.needs_input_grad = _NEEDS_TWO[mask]
+        node._next_edges = (operand_edge(x) if mask & 1 else _NO_EDGE,
+                            operand_edge(y) if mask & 2 else _NO_EDGE)
+        node._next_meta = (meta if mask & 1 else None, meta if mask & 2 else None)
+    node._output_meta = (meta,)
+    out._grad_fn = node
+    out._requires_grad = True
+    if saves:
+        node._saved = saved_values(saves, (x, y), None, out)
+
+
+def saved_values(plan, operands, attrs, out) -> dict:
+    """The saved values of an elementwise node by ``plan`` (``save_plan``) from its
+    ``operands``, ``attrs`` and output ``out``."""
+    saved = {}
+    for name, source in plan:
+        if source == "attr":
+            saved[name] = attrs[name]
+        elif source == "result":
+            saved[name] = SavedTensor(out, is_output=True)
+        else:
+            v = operands[source]
+            saved[name] = SavedTensor(v) if isinstance(v, Tensor) else v
+    return saved
 
 
 class CompositeCtx:
@@ -171,7 +218,7 @@ def record_composite(op, operands, arrays, ctx, attrs, outs):
         if len(operands) == 1 and len(outs) == 1 and not op.save:
             record_one(op, operands[0], outs[0], {**attrs, **vars(ctx)})
             return outs[0]
-        node = op.node_cls._for_recording()
+        node = new_node(op)
         if op.save:
             node._saved = {}
         connect(node, operands, tuple(needs))
@@ -197,14 +244,12 @@ def record_composite(op, operands, arrays, ctx, attrs, outs):
     return outs[0] if op.n_outputs == 1 else tuple(outs)
 
 
-_NEEDS_ONE = (True,)
-
 
 def record_one(op, operand, out, attrs) -> None:
     """``record_composite``'s node for its commonest call: one Tensor ``operand`` that requires
     grad, one output ``out``, nothing saved (``op.save`` empty); ``attrs``: the node's
     attributes (the call's and what the forward stashed)."""
-    node = op.node_cls._for_recording()
+    node = new_node(op)
     node.needs_input_grad = _NEEDS_ONE
     node._next_edges = (operand_edge(operand),)
     data, out_data = operand._data, out._data

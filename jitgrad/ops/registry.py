@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import _config
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor, next_sequence_nr, unshared
+from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor, unshared
 from . import dispatch
 
 OPS: dict = {}
@@ -74,6 +74,8 @@ class OpDef:
     # (dtype, operand pattern) -> the cached eager decision (Note [eager fast path] in
     # ops/fastpath.py)
     fast_plans: dict = field(default_factory=dict)
+    # the same plans of ``fastpath.unrolled_fast``'s three patterns, each keyed by dtype alone
+    unrolled_plans: tuple = field(default_factory=lambda: ({}, {}, {}))
     # needs_input_grad -> the backward steps of the plain step (``ElementwiseNode``)
     plain_steps: dict = field(default_factory=dict)
     node_cls: type = None
@@ -133,22 +135,10 @@ class OpNode(Node):
     # and the two dicts; read-only, so no node writes into another's)
     _attrs = _saved = MappingProxyType({})
 
-    def __init__(self):
-        Node.__init__(self)
-        self._saved: dict = {}
-        self._attrs: dict = {}
-        self.needs_input_grad: tuple = ()
-
-    @classmethod
-    def _for_recording(cls):
-        """``cls()`` for a recorder that sets the edges, input metadata, ``needs_input_grad``,
-        attributes, output metadata and saved values (a dict of its own) itself next
-        (``ops/recording.py``): without the placeholder values ``__init__`` would store first
-        (the eager hot path)."""
-        node = object.__new__(cls)
-        node._sequence_nr = next_sequence_nr()
-        node._released = False
-        return node
+    # a recorder (ops/recording.py) sets every field of its node itself: the class call then
+    # allocates without an ``__init__`` frame (``new_node``, Note [eager fast path])
+    __init__ = object.__init__
+    needs_input_grad: tuple = ()
 
     def _release(self):
         self._released = True

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.node import SECOND_BACKWARD_MSG, Node
-from . import dispatch, indexing, views_cuda
+from . import dispatch, indexing, recording, views_cuda
 from .registry import LINEAR, def_composite
 
 NO_GRAD_VIEW_REBASED_MSG = (
@@ -99,7 +99,7 @@ def refresh_view(view) -> None:
         if view._requires_grad:  # the rebase in inplace.py flagged it
             raise RuntimeError(NO_GRAD_VIEW_REBASED_MSG)
     elif view._requires_grad and root._requires_grad:
-        node = AS_STRIDED.node_cls()
+        node = recording.new_node(AS_STRIDED)
         node.needs_input_grad = (True,)
         node._next_edges = (dispatch.gradient_edge(root),)
         node._next_meta = ((root._data.shape, root.dtype),)
