@@ -343,38 +343,46 @@ def sum_all(x):
     """``reduce_sum`` of every element of ``x`` as a 0-d array of its own (not a view: the
     caller's alias check has nothing to look at), where ``reduce_sum`` would run its serial row
     kernel on the flat array: a non-empty C-contiguous float32/float64 ndarray below the
-    parallel size. The same kernel and bits, without the 3-D set-up, through the kernel's
-    compiled entry point (Note [direct kernel entry] in device/cpu.py). None elsewhere."""
+    parallel size. The same kernel and bits, without the 3-D set-up, through the compiled entry
+    point (Note [direct kernel entry] in device/cpu.py) of ``_sum_flat``, which calls it. None
+    elsewhere."""
     if type(x) is not np.ndarray:
         return None
-    flags = x.flags
-    plan = _sum_all_plans.get((x.dtype, flags.writeable))
-    if plan is None:
-        plan = _sum_all_plan(x.dtype, flags.writeable)
+    entry = _sum_all_plans.get(x.dtype)
+    if entry is None:
+        entry = _sum_all_plan(x.dtype)
     size = x.size
-    if plan is False or not flags.c_contiguous or size == 0 or x.nbytes >= PARALLEL_MIN_SIZE * 8:
+    if entry is False or not x.flags.c_contiguous or size == 0 or size * x.itemsize >= _PAR_BYTES:
         return None  # (the last: ``_par(x)``, inline)
     out = np.empty((), x.dtype)
-    # the zero as a Python float (exact in float32 too): a NumPy scalar costs more to unbox
-    plan(x if x.ndim == 1 else x.reshape(-1), 1, size, _NOC, 0.0, out.reshape(1))
+    entry(x if x.ndim == 1 else x.reshape(-1), out)
     return out
 
 
-# (dtype, writeable) -> the entry point of ``sum_all``'s kernel, or False
+def _sum_flat(x, out):
+    """out[()] = the serial row fold of the flat ``x`` (outer 1, r = x.size): ``reduce_sum``'s
+    kernel, called with its arguments, so two array operands cross the entry, not six."""
+    _rows(x, 1, x.size, _noc, _zero, out.reshape(1))
+
+
+_PAR_BYTES = PARALLEL_MIN_SIZE * 8
+# dtype -> the entry point of ``sum_all``'s kernel, or False
 _sum_all_plans: dict = {}
 
 
-def _sum_all_plan(dtype, writeable):
+def _sum_all_plan(dtype):
     plan = False
     if dtype.kind == "f" and dtype.itemsize >= 4:
         from numba import types
 
         scalar = types.float64 if dtype.itemsize == 8 else types.float32
-        flat = types.Array(scalar, 1, "C")
-        sig = (types.Array(scalar, 1, "C", readonly=not writeable), types.int64, types.int64,
-               types.Array(types.float64, 1, "C"), scalar, flat)
-        plan = _K_SUM[0][False].compile(sig)
-    _sum_all_plans[(dtype, writeable)] = plan
+        # x typed read-only: the entry takes writeable arrays too (Note [direct kernel entry])
+        sig = (types.Array(scalar, 1, "C", readonly=True), types.Array(scalar, 0, "C"))
+        kernel = njit(nogil=True, cache=True, error_model="numpy")(
+            _bind(_sum_flat, f"_sum_flat_{dtype.name}", _rows=_K_SUM[0][False], _noc=_NOC,
+                  _zero=dtype.type(0)))
+        plan = kernel.compile(sig)
+    _sum_all_plans[dtype] = plan
     return plan
 
 

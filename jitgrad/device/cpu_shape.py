@@ -30,17 +30,19 @@ def _roll_copy(out, a, shift):
 
 
 _roll_kernel = njit(nogil=True, cache=True)(_roll_copy)
-_roll_entries: dict = {}  # (dtype, writeable) -> the compiled entry point, or False
+_roll_entries: dict = {}  # dtype -> the compiled entry point, or False
 
 
-def _roll_entry(dtype: np.dtype, writeable: bool):
+def _roll_entry(dtype: np.dtype):
     entry = False
     if dtype.kind in "biufc":
         scalar = numba.from_dtype(dtype)
+        # the input typed read-only: the entry takes writeable arrays too (Note [direct kernel
+        # entry])
         sig = (numba.types.Array(scalar, 1, "C"),
-               numba.types.Array(scalar, 1, "C", readonly=not writeable), numba.types.int64)
+               numba.types.Array(scalar, 1, "C", readonly=True), numba.types.int64)
         entry = _roll_kernel.compile(sig)
-    _roll_entries[(dtype, writeable)] = entry
+    _roll_entries[dtype] = entry
     return entry
 
 
@@ -49,12 +51,11 @@ def roll_flat(a, shift: int):
     dtype, or None for any other array."""
     if type(a) is not np.ndarray or a.ndim != 1:
         return None
-    flags = a.flags
-    if not flags.c_contiguous:
+    if not a.flags.c_contiguous:
         return None
-    entry = _roll_entries.get((a.dtype, flags.writeable))
+    entry = _roll_entries.get(a.dtype)
     if entry is None:
-        entry = _roll_entry(a.dtype, flags.writeable)
+        entry = _roll_entry(a.dtype)
     if entry is False:
         return None
     n = a.size

@@ -28,8 +28,8 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..device import cpu
 from . import devices, upper
 from .allocation import copy_data, full_like, zeros
-from .fastpath import (basic_view, elementwise_fast, full_sum, run_body_entry, run_body_fast,
-                       unrolled_fast)
+from .fastpath import (basic_view, elementwise_fast, fresh_result, full_sum, run_body_entry,
+                       run_body_fast, unrolled_fast)
 from .devices import (MIXED_DEVICES_MSG, backend_for, cuda_backend, cuda_kernels, device_of,
                       move, on_cuda, shares_memory)
 from .operands import (broadcast_shapes, check_complex_ok, complex_error, compute_dtype,
@@ -53,7 +53,7 @@ _save_plan = save_plan
 
 __all__ = [
     "Tensor", "transform_hook", "set_tensor_type", "elementwise", "unary", "binary", "composite",
-    "run_body", "records_nothing", "full_sum", "basic_view", "run_body_entry",
+    "run_body", "records_nothing", "full_sum", "basic_view", "fresh_result", "run_body_entry",
     "copy_data", "full_like", "zeros", "MIXED_DEVICES_MSG", "backend_for", "cuda_backend",
     "cuda_kernels", "device_of", "move", "on_cuda", "shares_memory", "broadcast_shapes",
     "complex_error", "compute_dtype", "operand", "tensor_operand", "gradient_edge", "refresh_view",

@@ -28,7 +28,6 @@ from types import MappingProxyType
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import state as _grad_mode  # ``.enabled``: is_grad_enabled()
 from ..device import cpu, cpu_reduce
 from . import upper
@@ -207,7 +206,7 @@ def elementwise_fast(op, args, attrs=None):
     else:  # rarer: n-d arrays run flat, float32 kernels take scalars rounded once
         plan.entry(out.reshape(-1), *_flat_values(values, plan.cast))
     result = Tensor._make(out)
-    if mask and plan.records and is_grad_enabled():
+    if mask and plan.records and _grad_mode.enabled:
         needs = _needs.get((mask, bit))
         if needs is None:
             needs = _needs[(mask, bit)] = tuple(bool(mask & (1 << k)) for k in range(len(args)))
@@ -310,7 +309,7 @@ def full_sum(op, x):
     if total is None:
         return None
     result = Tensor._make(total)
-    if x._requires_grad and is_grad_enabled():
+    if x._requires_grad and _grad_mode.enabled:
         shape = data.shape
         attrs = _full_sum_attrs.get(shape)
         if attrs is None:
@@ -319,6 +318,17 @@ def full_sum(op, x):
             attrs = _full_sum_attrs[shape] = MappingProxyType({
                 "dims": tuple(range(data.ndim)), "keepdim": False, "dtype": None,
                 "in_shape": shape, "keep_shape": (1,) * data.ndim})
+        record_one(op, x, result, attrs)
+    return result
+
+
+def fresh_result(op, x, data, attrs):
+    """The Tensor of ``data``, a fresh array ``op`` (a composite row of one operand that saves
+    nothing) computed from the Tensor ``x``, with the node ``dispatch.composite`` would record
+    (``attrs``: the call's and what the forward stashes): for a fast path that has run the
+    row's forward itself (Note [eager fast path])."""
+    result = Tensor._make(data)
+    if x._requires_grad and _grad_mode.enabled:
         record_one(op, x, result, attrs)
     return result
 
@@ -340,7 +350,7 @@ def basic_view(op, x, index, attrs):
         return None
     out = Tensor._make(view)
     track_if_view(out, x)
-    if x._requires_grad and is_grad_enabled():
+    if x._requires_grad and _grad_mode.enabled:
         attrs["input_shape"] = data.shape  # what the forward stashes for the backward
         record_one(op, x, out, attrs)
     return out

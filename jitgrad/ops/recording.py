@@ -14,6 +14,8 @@ from __future__ import annotations
 import weakref
 
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import state as _grad_mode  # ``.enabled``: is_grad_enabled()
+from ..dtypes import BY_NUMPY
 from ..autograd.node import SavedTensor, next_sequence_nr, sink_of
 from . import upper
 from .devices import shares_memory
@@ -98,6 +100,8 @@ def connect(node, operands, needs, meta=None) -> None:
 
 
 _NO_EDGE = (None, 0)
+_dtype_of = BY_NUMPY.get
+_weak = weakref.ref
 
 
 def needs_grad(operands) -> tuple:
@@ -253,7 +257,7 @@ def record_one(op, operand, out, attrs) -> None:
     node.needs_input_grad = _NEEDS_ONE
     node._next_edges = (operand_edge(operand),)
     data, out_data = operand._data, out._data
-    dtype = operand.dtype
+    dtype = _dtype_of(data.dtype) or operand.dtype  # (the property's look-up, without its call)
     node._next_meta = ((data.shape, dtype),)
     node._attrs = attrs
     # (a view or a reduction keeps its input's dtype: one dtype look-up, not two)
@@ -275,16 +279,22 @@ def track_view(view, base) -> None:
     version counter, ``_base``, registration in ``root._views`` (Note [view tracking])."""
     root = base._base
     # PyTorch's CreationMeta.NO_GRAD_MODE, inherited by views of such views
-    view._view_nograd = not is_grad_enabled() or (root is not None and base._view_nograd)
+    nograd = not _grad_mode.enabled
     if root is None:
         root = base
+        view._view_nograd = nograd
+    else:
+        view._view_nograd = nograd or base._view_nograd
     view._version_counter = counter = base._version_counter
     view._base = root
     view._view_version = counter.value
     views = root._views
     if views is None:
         views = root._views = LiveViews()
-    views.add(view)
+    refs = views._refs  # ``views.add(view)``, inline: one view per slice of the eager path
+    refs.append(_weak(view))
+    if len(refs) >= views._sweep_at:
+        views.sweep()
 
 
 class LiveViews:
@@ -302,11 +312,15 @@ class LiveViews:
         self._sweep_at = 8
 
     def add(self, view) -> None:
+        self._refs.append(_weak(view))
+        if len(self._refs) >= self._sweep_at:
+            self.sweep()
+
+    def sweep(self) -> None:
+        """Drop the references of dead views (once the list has doubled since the last)."""
         refs = self._refs
-        refs.append(weakref.ref(view))
-        if len(refs) >= self._sweep_at:
-            refs[:] = [ref for ref in refs if ref() is not None]
-            self._sweep_at = max(8, 2 * len(refs))
+        refs[:] = [ref for ref in refs if ref() is not None]
+        self._sweep_at = max(8, 2 * len(refs))
 
     def discard(self, view) -> None:
         self._refs = [ref for ref in self._refs if ref() is not None and ref() is not view]

@@ -94,6 +94,10 @@ def roll(x, shifts, dims=None):
     """
     if type(x) is not dispatch.Tensor:
         x = dispatch.tensor_operand(x, "roll")
+    elif dims is None and type(shifts) is int and dispatch.transform_hook is None:
+        out = cpu_shape.roll_flat(x._data, shifts)  # Note [eager fast path]: a 1-D CPU roll
+        if out is not None:
+            return dispatch.fresh_result(ROLL, x, out, {"shifts": (shifts,), "dims": None})
     shifts = _ints("roll", "shifts", shifts)
     if dims is None:
         if len(shifts) != 1:

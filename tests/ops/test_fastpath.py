@@ -376,3 +376,32 @@ def test_cat_of_vectors_equals_the_general_path():
     np.testing.assert_array_equal(fast_in[1].grad.numpy(), weights[1:7])
     assert shape_ops._cat_vectors([_leaf(np.ones((2, 2))), _leaf(np.ones((1, 2)))]) is None
     assert jitgrad.cat(fast_in, dim=-1).shape == (10,)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128", "int64"])
+@pytest.mark.parametrize("shift", [0, 1, -3, 11])
+def test_roll_of_a_vector_equals_the_general_path(dtype, shift):
+    """roll's 1-d path (an int shift, dims=None): the general path's values, node, attributes
+    and gradient; a read-only input included."""
+    from jitgrad.ops import roll as roll_ops
+
+    a = (np.arange(1.0, 8.0) * 1.5).astype(dtype)
+    grad = np.dtype(dtype).kind in "fc"
+    fast_in, slow_in = _leaf(a, grad=grad), _leaf(a, grad=grad)
+    fast = jitgrad.roll(fast_in, shift)
+    slow = dispatch.composite(roll_ops.ROLL, slow_in, shifts=(shift,), dims=None)
+    assert fast.dtype is slow.dtype and fast.numpy().tobytes() == slow.numpy().tobytes()
+    assert fast.numpy().base is None or not np.shares_memory(fast.numpy(), a)
+    if not grad:
+        assert fast.grad_fn is None and slow.grad_fn is None
+        return
+    assert fast.grad_fn.name() == slow.grad_fn.name() == "RollBackward0"
+    assert fast.grad_fn._attrs == slow.grad_fn._attrs
+    weights = jitgrad.tensor(np.linspace(-1.0, 2.0, 7).astype(dtype))
+    (fast * weights).sum().abs().backward()
+    (slow * weights).sum().abs().backward()
+    assert fast_in.grad.numpy().tobytes() == slow_in.grad.numpy().tobytes()
+    read_only = a.copy()
+    read_only.flags.writeable = False
+    np.testing.assert_array_equal(jitgrad.roll(Tensor._make(read_only), shift).numpy(),
+                                  np.roll(a, shift))
