@@ -391,15 +391,20 @@ def _identity(x):
 # GIL around the loop; no state of its own: thread-safe). Only the serial flat kernel is called
 # this way, and only for arrays below FLAT_ENTRY_MAX_BYTES (beyond: the parallel kernel, the
 # buffer pool or a NumPy ufunc may be the right choice, and the dispatcher's cost is noise).
+# The entry's wrapper checks an array operand's item size and nothing else (not its number of
+# dims: the callers pass exactly the typed arrays; not its writeable flag): the callers type every
+# input array read-only (the kernels never write them), so one entry serves writeable and
+# read-only arrays and no call asks the flag.
 FLAT_ENTRY_MAX_BYTES = min(PARALLEL_MIN_BYTES, pool.MIN_BYTES)
 _entries: dict = {}
 
 
 def flat_entry(body, pattern: str, dtype: np.dtype, out_dtype: np.dtype):
     """The compiled entry point of ``body``'s serial flat kernel for ``pattern`` (one letter per
-    operand: ``f`` a writeable 1-D C-contiguous ``dtype`` array, ``r`` the same read-only, ``s``
-    a ``dtype`` scalar) writing a 1-D C-contiguous ``out_dtype`` array (Note [direct kernel
-    entry]). Call it as ``entry(out, *operands)`` with operands of exactly those types."""
+    operand: ``r`` a 1-D C-contiguous ``dtype`` array, typed read-only and taking writeable ones
+    too, ``f`` the same typed writeable, ``s`` a ``dtype`` scalar) writing a 1-D C-contiguous
+    ``out_dtype`` array (Note [direct kernel entry]). Call it as ``entry(out, *operands)`` with
+    operands of exactly those types."""
     key = (body, pattern, dtype, out_dtype)
     entry = _entries.get(key)
     if entry is None:

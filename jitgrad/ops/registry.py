@@ -287,9 +287,8 @@ class ElementwiseNode(OpNode):
                 out[i] = g
                 continue
             if head is None:
-                flags = data.flags
-                if flags.c_contiguous:
-                    head, first = data, ("f" if flags.writeable else "r")
+                if data.flags.c_contiguous:  # (typed read-only: Note [direct kernel entry])
+                    head, first = data, "r"
                 elif size > 1 and not any(data.strides):  # broadcast (a full sum's): a scalar
                     head, first = data[(0,) * data.ndim], "s"
                 else:
@@ -306,10 +305,9 @@ class ElementwiseNode(OpNode):
                     if (type(value) is not np.ndarray or value.dtype is not np_dtype
                             or value.shape != shape):
                         return None
-                    flags = value.flags
-                    if not flags.c_contiguous:
+                    if not value.flags.c_contiguous:
                         return None
-                    pattern += "f" if flags.writeable else "r"
+                    pattern += "r"
                 else:
                     return None
                 values.append(value)
