@@ -106,6 +106,7 @@ def unrolled_fast(op, x, y=_UNARY):
     a = x._data
     if type(a) is not _ndarray or not a.flags.c_contiguous:
         return None
+    shape, dtype = a.shape, a.dtype  # (each read of an ndarray attribute costs ~30 ns)
     if y is _UNARY:
         form = 0
         mask = x._requires_grad
@@ -113,9 +114,9 @@ def unrolled_fast(op, x, y=_UNARY):
         kind = type(y)
         if kind is Tensor:
             b = y._data
-            if (type(b) is not _ndarray or b.shape != a.shape or b.dtype != a.dtype
+            if (type(b) is not _ndarray or b.shape != shape or b.dtype is not dtype
                     or not b.flags.c_contiguous):
-                return None
+                return None  # (an equal dtype that is another object: the general path)
             form = 1
             mask = x._requires_grad | (y._requires_grad << 1)
         elif kind is float or kind is int:
@@ -124,7 +125,6 @@ def unrolled_fast(op, x, y=_UNARY):
             mask = x._requires_grad
         else:
             return None
-    dtype = a.dtype
     plans = op.unrolled_plans[form]
     plan = plans.get(dtype)
     if plan is None:
@@ -132,9 +132,8 @@ def unrolled_fast(op, x, y=_UNARY):
     size = a.size
     if plan is False or size == 0 or size > plan.max_size:
         return None
-    shape = a.shape
     out = np.empty(shape, plan.out_np)
-    if a.ndim != 1 or plan.cast is not None:  # rarer: n-d arrays run flat, float32 scalars
+    if len(shape) != 1 or plan.cast is not None:  # rarer: n-d arrays, float32 scalars
         plan.entry(out.reshape(-1), *_flat_values((a,) if form == 0 else (a, b), plan.cast))
     elif form == 0:
         plan.entry(out, a)

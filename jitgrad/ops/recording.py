@@ -253,7 +253,8 @@ def record_one(op, operand, out, attrs) -> None:
     """``record_composite``'s node for its commonest call: one Tensor ``operand`` that requires
     grad, one output ``out``, nothing saved (``op.save`` empty); ``attrs``: the node's
     attributes (the call's and what the forward stashed)."""
-    node = new_node(op)
+    node = op.node_cls()  # (``new_node``, inline: the recorder of slices, sums, rolls)
+    node._sequence_nr = next_sequence_nr()
     node.needs_input_grad = _NEEDS_ONE
     node._next_edges = (operand_edge(operand),)
     data, out_data = operand._data, out._data
