@@ -16,7 +16,7 @@ import weakref
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import state as _grad_mode  # ``.enabled``: is_grad_enabled()
 from ..dtypes import BY_NUMPY
-from ..autograd.node import SavedTensor, next_sequence_nr, sink_of
+from ..autograd.node import AccumulateGrad, SavedTensor, next_sequence_nr
 from . import upper
 from .devices import shares_memory
 
@@ -56,7 +56,10 @@ def operand_edge(o) -> tuple:
             sink = ref()
             if sink is not None:
                 return (sink, 0)
-        return (sink_of(o), 0)
+        sink = AccumulateGrad()  # ``sink_of(o)``, inline: once per op on a leaf in a loop
+        sink.variable = o
+        o._grad_acc_ref = _weak(sink)
+        return (sink, 0)
     return gradient_edge(o)
 
 
@@ -261,9 +264,13 @@ def record_one(op, operand, out, attrs) -> None:
     dtype = _dtype_of(data.dtype) or operand.dtype  # (the property's look-up, without its call)
     node._next_meta = ((data.shape, dtype),)
     node._attrs = attrs
-    # (a view or a reduction keeps its input's dtype: one dtype look-up, not two)
-    node._output_meta = ((out_data.shape, dtype if out_data.dtype is data.dtype else out.dtype),)
-    if out_data.dtype.kind in "fc":
+    out_dtype = out_data.dtype
+    if out_dtype is data.dtype:  # a view or a reduction: its input's dtype, which requires grad
+        node._output_meta = ((out_data.shape, dtype),)
+        out._grad_fn, out._requires_grad = node, True
+        return
+    node._output_meta = ((out_data.shape, out.dtype),)
+    if out_dtype.kind in "fc":
         out._grad_fn, out._requires_grad = node, True
 
 
