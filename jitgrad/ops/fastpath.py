@@ -51,7 +51,8 @@ class _Plan:
     one or two operands, what the node saves (``save_plan``) by the mask of the operands that
     require grad."""
 
-    __slots__ = ("entry", "max_size", "out_np", "out_dt", "dt", "records", "cast", "saves")
+    __slots__ = ("entry", "max_size", "out_np", "out_dt", "dt", "records", "cast", "saves",
+                 "metas")
 
 
 def _plan(op, dtype: np.dtype, pattern: str):
@@ -79,6 +80,7 @@ def _plan(op, dtype: np.dtype, pattern: str):
         plan.max_size = limit
         plan.entry = cpu.flat_entry(op.forward, pattern, dtype, plan.out_np)
         plan.saves = _saves_by_mask(op, pattern) if plan.records and len(pattern) <= 2 else ()
+        plan.metas = {}
     op.fast_plans[key] = plan
     return plan
 
@@ -141,9 +143,26 @@ def unrolled_fast(op, x, y=_UNARY):
         plan.entry(out, a, b)
     result = Tensor._make(out)
     if mask and plan.records and _grad_mode.enabled:
-        record_unrolled(op, x, None if form == 0 else y, mask, plan.saves[mask], result,
-                        (shape, plan.out_dt))
+        metas = plan.metas.get(shape)
+        if metas is None:
+            metas = _node_metas(plan, shape, form)
+        record_unrolled(op, x, None if form == 0 else y, mask, plan.saves[mask], result, metas)
     return result
+
+
+def _node_metas(plan, shape, form) -> tuple:
+    """The metadata tuples of ``plan``'s nodes over operands of ``shape``, shared by them (they
+    are the same every time; fewer objects per node for the cyclic collector to walk): index 0
+    the output's ``((shape, dtype),)``, index ``mask`` the inputs' by the mask of the operands
+    that require grad."""
+    metas = plan.metas
+    if len(metas) >= 256:  # (bounded: programs of ever new shapes)
+        metas.clear()
+    meta = (shape, plan.out_dt)
+    one = (meta,)
+    metas[shape] = found = (one, one) if form == 0 else (one, (meta, None), (None, meta),
+                                                          (meta, meta))
+    return found
 
 
 def elementwise_fast(op, args, attrs=None):

@@ -154,23 +154,23 @@ _NEEDS_ONE = (True,)
 _NEEDS_TWO = (None, (True, False), (False, True), (True, True))
 
 
-def record_unrolled(op, x, y, mask, saves, out, meta) -> None:
+def record_unrolled(op, x, y, mask, saves, out, metas) -> None:
     """``record_elementwise`` for ``fastpath.unrolled_fast``: ``op`` over ``x`` alone (``y``
-    None) or ``x`` and ``y`` (a Tensor or a Python number), every Tensor operand of ``meta``,
-    the output's ``(shape, dtype)``; ``mask``: bit k set where operand k requires grad;
-    ``saves``: the ``save_plan`` for it."""
+    None) or ``x`` and ``y`` (a Tensor or a Python number), every Tensor operand of the output's
+    shape and dtype; ``mask``: bit k set where operand k requires grad; ``saves``: the
+    ``save_plan`` for it; ``metas``: the node's metadata tuples, the output's at index 0 and the
+    inputs' at index ``mask`` (shared by the nodes of one plan and shape)."""
     node = op.node_cls()
     node._sequence_nr = next_sequence_nr()
+    node._next_meta = metas[mask]
+    node._output_meta = metas[0]
     if y is None:
         node.needs_input_grad = _NEEDS_ONE
         node._next_edges = (operand_edge(x),)
-        node._next_meta = (meta,)
     else:
         node.needs_input_grad = _NEEDS_TWO[mask]
         node._next_edges = (operand_edge(x) if mask & 1 else _NO_EDGE,
                             operand_edge(y) if mask & 2 else _NO_EDGE)
-        node._next_meta = (meta if mask & 1 else None, meta if mask & 2 else None)
-    node._output_meta = (meta,)
     out._grad_fn = node
     out._requires_grad = True
     if saves:

@@ -53,6 +53,8 @@ def test_fast_equals_general(name, arity, shape, dtype, scalar, unrolled):
         return
     assert fast.grad_fn.name() == slow.grad_fn.name()
     assert fast.grad_fn.needs_input_grad == slow.grad_fn.needs_input_grad
+    assert tuple(fast.grad_fn._next_meta) == tuple(slow.grad_fn._next_meta)
+    assert tuple(fast.grad_fn._output_meta) == tuple(slow.grad_fn._output_meta)
     fast.sum().backward()
     slow.sum().backward()
     for f, s in zip(fast_in, slow_in):
@@ -405,3 +407,19 @@ def test_roll_of_a_vector_equals_the_general_path(dtype, shift):
     read_only.flags.writeable = False
     np.testing.assert_array_equal(jitgrad.roll(Tensor._make(read_only), shift).numpy(),
                                   np.roll(a, shift))
+
+
+def test_unrolled_nodes_share_metadata_by_mask():
+    """The nodes of one plan and shape share their metadata tuples, each mask its own."""
+    a, b = np.linspace(0.5, 1.5, 6), np.linspace(1.0, 2.0, 6)
+    x, y, c = _leaf(a), _leaf(b), _leaf(b, grad=False)
+    both, first, second = x * y, x * c, c * x
+    again = x * y
+    meta = ((6,), jitgrad.float64)
+    assert both.grad_fn._next_meta == (meta, meta) and both.grad_fn._output_meta == (meta,)
+    assert first.grad_fn._next_meta == (meta, None)
+    assert second.grad_fn._next_meta == (None, meta)
+    assert again.grad_fn._next_meta is both.grad_fn._next_meta
+    assert jitgrad.tanh(x).grad_fn._next_meta == (meta,)
+    with pytest.raises(RuntimeError, match="shape"):  # the shared metadata still validates
+        both.backward(jitgrad.ones(5))
