@@ -17,9 +17,9 @@ mixed dtypes, subclasses, CUDA, views of other strides, big arrays) stay where t
 The key's operand pattern has one letter per argument: ``r`` an array (typed read-only, which
 the kernel's inputs are: the compiled entry takes a writeable array as well, Note [direct kernel
 entry]), ``s`` a Python float or int. Node recording is the
-registry's own (``recording.record_elementwise``), so node names, saved values, edges and
-version checks are those of the general path; the rows stay the only source of what an op
-computes.
+registry's own (``recording.record_elementwise``, ``record_unrolled`` for one or two operands,
+from the same save plans), so node names, saved values, edges and version checks are those of
+the general path; the rows stay the only source of what an op computes.
 """
 from __future__ import annotations
 

@@ -306,7 +306,8 @@ def track_view(view, base) -> None:
 
 
 # a sweep costs about as much as 8 appends: sweeping at 32 references (dead or alive), not 8,
-# makes it ~2% of a slice that is dropped at once, for at most 32 references a base keeps
+# makes it ~1% of a slice that is dropped at once; between sweeps a base keeps up to 32 dead
+# references, or as many as it has live views
 _FIRST_SWEEP = 32
 
 
