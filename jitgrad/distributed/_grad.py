@@ -149,9 +149,9 @@ def _raise_partition_error(err, part_futs, what):
     raise PartitionError(msg, errored + cancelled) from cause
 
 
-def _run(client, kernel, data, param_leaves, extra, *, split_every, retries, progress, what):
-    """Scatter the parameters, one task per partition, tree-reduce, gather the root."""
-    start = time.perf_counter()
+def _submit(client, kernel, data, param_leaves, extra, split_every, retries, what):
+    """The parameters scattered, one task per partition and the tree reduction over them:
+    ``(partition futures, root future, reduction futures)``."""
     token = uuid.uuid4().hex[:10]
     (params_f,) = client.scatter([param_leaves], broadcast=True, hash=False)
     extra_f = ()
@@ -165,14 +165,31 @@ def _run(client, kernel, data, param_leaves, extra, *, split_every, retries, pro
                                 for i in range(n)],
                            retries=retries, pure=False)
     root, nodes = tree_reduce(client, part_futs, max(2, int(split_every)), token)
-    if progress:
-        from distributed import progress as show_progress
+    return part_futs, root, nodes
 
-        show_progress(part_futs + nodes, notebook=False)
-    try:
-        loss, grads, rows, parts, seconds, slowest, fastest = root.result()
-    except Exception as err:  # noqa: BLE001 - Dask raises the failed task's own error
-        _raise_partition_error(err, part_futs, what)
+
+def _run(client, kernel, data, param_leaves, extra, *, split_every, retries, progress, what):
+    """Scatter the parameters, one task per partition, tree-reduce, gather the root. A call
+    whose tasks were cancelled only because data they need was lost with the workers that held
+    it (the parameters, scattered to workers one of which then died) runs once more, from a
+    fresh scatter; any other failure, or a second loss, raises ``PartitionError``."""
+    start = time.perf_counter()
+    n = len(data.futures)
+    for attempt in (1, 2):
+        part_futs, root, nodes = _submit(client, kernel, data, param_leaves, extra, split_every,
+                                         retries, what)
+        if progress:
+            from distributed import progress as show_progress
+
+            show_progress(part_futs + nodes, notebook=False)
+        try:
+            loss, grads, rows, parts, seconds, slowest, fastest = root.result()
+            break
+        except Exception as err:  # noqa: BLE001 - Dask raises the failed task's own error
+            lost_only = (not any(f.status == "error" for f in part_futs)
+                         and any(f.status in ("lost", "cancelled") for f in part_futs))
+            if attempt == 2 or not lost_only:
+                _raise_partition_error(err, part_futs, what)
     if parts != n or rows != data.nrows:  # Note [partitioned gradient]: nothing dropped
         raise RuntimeError(f"{what}: the reduction summed {parts} of {n} partitions "
                            f"({rows} of {data.nrows} rows); refusing a partial result")

@@ -327,3 +327,64 @@ def test_worker_deaths_beyond_retries_name_the_partition(client):
                        r"lost with every worker that held it)") as info:
         jd.value_and_grad(always_dies, onp.zeros(3), parts, client)
     assert 1 in info.value.partitions
+
+
+class _Future:
+    """A stand-in for a Dask future: its status, and its result or error."""
+
+    def __init__(self, status, value=None, error=None):
+        self.status, self._value, self._error = status, value, error
+
+    def result(self):
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def exception(self):
+        return self._error
+
+
+def _fake_runs(monkeypatch, outcomes):
+    """``_grad._submit`` answering with ``outcomes`` in turn (partition statuses, root)."""
+    from jitgrad.distributed import _grad
+
+    calls = []
+
+    def submit(*args):
+        statuses, root = outcomes[len(calls)]
+        calls.append(args)
+        return [_Future(s) for s in statuses], root, []
+    monkeypatch.setattr(_grad, "_submit", submit)
+
+    class Data:
+        futures, nrows = [(None,)] * 2, 5
+    return _grad, Data(), calls
+
+
+def test_lost_parameters_run_the_call_once_more(monkeypatch):
+    """Tasks cancelled only because their data was lost (no task raised): one more run, from
+    a fresh scatter, gives the result; a second loss raises PartitionError naming them."""
+    done = (1.5, [onp.ones(3)], 5, 2, 0.1, 0.1, 0.1)
+    lost = distributed.client.FutureCancelledError("k", "lost")
+    _grad, data, calls = _fake_runs(monkeypatch, [(("cancelled", "finished"), _Future(
+        "cancelled", error=lost)), (("finished", "finished"), _Future("finished", done))])
+    loss, grads, stats = _grad._run(None, None, data, [onp.zeros(3)], None, split_every=8,
+                                    retries=0, progress=False, what="jd.value_and_grad")
+    assert len(calls) == 2 and loss == 1.5 and stats.partitions == 2
+    _grad, data, calls = _fake_runs(monkeypatch, [(("cancelled", "finished"), _Future(
+        "cancelled", error=lost))] * 2)
+    with pytest.raises(jd.PartitionError, match=r"partition 0 \(of 2\) failed: its task was "
+                                                r"cancelled") as info:
+        _grad._run(None, None, data, [onp.zeros(3)], None, split_every=8, retries=0,
+                   progress=False, what="jd.value_and_grad")
+    assert len(calls) == 2 and info.value.partitions == [0]
+
+
+def test_a_task_that_raised_is_not_run_again(monkeypatch):
+    error = FloatingPointError("bad partition")
+    _grad, data, calls = _fake_runs(monkeypatch, [(("error", "cancelled"), _Future(
+        "error", error=error))] * 2)
+    with pytest.raises(jd.PartitionError, match="FloatingPointError: bad partition"):
+        _grad._run(None, None, data, [onp.zeros(3)], None, split_every=8, retries=0,
+                   progress=False, what="jd.value_and_grad")
+    assert len(calls) == 1
