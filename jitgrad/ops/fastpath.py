@@ -46,10 +46,13 @@ _UFUNC_LIMIT = cpu.UFUNC_MIN_SIZE
 _needs: dict = {}
 
 
+_UNROLLED = ("r", "rr", "rs")  # the patterns of ``unrolled_fast``, by ``op.unrolled_plans`` index
+
+
 class _Plan:
-    """What a cached (op, dtype, pattern) call does (Note [eager fast path]); ``saves``: for
-    one or two operands, what the node saves (``save_plan``) by the mask of the operands that
-    require grad."""
+    """What a cached (op, dtype, pattern) call does (Note [eager fast path]); for the patterns
+    of ``unrolled_fast``, ``saves``: what the node saves (``save_plan``) by the mask of the
+    operands that require grad, and ``metas``: its nodes' metadata tuples by shape."""
 
     __slots__ = ("entry", "max_size", "out_np", "out_dt", "dt", "records", "cast", "saves",
                  "metas")
@@ -79,7 +82,8 @@ def _plan(op, dtype: np.dtype, pattern: str):
             limit = min(limit, _UFUNC_LIMIT)
         plan.max_size = limit
         plan.entry = cpu.flat_entry(op.forward, pattern, dtype, plan.out_np)
-        plan.saves = _saves_by_mask(op, pattern) if plan.records and len(pattern) <= 2 else ()
+        unrolled = plan.records and pattern in _UNROLLED  # (what ``unrolled_fast`` records by)
+        plan.saves = _saves_by_mask(op, pattern) if unrolled else ()
         plan.metas = {}
     op.fast_plans[key] = plan
     return plan
@@ -95,7 +99,6 @@ def _saves_by_mask(op, pattern: str) -> tuple:
 
 
 _UNARY = object()  # ``unrolled_fast``'s second operand when there is none
-_UNROLLED = ("r", "rr", "rs")  # the patterns of ``unrolled_fast``, by ``op.unrolled_plans`` index
 
 
 def unrolled_fast(op, x, y=_UNARY):

@@ -15,8 +15,8 @@ import weakref
 
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import state as _grad_mode  # ``.enabled``: is_grad_enabled()
-from ..dtypes import BY_NUMPY
 from ..autograd.node import AccumulateGrad, SavedTensor, next_sequence_nr
+from ..dtypes import BY_NUMPY
 from . import upper
 from .devices import shares_memory
 

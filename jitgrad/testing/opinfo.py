@@ -137,7 +137,7 @@ def recording_rows():
     saved = {n: getattr(dispatch, n) for n in
              ("_elementwise", "_run_composite", "_elementwise_out", "_composite_out",
               "elementwise_fast", "unrolled_fast", "full_sum", "basic_view",
-              "record_composite")}  # Note [eager fast path]; shape.cat's 1-d path
+              "fresh_result", "record_composite")}  # Note [eager fast path]; cat's 1-d path
 
     def wrap(run):
         def recorded(op, *args, **kwargs):
