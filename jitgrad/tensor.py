@@ -69,14 +69,16 @@ class Tensor:
         return jitgrad.numpy
 
     @classmethod
-    def _make(cls, data: np.ndarray, requires_grad: bool = False) -> "Tensor":
+    def _make(cls, data: np.ndarray, requires_grad: bool = False, counter=None) -> "Tensor":
+        """A Tensor of ``data`` with no history; ``counter``: the version counter it shares (a
+        view's), else a new one."""
         t = object.__new__(cls)
         t._data = data
         t._requires_grad = requires_grad
         t._grad = None
         t._grad_fn = None
         t._output_nr = 0
-        t._version_counter = VersionCounter()
+        t._version_counter = VersionCounter() if counter is None else counter
         t._base = None
         t._grad_acc_ref = None
         t._leaf_hooks = None
@@ -87,8 +89,8 @@ class Tensor:
 
     @classmethod
     def _from_saved(cls, data, counter, grad_fn, output_nr) -> "Tensor":
-        t = cls._make(data, grad_fn is not None)
-        t._version_counter, t._grad_fn, t._output_nr = counter, grad_fn, output_nr
+        t = cls._make(data, grad_fn is not None, counter)
+        t._grad_fn, t._output_nr = grad_fn, output_nr
         return t
 
     def __init__(self, data=(), *, dtype=None, requires_grad=False):
@@ -534,20 +536,18 @@ class Tensor:
         return reduce.sum_to_shape(self, shape)
 
     # --- arithmetic -----------------------------------------------------------------------
-    # The operators that are the op's public function itself are that function (no wrapper
-    # frame per call: these are the eager hot path)
-    __add__ = binary.add
-    __radd__ = binary.add  # PyTorch commutes: 3 + x records add(x, 3)
-    __sub__ = binary.sub
+    # The operators of two-operand rows call the fast path themselves (``binary_operator``:
+    # no wrapper frames per call, these are the eager hot path)
+    __add__ = __radd__ = dispatch.binary_operator(binary.ADD, binary.add)  # 3 + x: add(x, 3)
+    __sub__ = dispatch.binary_operator(binary.SUB, binary.sub)
 
     def __rsub__(self, other):  # PyTorch: 3 - x records RsubBackward1, 3 / x reciprocal * 3
         if type(other) in (bool, int, float):
             return binary.rsub(self, other)
         return binary.sub(other, self)
 
-    __mul__ = binary.mul
-    __rmul__ = binary.mul
-    __truediv__ = binary.div
+    __mul__ = __rmul__ = dispatch.binary_operator(binary.MUL, binary.mul)
+    __truediv__ = dispatch.binary_operator(binary.DIV, binary.div)
 
     def __rtruediv__(self, other):
         if type(other) in (bool, int, float):

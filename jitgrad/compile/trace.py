@@ -130,8 +130,8 @@ _active = [0]
 _original_make = Tensor.__dict__["_make"]
 
 
-def _traced_make(cls, data, requires_grad=False):
-    t = _original_make.__func__(cls, data, requires_grad)
+def _traced_make(cls, data, requires_grad=False, counter=None):
+    t = _original_make.__func__(cls, data, requires_grad, counter)
     tracer = current()
     if tracer is not None and not tracer.suspended:
         constant = _maker() or id(data) in tracer.constant_arrays  # (detach of a constant)
@@ -168,6 +168,7 @@ def _install():
         _active[0] += 1
         if _active[0] == 1:
             Tensor._make = classmethod(_traced_make)
+            upper.rebind_tensor_maker()  # ops' bound copy (Note [upper registrations])
             tensor_module.data_read_hook = _data_read
             upper.set_write_guard(_write_guard)
             creation.wrap_generator(_TracingGenerator)
@@ -178,6 +179,7 @@ def _uninstall():
         _active[0] -= 1
         if _active[0] == 0:
             Tensor._make = _original_make
+            upper.rebind_tensor_maker()
             tensor_module.data_read_hook = None
             upper.set_write_guard(None)
             creation.unwrap_generator(_TracingGenerator)

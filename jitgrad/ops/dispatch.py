@@ -35,7 +35,7 @@ from .devices import (MIXED_DEVICES_MSG, backend_for, cuda_backend, cuda_kernels
 from .operands import (broadcast_shapes, check_complex_ok, complex_error, compute_dtype,
                        operand, plain_float_args, prepare, result_shape, tensor_operand)
 from .recording import (CompositeCtx, gradient_edge, needs_grad, record_composite,
-                        record_elementwise, refresh_view, save_plan, track_view)
+                        record_elementwise, refresh_view, save_plan, view_tensor)
 from .upper import register_tensor_type as set_tensor_type
 from .writes import (OVERLAP_WRITE_MSG, add_into, check_cast, check_out_device,
                      check_out_tensor, check_writable, compute_into, prepare_out,
@@ -43,8 +43,8 @@ from .writes import (OVERLAP_WRITE_MSG, add_into, check_cast, check_out_device,
 
 # the registered class and hook, kept current by ops/upper.py (Note [upper registrations]): plain
 # globals for the hot path, and read as ``dispatch.Tensor`` / ``dispatch.transform_hook`` elsewhere
-Tensor = transform_hook = None
-upper.bind(globals(), "Tensor", "transform_hook")
+Tensor = make_tensor = transform_hook = None
+upper.bind(globals(), "Tensor", "make_tensor", "transform_hook")
 
 # the names call sites used before the split, under their new public names
 _Ctx = CompositeCtx
@@ -53,11 +53,11 @@ _save_plan = save_plan
 
 __all__ = [
     "Tensor", "transform_hook", "set_tensor_type", "elementwise", "unary", "binary", "composite",
-    "run_body", "records_nothing", "full_sum", "basic_view", "fresh_result", "run_body_entry",
+    "binary_operator", "run_body", "records_nothing", "full_sum", "basic_view", "fresh_result", "run_body_entry",
     "copy_data", "full_like", "zeros", "MIXED_DEVICES_MSG", "backend_for", "cuda_backend",
     "cuda_kernels", "device_of", "move", "on_cuda", "shares_memory", "broadcast_shapes",
     "complex_error", "compute_dtype", "operand", "tensor_operand", "gradient_edge", "refresh_view",
-    "track_view", "OVERLAP_WRITE_MSG", "add_into", "check_cast", "check_writable",
+    "view_tensor", "OVERLAP_WRITE_MSG", "add_into", "check_cast", "check_writable",
     "compute_into", "prepare_out", "scalar_type_name", "write_out"]
 
 
@@ -101,6 +101,21 @@ def binary(op, x, y):
         return transform_hook(_elementwise, op, (x, y), {})
     result = unrolled_fast(op, x, y)
     return result if result is not None else _elementwise(op, x, y)
+
+
+def binary_operator(op, public):
+    """The Tensor operator (``__add__``) of ``op``, a row of two operands without attributes:
+    ``public(x, y)`` (its public function, whose docstring it takes), that is ``binary(op, x,
+    y)``, with two frames fewer on the eager hot path."""
+    def operator(x, y):
+        if transform_hook is not None:
+            return transform_hook(_elementwise, op, (x, y), {})
+        result = unrolled_fast(op, x, y)
+        return result if result is not None else _elementwise(op, x, y)
+
+    operator.__name__ = operator.__qualname__ = public.__name__
+    operator.__doc__ = public.__doc__
+    return operator
 
 
 def _elementwise(op, *args, **attrs):
@@ -186,14 +201,23 @@ def _run_composite(op, args, attrs):
         if on_cuda(arrays, op.name, operands):
             return _composite_cuda(op, operands, arrays, ctx, attrs)
     result = op.forward(ctx, *arrays, **attrs)
-    make = Tensor._make
     if type(result) is np.ndarray:
-        outs = [make(result)]
+        outs = [view_tensor(operands[0], result) if op.view else make_tensor(result)]
     else:
         results = result if isinstance(result, tuple) else (result,)
-        outs = [make(r if type(r) is np.ndarray or devices.is_cuda_array(r) else np.asarray(r))
-                for r in results]  # to_device makes CUDA arrays
+        outs = _outputs(op, operands, [
+            r if type(r) is np.ndarray or devices.is_cuda_array(r) else np.asarray(r)
+            for r in results])  # to_device makes CUDA arrays
     return record_composite(op, operands, arrays, ctx, attrs, outs)
+
+
+def _outputs(op, operands, results) -> list:
+    """The Tensors of a composite ``op``'s result arrays: the first a view of the first operand
+    for a view op (``view_tensor``)."""
+    outs = [make_tensor(r) for r in results]
+    if op.view:
+        outs[0] = view_tensor(operands[0], results[0])
+    return outs
 
 
 def _composite_cuda(op, operands, arrays, ctx, attrs):
@@ -204,8 +228,7 @@ def _composite_cuda(op, operands, arrays, ctx, attrs):
             "result back with .to(device)")
     result = op.cuda_forward(ctx, *arrays, **attrs)
     results = result if isinstance(result, tuple) else (result,)
-    make = Tensor._make
-    return record_composite(op, operands, arrays, ctx, attrs, [make(r) for r in results])
+    return record_composite(op, operands, arrays, ctx, attrs, _outputs(op, operands, results))
 
 
 def _elementwise_out(op, args, attrs, out):

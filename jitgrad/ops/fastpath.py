@@ -32,11 +32,12 @@ from ..autograd.grad_mode import state as _grad_mode  # ``.enabled``: is_grad_en
 from ..device import cpu, cpu_reduce
 from . import upper
 from .recording import (record_elementwise, record_one, record_unrolled, save_plan,
-                        track_if_view)
+                        view_tensor)
 
-# the registered class and hook: ops/upper.py keeps them current (Note [upper registrations])
-Tensor = transform_hook = None
-upper.bind(globals(), "Tensor", "transform_hook")
+# the registered class, its bound ``_make`` and the hook: ops/upper.py keeps them current (Note
+# [upper registrations])
+Tensor = make_tensor = transform_hook = None
+upper.bind(globals(), "Tensor", "make_tensor", "transform_hook")
 
 _ndarray = np.ndarray
 _LIMIT = cpu.FLAT_ENTRY_MAX_BYTES
@@ -144,7 +145,7 @@ def unrolled_fast(op, x, y=_UNARY):
         plan.entry(out, a)
     else:
         plan.entry(out, a, b)
-    result = Tensor._make(out)
+    result = make_tensor(out)
     if mask and plan.records and _grad_mode.enabled:
         metas = plan.metas.get(shape)
         if metas is None:
@@ -226,7 +227,7 @@ def elementwise_fast(op, args, attrs=None):
         plan.entry(out, *values)
     else:  # rarer: n-d arrays run flat, float32 kernels take scalars rounded once
         plan.entry(out.reshape(-1), *_flat_values(values, plan.cast))
-    result = Tensor._make(out)
+    result = make_tensor(out)
     if mask and plan.records and _grad_mode.enabled:
         needs = _needs.get((mask, bit))
         if needs is None:
@@ -285,7 +286,7 @@ def run_body_fast(body, args, np_dtype):
     for n in shape:
         size *= n
     out = run_body_entry(body, values, pattern, shape, size, np_dtype)
-    return None if out is None else Tensor._make(out)
+    return None if out is None else make_tensor(out)
 
 
 def run_body_entry(body, values, pattern, shape, size, np_dtype):
@@ -329,7 +330,7 @@ def full_sum(op, x):
     total = cpu_reduce.sum_all(data)
     if total is None:
         return None
-    result = Tensor._make(total)
+    result = make_tensor(total)
     if x._requires_grad and _grad_mode.enabled:
         shape = data.shape
         attrs = _full_sum_attrs.get(shape)
@@ -348,7 +349,7 @@ def fresh_result(op, x, data, attrs):
     nothing) computed from the Tensor ``x``, with the node ``dispatch.composite`` would record
     (``attrs``: the call's and what the forward stashes): for a fast path that has run the
     row's forward itself (Note [eager fast path])."""
-    result = Tensor._make(data)
+    result = make_tensor(data)
     if x._requires_grad and _grad_mode.enabled:
         record_one(op, x, result, attrs)
     return result
@@ -369,8 +370,7 @@ def basic_view(op, x, index, attrs):
         view = data[index]
     except IndexError:
         return None
-    out = Tensor._make(view)
-    track_if_view(out, x)
+    out = view_tensor(x, view)
     if x._requires_grad and _grad_mode.enabled:
         attrs["input_shape"] = data.shape  # what the forward stashes for the backward
         record_one(op, x, out, attrs)

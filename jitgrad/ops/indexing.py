@@ -187,6 +187,7 @@ GETITEM = {kind: def_composite(f"getitem_{kind}", node, ("x",), _getitem_fwd, _g
                                batch_rule=_getitem_batch,
                                cuda_forward=indexing_cuda.getitem_forward, complex_ok=True)
            for kind, node in _NODE_NAMES.items()}
+_SLICE = GETITEM["slice"]
 
 
 def getitem(x, index):
@@ -195,6 +196,14 @@ def getitem(x, index):
     Forward: ``y = x[index]`` (a view for basic indices, a copy for advanced ones).
     Derivative: ``dx = zeros_like(x); dx[index] += g`` (repeated indices accumulate).
     """
+    if type(index) is slice:  # ``x[a:b]``, the commonest index: ``normalize_index``'s case, inline
+        step = index.step
+        if (step is None or (type(step) is int and step != 0)) and (
+                type(index.start) in _PLAIN and type(index.stop) in _PLAIN):
+            idx = (index, Ellipsis)
+            out = dispatch.basic_view(_SLICE, x, idx, {"index": idx, "kind": "slice"})
+            if out is not None:
+                return out
     if type(x) is not dispatch.Tensor:
         x = dispatch.operand(x, "getitem")
         if not isinstance(x, dispatch.Tensor):

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import state as _grad_mode  # ``.enabled``: is_grad_enabled()
 from ..autograd.node import AccumulateGrad, SavedTensor, next_sequence_nr
@@ -20,8 +22,12 @@ from ..dtypes import BY_NUMPY
 from . import upper
 from .devices import shares_memory
 
-Tensor = None  # the registered class: ops/upper.py keeps it current (Note [upper registrations])
-upper.bind(globals(), "Tensor")
+_ndarray = np.ndarray
+
+# the registered class and its bound ``_make``: ops/upper.py keeps them current (Note [upper
+# registrations])
+Tensor = make_tensor = None
+upper.bind(globals(), "Tensor", "make_tensor")
 
 
 def refresh_view(view) -> None:
@@ -198,9 +204,7 @@ class CompositeCtx:
 
 def record_composite(op, operands, arrays, ctx, attrs, outs):
     """Views, alias copies and the node of a composite op whose outputs are ``outs``."""
-    if op.view:
-        track_if_view(outs[0], operands[0])
-    else:
+    if not op.view:  # (a view op's first output is made by ``view_tensor``)
         for o in outs:  # a result aliasing an input would let an in-place op on it write there
             d = o._data
             if getattr(d, "base", d) is None:
@@ -274,17 +278,17 @@ def record_one(op, operand, out, attrs) -> None:
         out._grad_fn, out._requires_grad = node, True
 
 
-def track_if_view(out, base) -> None:
-    """``track_view(out, base)`` when the output of a view op shares ``base``'s memory (an
-    empty result may not)."""
-    d = out._data
-    if getattr(d, "base", None) is base._data or shares_memory(d, base._data):
-        track_view(out, base)
-
-
-def track_view(view, base) -> None:
-    """Make ``view`` (whose array shares ``base``'s memory) a view of ``base``'s root: shared
-    version counter, ``_base``, registration in ``root._views`` (Note [view tracking])."""
+def view_tensor(base, array):
+    """The Tensor of ``array``, the result of a view op on ``base`` (a basic index, a
+    transpose, a reshape; CPU or CUDA): a view of ``base``'s root when it shares ``base``'s
+    memory (an empty one may not), else a Tensor of its own. A view shares the version
+    counter, has the root as ``_base`` and is registered in ``root._views`` (Note [view
+    tracking])."""
+    data = base._data
+    if not ((type(array) is _ndarray and array.base is data) or shares_memory(array, data)):
+        return make_tensor(array)
+    counter = base._version_counter
+    view = make_tensor(array, False, counter)
     root = base._base
     # PyTorch's CreationMeta.NO_GRAD_MODE, inherited by views of such views
     nograd = not _grad_mode.enabled
@@ -293,7 +297,6 @@ def track_view(view, base) -> None:
         view._view_nograd = nograd
     else:
         view._view_nograd = nograd or base._view_nograd
-    view._version_counter = counter = base._version_counter
     view._base = root
     view._view_version = counter.value
     views = root._views
@@ -303,6 +306,7 @@ def track_view(view, base) -> None:
     refs.append(_weak(view))
     if len(refs) >= views._sweep_at:
         views.sweep()
+    return view
 
 
 # a sweep costs about as much as 8 appends: sweeping at 32 references (dead or alive), not 8,

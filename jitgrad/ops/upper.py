@@ -6,7 +6,9 @@ Note [upper registrations]: ops builds Tensors and lets the transforms of the la
 ops what it needs once, through the functions here, and nothing else writes these names:
 
 - ``Tensor``: the tensor class, registered by ``jitgrad/tensor.py`` (``register_tensor_type``)
-  when the class is complete. ops makes every result with ``Tensor._make``.
+  when the class is complete. ops makes every result with ``Tensor._make``; ``make_tensor``
+  is that method bound once (a hot path's call then skips the classmethod's binding, ~40 ns),
+  bound again by ``rebind_tensor_maker`` when jitgrad.compile's tracer wraps ``_make``.
 - ``transform_hook`` (Note [transform hooks]) and ``inplace_tangents``: installed together by
   ``autograd/forward_ad.py`` (``set_transform_hook``) while a transform is active, None
   otherwise. ``inplace_tangents`` is forward AD's interface for in-place writes
@@ -26,12 +28,12 @@ every bound copy; ``ops.dispatch`` binds ``Tensor`` and ``transform_hook``, so c
 """
 from __future__ import annotations
 
-Tensor = None
+Tensor = make_tensor = None
 transform_hook = None
 inplace_tangents = None
 write_guard = None
 
-_bound: dict[str, list] = {"Tensor": [], "transform_hook": [], "inplace_tangents": [],
+_bound: dict[str, list] = {"Tensor": [], "make_tensor": [], "transform_hook": [], "inplace_tangents": [],
                            "write_guard": []}
 
 
@@ -52,6 +54,13 @@ def _set(name: str, value) -> None:
 def register_tensor_type(cls) -> None:
     """Make ``cls`` the class ops builds its results with (``jitgrad/tensor.py``, once)."""
     _set("Tensor", cls)
+    _set("make_tensor", cls._make)
+
+
+def rebind_tensor_maker() -> None:
+    """Bind ``make_tensor`` to the tensor class's ``_make`` again, after it was replaced
+    (jitgrad.compile's tracer wraps it while a trace runs)."""
+    _set("make_tensor", Tensor._make)
 
 
 def set_transform_hook(hook, tangents=None) -> None:
