@@ -202,7 +202,8 @@ def _run_composite(op, args, attrs):
             return _composite_cuda(op, operands, arrays, ctx, attrs)
     result = op.forward(ctx, *arrays, **attrs)
     if type(result) is np.ndarray:
-        outs = [view_tensor(operands[0], result) if op.view else make_tensor(result)]
+        outs = [view_tensor(operands[0], result, is_grad_enabled()) if op.view
+                else make_tensor(result)]
     else:
         results = result if isinstance(result, tuple) else (result,)
         outs = _outputs(op, operands, [
@@ -216,7 +217,7 @@ def _outputs(op, operands, results) -> list:
     for a view op (``view_tensor``)."""
     outs = [make_tensor(r) for r in results]
     if op.view:
-        outs[0] = view_tensor(operands[0], results[0])
+        outs[0] = view_tensor(operands[0], results[0], is_grad_enabled())
     return outs
 
 

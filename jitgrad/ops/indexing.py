@@ -197,11 +197,11 @@ def getitem(x, index):
     Derivative: ``dx = zeros_like(x); dx[index] += g`` (repeated indices accumulate).
     """
     if type(index) is slice:  # ``x[a:b]``, the commonest index: ``normalize_index``'s case, inline
-        step = index.step
-        if (step is None or (type(step) is int and step != 0)) and (
-                type(index.start) in _PLAIN and type(index.stop) in _PLAIN):
+        step, start, stop = index.step, index.start, index.stop
+        if ((step is None or (type(step) is int and step != 0))
+                and (start is None or type(start) is int) and (stop is None or type(stop) is int)):
             idx = (index, Ellipsis)
-            out = dispatch.basic_view(_SLICE, x, idx, {"index": idx, "kind": "slice"})
+            out = dispatch.basic_view(_SLICE, x, idx, "slice")
             if out is not None:
                 return out
     if type(x) is not dispatch.Tensor:
@@ -210,7 +210,7 @@ def getitem(x, index):
             raise TypeError(f"getitem: expected a Tensor, got {type(x).__name__}")
     idx, kind = normalize_index(index)
     if kind != "advanced":
-        out = dispatch.basic_view(GETITEM[kind], x, idx, {"index": idx, "kind": kind})
+        out = dispatch.basic_view(GETITEM[kind], x, idx, kind)
         if out is not None:  # Note [eager fast path] (ops/fastpath.py)
             return out
     return dispatch.composite(GETITEM[kind], x, index=idx, kind=kind)

@@ -16,7 +16,6 @@ import weakref
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.grad_mode import state as _grad_mode  # ``.enabled``: is_grad_enabled()
 from ..autograd.node import AccumulateGrad, SavedTensor, next_sequence_nr
 from ..dtypes import BY_NUMPY
 from . import upper
@@ -278,20 +277,19 @@ def record_one(op, operand, out, attrs) -> None:
         out._grad_fn, out._requires_grad = node, True
 
 
-def view_tensor(base, array):
+def view_tensor(base, array, grad_enabled):
     """The Tensor of ``array``, the result of a view op on ``base`` (a basic index, a
-    transpose, a reshape; CPU or CUDA): a view of ``base``'s root when it shares ``base``'s
-    memory (an empty one may not), else a Tensor of its own. A view shares the version
-    counter, has the root as ``_base`` and is registered in ``root._views`` (Note [view
-    tracking])."""
+    transpose, a reshape; CPU or CUDA) made with grad mode ``grad_enabled``: a view of
+    ``base``'s root when it shares ``base``'s memory (an empty one may not), else a Tensor of
+    its own. A view shares the version counter, has the root as ``_base`` and is registered in
+    ``root._views`` (Note [view tracking])."""
     data = base._data
     if not ((type(array) is _ndarray and array.base is data) or shares_memory(array, data)):
         return make_tensor(array)
     counter = base._version_counter
     view = make_tensor(array, False, counter)
     root = base._base
-    # PyTorch's CreationMeta.NO_GRAD_MODE, inherited by views of such views
-    nograd = not _grad_mode.enabled
+    nograd = not grad_enabled  # PyTorch's CreationMeta.NO_GRAD_MODE, inherited by views of views
     if root is None:
         root = base
         view._view_nograd = nograd

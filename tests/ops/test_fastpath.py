@@ -1,6 +1,8 @@
 """Note [eager fast path] (ops/fastpath.py): the cached small-array path gives exactly what the
 general path gives (values to the bit, dtypes, node names, gradients, errors), and falls back
 wherever its key does not fit."""
+import re
+
 import numpy as np
 import pytest
 
@@ -313,6 +315,31 @@ def test_leaf_sink_is_shared_while_alive_and_describes_the_leaf():
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0, 3.0])
 
 
+@pytest.mark.parametrize("index", [slice(1, None), slice(-3, None, 2), slice(None, 2, -1),
+                                   slice(5, 1), slice(np.int64(1), None), slice(True, None),
+                                   slice(1.0, None), slice(None, None, 0)])
+def test_getitem_slice_path_equals_normalize_index(index):
+    """``x[a:b]``'s inline check in ``getitem`` takes the slices ``normalize_index`` takes as
+    they are (ints and None, a nonzero int step), with the same node; any other slice gets the
+    general path's result or error."""
+    from jitgrad.ops import indexing
+
+    a = np.arange(6.0)
+    x = _leaf(a)
+    try:
+        idx, kind = indexing.normalize_index(index)
+        expected = dispatch.composite(indexing.GETITEM[kind], _leaf(a), index=idx, kind=kind)
+    except Exception as err:  # the general path's error must be the one raised
+        with pytest.raises(type(err), match=re.escape(str(err))):
+            x[index]
+        return
+    out = x[index]
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+    assert out.grad_fn.name() == expected.grad_fn.name()
+    assert out.grad_fn._attrs == expected.grad_fn._attrs
+    assert (out._base is x) == (expected._base is not None)
+
+
 @pytest.mark.parametrize("index", [slice(1, None), slice(None, None, -2), 1, -1, None,
                                    Ellipsis, (slice(1, 3), 0), (None, slice(None), 2),
                                    (Ellipsis, slice(0, 0))])
@@ -323,7 +350,7 @@ def test_basic_view_equals_the_general_path(index, grad):
     a = np.arange(12.0).reshape(3, 4)
     fast_in, slow_in = _leaf(a, grad), _leaf(a, grad)
     idx, kind = indexing.normalize_index(index)
-    fast = fastpath.basic_view(indexing.GETITEM[kind], fast_in, idx, {"index": idx, "kind": kind})
+    fast = fastpath.basic_view(indexing.GETITEM[kind], fast_in, idx, kind)
     slow = dispatch.composite(indexing.GETITEM[kind], slow_in, index=idx, kind=kind)
     assert fast is not None
     np.testing.assert_array_equal(fast.numpy(), a[index])
