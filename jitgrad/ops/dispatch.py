@@ -53,7 +53,8 @@ _save_plan = save_plan
 
 __all__ = [
     "Tensor", "transform_hook", "set_tensor_type", "elementwise", "unary", "binary", "composite",
-    "binary_operator", "run_body", "records_nothing", "full_sum", "basic_view", "fresh_result", "run_body_entry",
+    "binary_operator", "run_body", "records_nothing", "full_sum", "basic_view", "fresh_result",
+    "run_body_entry",
     "copy_data", "full_like", "zeros", "MIXED_DEVICES_MSG", "backend_for", "cuda_backend",
     "cuda_kernels", "device_of", "move", "on_cuda", "shares_memory", "broadcast_shapes",
     "complex_error", "compute_dtype", "operand", "tensor_operand", "gradient_edge", "refresh_view",
