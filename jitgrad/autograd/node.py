@@ -4,6 +4,17 @@ A node is created by each recorded operation. ``next_functions`` holds one ``(no
 edge per differentiable forward input: the node that produced that input (its ``grad_fn``) or
 the ``AccumulateGrad`` of a leaf, or ``(None, 0)`` for an input that needs no gradient.
 
+Note [lazy leaf edges]: a leaf's sink is shared by every node of the graphs that hold it and
+made again once none does (the leaf refers to it weakly, as PyTorch's does), so an eager loop
+whose graphs die at once (``x + y`` on two leaves) would make, and free, a sink and its weak
+reference per leaf and op (~0.3 µs each). A recorder therefore stores the edge of a leaf that
+has no live sink as ``(leaf, 0)`` and sets ``node._leaf_edges``; the graph holds the leaf as
+the sink's ``variable`` would. ``bind_leaf_sinks`` turns such edges into ``(sink, 0)``, taking
+the leaf's live sink or making one (``Tensor._grad_accumulator``): ``next_functions`` does so
+before it answers, and the engine's walks before they read a node's edges, so nothing else
+ever sees a leaf in an edge, and one graph still has one sink per leaf. A sink that exists
+when an op is recorded is its edge at once (a hook registered on it fires, as in PyTorch).
+
 This module knows tensors only by duck typing (``_version_counter``, ``_data``, ``grad``...):
 the autograd layer sits below ``tensor.py``.
 """
@@ -78,6 +89,7 @@ class Node:
     _retain_grad_hooks = _NO_HOOKS  # output_nr -> callable, runs after the tensor hooks
     _metadata = None
     _released = False  # True once backward freed the saved values (``_release``)
+    _leaf_edges = False  # some edge is ``(leaf, 0)``: Note [lazy leaf edges]
     # set by every hook registration (tensor hooks, retain_grad, node pre/post hooks): the
     # engine's plain step (Note [plain step] in engine/engine.py) is for nodes nothing observes
     _observed = False
@@ -112,6 +124,8 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
+        if self._leaf_edges:
+            bind_leaf_sinks(self)
         return self._next_edges
 
     def _sequence_number(self) -> int:
@@ -308,9 +322,9 @@ class AccumulateGrad(Node):
     """Sink node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
 
     # A leaf's sink is made again whenever the last graph holding it is gone (the leaf keeps a
-    # weak reference, as PyTorch's does), so in a loop of small ops it is made once per op: its
-    # constant fields are class attributes, and ``sink_of`` allocates it with the class call
-    # (no ``__init__`` frame) and stores the variable alone.
+    # weak reference, as PyTorch's does), when something first asks a graph for it (Note [lazy
+    # leaf edges]): its constant fields are class attributes, and ``sink_of`` allocates it with
+    # the class call (no ``__init__`` frame) and stores the variable alone.
     __init__ = object.__init__
     _next_edges = ()
     _next_meta = ()
@@ -354,6 +368,18 @@ def sink_of(variable) -> AccumulateGrad:
     sink.variable = variable
     variable._grad_acc_ref = weakref.ref(sink)
     return sink
+
+
+def bind_leaf_sinks(node) -> None:
+    """Replace ``node``'s edges to leaves by edges to their sinks (Note [lazy leaf edges])."""
+    edges = []
+    for edge in node._next_edges:
+        target = edge[0]
+        if target is not None and not isinstance(target, Node):
+            edge = (target._grad_accumulator(), 0)
+        edges.append(edge)
+    node._next_edges = tuple(edges)
+    node._leaf_edges = False
 
 
 class GraphRoot(Node):

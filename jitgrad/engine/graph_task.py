@@ -11,6 +11,7 @@ from heapq import heappop, heappush
 
 from .. import _config
 from ..autograd import anomaly
+from ..autograd.node import bind_leaf_sinks
 from . import workers
 
 
@@ -84,6 +85,8 @@ def reachable_needed(root, targets, run_sinks: bool):
         node = stack[-1]
         if node not in state:
             state[node] = 0
+            if node._leaf_edges:  # the walk reads edges first (Note [lazy leaf edges])
+                bind_leaf_sinks(node)
             for nxt, _ in node._next_edges:
                 if nxt is not None and nxt not in state:
                     stack.append(nxt)
@@ -106,6 +109,8 @@ def count_dependencies(task: GraphTask, root) -> None:
     stack = [root]  # the root (made per call) is no node's next edge: ``deps`` is the seen set
     while stack:
         node = stack.pop()
+        if node._leaf_edges:  # (Note [lazy leaf edges]: every node that runs passes here)
+            bind_leaf_sinks(node)
         for nxt, _ in node._next_edges:
             if nxt is None or (needed is not None and not task.receives(nxt)):
                 continue

@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import AccumulateGrad, SavedTensor, next_sequence_nr
+from ..autograd.node import SavedTensor, next_sequence_nr
 from ..dtypes import BY_NUMPY
 from . import upper
 from .devices import shares_memory
@@ -48,23 +48,22 @@ def gradient_edge(t) -> tuple:
     return (None, 0)
 
 
-def operand_edge(o) -> tuple:
-    """``gradient_edge(o)`` of an operand that requires grad, the common cases inline: a
-    result of another op (not a view: no stale history to check), or a leaf (its sink, made
-    again when no graph holds it: ``Tensor._grad_accumulator``)."""
+def operand_edge(o, node) -> tuple:
+    """``gradient_edge(o)`` of an operand of ``node`` that requires grad, the common cases
+    inline: a result of another op (not a view: no stale history to check), or a leaf: its
+    live sink, or ``(o, 0)`` with ``node._leaf_edges`` set when it has none (Note [lazy leaf
+    edges] in autograd/node.py)."""
     if o._base is None:
-        node = o._grad_fn
-        if node is not None:
-            return (node, o._output_nr)
+        source = o._grad_fn
+        if source is not None:
+            return (source, o._output_nr)
         ref = o._grad_acc_ref
         if ref is not None:
             sink = ref()
             if sink is not None:
                 return (sink, 0)
-        sink = AccumulateGrad()  # ``sink_of(o)``, inline: once per op on a leaf in a loop
-        sink.variable = o
-        o._grad_acc_ref = _weak(sink)
-        return (sink, 0)
+        node._leaf_edges = True
+        return (o, 0)
     return gradient_edge(o)
 
 
@@ -85,21 +84,21 @@ def connect(node, operands, needs, meta=None) -> None:
     count = len(operands)
     if count == 1 and needs[0]:
         o = operands[0]
-        node._next_edges = (operand_edge(o),)
+        node._next_edges = (operand_edge(o, node),)
         node._next_meta = (meta or (o._data.shape, o.dtype),)
         return
     if count == 2 and meta is not None:
         a, b = operands
         need_a, need_b = needs
-        node._next_edges = (operand_edge(a) if need_a else _NO_EDGE,
-                            operand_edge(b) if need_b else _NO_EDGE)
+        node._next_edges = (operand_edge(a, node) if need_a else _NO_EDGE,
+                            operand_edge(b, node) if need_b else _NO_EDGE)
         node._next_meta = (meta if need_a else None, meta if need_b else None)
         return
     edges, metas = [], []
     for k in range(len(operands)):  # (an index loop: no zip per recorded op)
         if needs[k]:
             o = operands[k]
-            edges.append(operand_edge(o))
+            edges.append(operand_edge(o, node))
             metas.append(meta or (o._data.shape, o.dtype))
         else:
             edges.append(_NO_EDGE)
@@ -171,11 +170,11 @@ def record_unrolled(op, x, y, mask, saves, out, metas) -> None:
     node._output_meta = metas[0]
     if y is None:
         node.needs_input_grad = _NEEDS_ONE
-        node._next_edges = (operand_edge(x),)
+        node._next_edges = (operand_edge(x, node),)
     else:
         node.needs_input_grad = _NEEDS_TWO[mask]
-        node._next_edges = (operand_edge(x) if mask & 1 else _NO_EDGE,
-                            operand_edge(y) if mask & 2 else _NO_EDGE)
+        node._next_edges = (operand_edge(x, node) if mask & 1 else _NO_EDGE,
+                            operand_edge(y, node) if mask & 2 else _NO_EDGE)
     out._grad_fn = node
     out._requires_grad = True
     if saves:
@@ -262,7 +261,7 @@ def record_one(op, operand, out, attrs) -> None:
     node = op.node_cls()  # (``new_node``, inline: the recorder of slices, sums, rolls)
     node._sequence_nr = next_sequence_nr()
     node.needs_input_grad = _NEEDS_ONE
-    node._next_edges = (operand_edge(operand),)
+    node._next_edges = (operand_edge(operand, node),)
     data, out_data = operand._data, out._data
     dtype = _dtype_of(data.dtype) or operand.dtype  # (the property's look-up, without its call)
     node._next_meta = ((data.shape, dtype),)

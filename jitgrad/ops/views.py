@@ -136,7 +136,7 @@ class CopySlices(Node):
         super().__init__()
         self.fn = fn
         self._geom = geometry(root._data, view._data)
-        self._next_edges = (dispatch.gradient_edge(root),) + tuple(fn._next_edges[1:])
+        self._next_edges = (dispatch.gradient_edge(root),) + tuple(fn.next_functions[1:])
         self._next_meta = ((root._data.shape, root.dtype),) + tuple(fn._next_meta[1:])
         self._output_meta = [(root._data.shape, root.dtype)]
 
