@@ -402,8 +402,7 @@ _entries: dict = {}
 def flat_entry(body, pattern: str, dtype: np.dtype, out_dtype: np.dtype):
     """The compiled entry point of ``body``'s serial flat kernel for ``pattern`` (one letter per
     operand: ``r`` a 1-D C-contiguous ``dtype`` array, typed read-only and taking writeable ones
-    too, ``f`` the same typed writeable, ``s`` a ``dtype`` scalar) writing a 1-D C-contiguous
-    ``out_dtype`` array (Note [direct kernel entry]). Call it as ``entry(out, *operands)`` with
+    too, ``s`` a ``dtype`` scalar) writing a 1-D C-contiguous ``out_dtype`` array (Note [direct kernel entry]). Call it as ``entry(out, *operands)`` with
     operands of exactly those types."""
     key = (body, pattern, dtype, out_dtype)
     entry = _entries.get(key)
@@ -412,7 +411,6 @@ def flat_entry(body, pattern: str, dtype: np.dtype, out_dtype: np.dtype):
         scalar = numba.from_dtype(dtype)
         sig = [numba.types.Array(numba.from_dtype(out_dtype), 1, "C")]
         for m in pattern:
-            sig.append(scalar if m == "s" else
-                       numba.types.Array(scalar, 1, "C", readonly=(m == "r")))
+            sig.append(scalar if m == "s" else numba.types.Array(scalar, 1, "C", readonly=True))
         entry = _entries[key] = kern.compile(tuple(sig))
     return entry

@@ -216,10 +216,9 @@ def _run_composite(op, args, attrs):
 def _outputs(op, operands, results) -> list:
     """The Tensors of a composite ``op``'s result arrays: the first a view of the first operand
     for a view op (``view_tensor``)."""
-    outs = [make_tensor(r) for r in results]
-    if op.view:
-        outs[0] = view_tensor(operands[0], results[0], is_grad_enabled())
-    return outs
+    first = results[0]
+    head = view_tensor(operands[0], first, is_grad_enabled()) if op.view else make_tensor(first)
+    return [head] + [make_tensor(r) for r in results[1:]]
 
 
 def _composite_cuda(op, operands, arrays, ctx, attrs):

@@ -299,7 +299,7 @@ def view_tensor(base, array, grad_enabled):
     views = root._views
     if views is None:
         views = root._views = LiveViews()
-    refs = views._refs  # ``views.add(view)``, inline: one view per slice of the eager path
+    refs = views._refs  # the registration (``LiveViews``): one view per slice of the eager path
     refs.append(_weak(view))
     if len(refs) >= views._sweep_at:
         views.sweep()
@@ -316,20 +316,15 @@ class LiveViews:
     """The live views of one base, held weakly (``root._views``, Note [view tracking]).
 
     Views are made far more often than anything asks for them (an in-place write on the base,
-    ``.data =``, resizing an ``out=`` tensor), so ``add`` is one weak reference and an append
-    (a ``WeakSet`` costs a callback per view); dead references are dropped whenever the list
-    has doubled since the last sweep."""
+    ``.data =``, resizing an ``out=`` tensor), so registering one (``view_tensor``) is a weak
+    reference and an append (a ``WeakSet`` costs a callback per view); dead references are
+    dropped whenever the list has doubled since the last sweep."""
 
     __slots__ = ("_refs", "_sweep_at")
 
     def __init__(self):
         self._refs = []
         self._sweep_at = _FIRST_SWEEP
-
-    def add(self, view) -> None:
-        self._refs.append(_weak(view))
-        if len(self._refs) >= self._sweep_at:
-            self.sweep()
 
     def sweep(self) -> None:
         """Drop the references of dead views (once the list has doubled since the last)."""

@@ -33,8 +33,8 @@ transform_hook = None
 inplace_tangents = None
 write_guard = None
 
-_bound: dict[str, list] = {"Tensor": [], "make_tensor": [], "transform_hook": [], "inplace_tangents": [],
-                           "write_guard": []}
+_bound: dict[str, list] = {"Tensor": [], "make_tensor": [], "transform_hook": [],
+                           "inplace_tangents": [], "write_guard": []}
 
 
 def bind(namespace: dict, *names: str) -> None:
