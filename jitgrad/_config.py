@@ -10,7 +10,9 @@ JITGRAD_NUM_INTEROP_THREADS  threads that run backward nodes of one graph at onc
                          thread and workers); default: the number of cores (docs/engine.md).
 JITGRAD_DEFAULT_DTYPE    "float64" (default) or "float32": the dtype Python floats become.
 JITGRAD_CACHE_DIR        where compiled kernels are cached on disk; default
-                         ``$XDG_CACHE_HOME/jitgrad/<version>`` (``~/.cache/jitgrad/<version>``).
+                         ``$XDG_CACHE_HOME/jitgrad`` (``~/.cache/jitgrad``). Kernels go to its
+                         subdir ``<math mode>-<hash of jitgrad's sources>`` (Note [cache key]);
+                         a read-only one is read, and what is missing compiles in memory.
 JITGRAD_THREADING_LAYER  Numba threading layer to ask for: "tbb" (default), "omp" or "workqueue".
 JITGRAD_FAST_MATH        "1" (default): kernels use jitgrad's vectorised transcendentals
                          (``device/vmath.py``, <= 1.5 ulp); "0": libm through Numba's ``math.*``,
@@ -36,8 +38,8 @@ __version__ = "0.1.0"
 
 def _default_cache_dir() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    # Keyed by version: a changed helper in another module can leave cached callers stale.
-    return os.path.join(base, "jitgrad", __version__)
+    # (not keyed by version: the kernel dir inside is keyed by the sources, Note [cache key])
+    return os.path.join(base, "jitgrad")
 
 
 NUM_THREADS = max(1, int(os.environ.get("JITGRAD_NUM_THREADS", "0") or 0) or (os.cpu_count() or 1))
@@ -62,25 +64,50 @@ COMPILE = os.environ.get("JITGRAD_COMPILE", "1") != "0"
 # shape compiles a kernel once (cached on disk); below this size the per-node costs it saves are
 # small next to that (tests lower it to exercise fusion on small tensors).
 FUSION_MIN_ELEMENTS = 1 << 14
-KERNEL_CACHE_DIR = ""  # CACHE_DIR/<math tag>: set by _configure_numba
+KERNEL_CACHE_DIR = ""  # CACHE_DIR/<math mode>-<package digest>: set by _configure_numba
+# True when KERNEL_CACHE_DIR exists but cannot be written (a read-only populated cache): it is
+# read, never written, and what it lacks compiles in memory (Note [healing cache])
+CACHE_READ_ONLY = False
 
 
-def _math_tag() -> str:
-    """Compiled kernels inline the scalar math they call, and Numba's cache checks only the
-    kernel's own source file: key the compiled-code dir by the math mode and the math sources,
-    so switching JITGRAD_FAST_MATH or editing vmath/smath/special_scalar/optim_updates never
-    loads a stale kernel."""
+def package_digest() -> str:
+    """sha1 (hex) of jitgrad's own ``.py`` sources, names and contents.
+
+    Note [cache key]: compiled kernels inline code from other modules (scalar bodies, vmath,
+    smath, the optimizer formulas...), and Numba's cache checks only the kernel's own file; so
+    the kernel cache dir is keyed by this hash of the whole package (an edit, or an upgrade
+    between two commits of one version, starts a fresh dir), together with the math mode.
+    Generated kernels also carry the hash of each body they inline (``device/sources.py``),
+    which covers bodies defined outside jitgrad. Hashing the ~2 MB of sources takes a few
+    milliseconds of ``import jitgrad`` (docs/design.md, 'Measurements behind the code').
+    """
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha1()
-    # optim_updates.py: the update formulas inlined into the optimizer loops (device/cpu_optim.py)
-    # smath.py and vmath.py in both modes: smath's overloads hold the integer and libm forms
-    # too, and some of those (rint) live in vmath; special_scalar.py: the gamma family's
-    sources = [("device", "optim_updates.py"), ("ops", "smath.py"), ("device", "vmath.py"),
-               ("device", "special_scalar.py")]
-    for rel in sources:
-        with open(os.path.join(here, *rel), "rb") as fh:
-            digest.update(fh.read())
-    return ("fastmath-" if FAST_MATH else "libm-") + digest.hexdigest()[:10]
+    found = False
+    for dirpath, dirnames, filenames in os.walk(here):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
+        rel = os.path.relpath(dirpath, here).replace(os.sep, "/")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                try:
+                    with open(os.path.join(dirpath, name), "rb") as fh:
+                        data = fh.read()
+                except OSError:
+                    continue
+                digest.update(f"{rel}/{name}\0{len(data)}\0".encode())
+                digest.update(data)
+                found = True
+    if not found:  # no sources to read (a frozen or bytecode-only install): the version
+        digest.update(__version__.encode())
+    return digest.hexdigest()
+
+
+def _cache_tag() -> str:
+    """The kernel cache subdir: math mode (JITGRAD_FAST_MATH switches the scalar math every
+    kernel inlines) and the package digest (Note [cache key])."""
+    return ("fastmath-" if FAST_MATH else "libm-") + package_digest()[:16]
+
+
 THREADING_LAYER_WARNING: str | None = None
 
 
@@ -107,27 +134,66 @@ def _preload_tbb() -> bool:
         return False
 
 
-def _writable_cache_dir(path: str) -> str:
-    """``path`` if it can be created and written, else a per-user temporary dir (with a
-    warning): a read-only home must not make ``import jitgrad`` fail."""
+KEEP_CACHE_DIRS = 4  # kernel dirs of other source digests kept (the most recently used)
+
+
+def _prune_cache_dirs(base: str, current: str) -> None:
+    """Note [cache key]: every edit or upgrade of jitgrad starts a kernel dir of its own; when
+    one is made, the other digests' dirs beyond the KEEP_CACHE_DIRS most recently used are
+    removed, unless used in the last hour (a process of another install may be using them)."""
+    import re
+    import shutil
+    import time
+
+    found = []
+    try:
+        with os.scandir(base) as entries:
+            for entry in entries:
+                if (entry.name != current and re.fullmatch(r"(fastmath|libm)-[0-9a-f]{16}",
+                                                            entry.name)
+                        and entry.is_dir(follow_symlinks=False)):
+                    found.append((entry.stat().st_mtime, entry.path))
+    except OSError:
+        return
+    found.sort(reverse=True)
+    now = time.time()
+    for used, path in found[KEEP_CACHE_DIRS:]:
+        if now - used > 3600:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _kernel_cache_dir(base: str, tag: str) -> tuple:
+    """``(cache dir, kernel cache dir, read only)``: ``base/tag``, made if need be. A dir that
+    exists but cannot be written (a read-only populated cache) is used for reading; when
+    ``base/tag`` can neither be made nor found, a per-user temporary dir (with a warning): a
+    read-only home must not make ``import jitgrad`` fail."""
+    path = os.path.join(base, tag)
+    made = not os.path.isdir(path)
     try:
         os.makedirs(path, exist_ok=True)
-        if os.access(path, os.W_OK):
-            return path
     except OSError:
         pass
+    if os.path.isdir(path):
+        read_only = not os.access(path, os.W_OK)
+        if not read_only:
+            try:
+                os.utime(path)  # "last used": what _prune_cache_dirs goes by
+            except OSError:
+                pass
+            if made:
+                _prune_cache_dirs(base, tag)
+        return base, path, read_only
     user = os.getuid() if hasattr(os, "getuid") else "user"
-    fallback = os.path.join(tempfile.gettempdir(), f"jitgrad-{user}", __version__)
-    warnings.warn(f"jitgrad: kernel cache dir {path!r} is not writable; using {fallback!r} "
+    fallback = os.path.join(tempfile.gettempdir(), f"jitgrad-{user}")
+    warnings.warn(f"jitgrad: kernel cache dir {base!r} is not writable; using {fallback!r} "
                   "(set JITGRAD_CACHE_DIR to choose another)", RuntimeWarning, stacklevel=3)
-    os.makedirs(fallback, exist_ok=True)
-    return fallback
+    os.makedirs(os.path.join(fallback, tag), exist_ok=True)
+    return fallback, os.path.join(fallback, tag), False
 
 
 def _configure_numba() -> None:
-    global THREADING_LAYER_WARNING, CACHE_DIR, KERNEL_CACHE_DIR
-    CACHE_DIR = _writable_cache_dir(CACHE_DIR)
-    KERNEL_CACHE_DIR = os.path.join(CACHE_DIR, _math_tag())
+    global THREADING_LAYER_WARNING, CACHE_DIR, KERNEL_CACHE_DIR, CACHE_READ_ONLY
+    CACHE_DIR, KERNEL_CACHE_DIR, CACHE_READ_ONLY = _kernel_cache_dir(CACHE_DIR, _cache_tag())
     import numba
 
     numba.config.CACHE_DIR = KERNEL_CACHE_DIR

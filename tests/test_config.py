@@ -1,5 +1,6 @@
 """Environment settings and the Numba threading-layer choice (jitgrad/_config.py)."""
 import os
+import re
 import subprocess
 import sys
 
@@ -45,10 +46,16 @@ def test_env_settings_are_read(tmp_path):
     assert out == ["1", str(tmp_path / "k"), "jitgrad.float32", "jitgrad.float32"]
 
 
-def test_cache_dir_is_keyed_by_version_by_default(monkeypatch):
+def test_kernel_cache_dir_is_keyed_by_the_sources(monkeypatch):
+    """Note [cache key]: the kernel dir is keyed by the math mode and jitgrad's source digest
+    (not the version: two commits of one version must not share compiled code)."""
     monkeypatch.delenv("JITGRAD_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere")
-    assert _config._default_cache_dir() == os.path.join("/somewhere", "jitgrad", jitgrad.__version__)
+    assert _config._default_cache_dir() == os.path.join("/somewhere", "jitgrad")
+    mode = "fastmath" if _config.FAST_MATH else "libm"
+    assert re.fullmatch(mode + r"-[0-9a-f]{16}", os.path.basename(_config.KERNEL_CACHE_DIR))
+    assert len(_config.package_digest()) == 40  # (tests/compile/test_cache_faults.py: an
+    # edited copy of the package gets a dir of its own)
 
 
 def test_unwritable_cache_dir_falls_back_with_a_warning(tmp_path):

@@ -13,6 +13,10 @@ elementwise kernels built from the same scalar bodies; ``cuda_reduce``, ``cuda_l
 
 Shared by both targets: ``optim_updates`` (the optimizer formulas, written once) and ``rebind``
 (copies of a kernel body with extra globals, one per specialisation).
+
+The disk cache of compiled CPU kernels: ``kernel_cache`` (generated kernel sources and Numba's
+compiled code, healing: Note [healing cache]; its ``njit`` is ``numba.njit`` with that cache)
+and ``sources`` (the source hashes every generated kernel is keyed by: Note [source keys]).
 """
 from . import cpu, cpu_reduce  # noqa: F401
 

@@ -15,12 +15,12 @@ grows with ndim, DESIGN-NUMBA.md), and works on the natural NCHW / row-major ord
 * (cpu_optim) one fused update per optimizer over a flat parameter.
 
 Each kernel body is one Python function compiled twice, serial and ``parallel=True`` (``prange``
-is a plain ``range`` in the serial copy), lazily on first use, ``nogil=True, cache=True``. The
-parallel copy runs only above a size threshold and when ``_config.parallel_kernels()`` allows it
-(serial inside a busy threaded backward). Batch-norm statistics and the conv weight gradient
-accumulate in float64; layer norm (row sums of at most a few thousand elements) and the
-elementwise-style updates stay in the array dtype, with scalars passed already cast to it (a
-Python float would turn float32 math into float64).
+is a plain ``range`` in the serial copy), lazily on first use, ``nogil=True``, disk-cached
+(``kernel_cache.njit``). The parallel copy runs only above a size threshold and when
+``_config.parallel_kernels()`` allows it (serial inside a busy threaded backward). Batch-norm
+statistics and the conv weight gradient accumulate in float64; layer norm (row sums of at most
+a few thousand elements) and the elementwise-style updates stay in the array dtype, with scalars
+passed already cast to it (a Python float would turn float32 math into float64).
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import pool
+from .kernel_cache import njit as cached_njit  # the healing disk cache
 from .rebind import bind as _bind
 
 try:  # serial kernels while several threads run backward work (the engine's policy)
@@ -56,8 +57,8 @@ def _get(f, parallel: bool, fastmath: bool = False):
     key = (f, parallel)
     k = _kernels.get(key)
     if k is None:
-        k = _kernels[key] = njit(nogil=True, cache=True, error_model="numpy", parallel=parallel,
-                                 fastmath=_FM if fastmath else False)(
+        k = _kernels[key] = cached_njit(nogil=True, error_model="numpy", parallel=parallel,
+                                        fastmath=_FM if fastmath else False)(
             _bind(f, f"{f.__name__}_{'par' if parallel else 'ser'}"))
     return k
 

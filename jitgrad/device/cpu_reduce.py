@@ -13,7 +13,8 @@ block sums go to a scratch array, then a fixed in-place binary tree adds them. T
 depends on the thread count, so serial and parallel variants, and any ``numba.set_num_threads``,
 give the same bits. float32 sums stay float32 (like NumPy/PyTorch) with NumPy-like accuracy.
 
-Kernels are compiled lazily (first call) with ``nogil=True, cache=True, error_model="numpy"``.
+Kernels are compiled lazily (first call) with ``nogil=True, error_model="numpy"`` and the disk
+cache of ``kernel_cache.njit``.
 Each kernel body is one Python function; ``_variants`` makes a serial ``njit`` and a
 ``parallel=True`` copy of it (``prange`` is a plain ``range`` when not parallel), binding the
 combine op / element map as globals of the copy. No closures: Numba's on-disk cache keys a closure
@@ -30,6 +31,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import pool
+from .kernel_cache import njit as cached_njit  # the healing disk cache
 from .rebind import bind as _bind
 from .. import _config  # _config.parallel_kernels: the engine's kernel policy
 
@@ -54,7 +56,7 @@ _NOC = np.zeros(1)                              # dummy shift array for plain su
 def _variants(f, tag, fastmath=False, **env):
     """(serial, parallel) lazily compiled dispatchers of ``f`` with ``env`` bound as globals."""
     return tuple(
-        njit(nogil=True, cache=True, error_model="numpy", parallel=par, fastmath=fastmath)(
+        cached_njit(nogil=True, error_model="numpy", parallel=par, fastmath=fastmath)(
             _bind(f, f"{f.__name__}_{tag}_{'par' if par else 'ser'}", **env))
         for par in (False, True))
 
@@ -378,7 +380,7 @@ def _sum_all_plan(dtype):
         scalar = types.float64 if dtype.itemsize == 8 else types.float32
         # x typed read-only: the entry takes writeable arrays too (Note [direct kernel entry])
         sig = (types.Array(scalar, 1, "C", readonly=True), types.Array(scalar, 0, "C"))
-        kernel = njit(nogil=True, cache=True, error_model="numpy")(
+        kernel = cached_njit(nogil=True, error_model="numpy")(
             _bind(_sum_flat, f"_sum_flat_{dtype.name}", _rows=_K_SUM[0][False], _noc=_NOC,
                   _zero=dtype.type(0)))
         plan = kernel.compile(sig)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit
+
+from .kernel_cache import njit as cached_njit  # the healing disk cache
 
 
 def _roll_copy(out, a, shift):
@@ -29,7 +30,7 @@ def _roll_copy(out, a, shift):
         front[i] = tail[i]
 
 
-_roll_kernel = njit(nogil=True, cache=True)(_roll_copy)
+_roll_kernel = cached_njit(nogil=True)(_roll_copy)
 _roll_entries: dict = {}  # dtype -> the compiled entry point, or False
 
 
