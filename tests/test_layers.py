@@ -32,7 +32,7 @@ PRIMITIVES = ("jitgrad.autograd.node", "jitgrad.autograd.grad_mode", "jitgrad.au
               "jitgrad.autograd.anomaly")
 PRIMITIVE_FILES = tuple(f"autograd/{m.rsplit('.', 1)[1]}.py" for m in PRIMITIVES)
 API_FILES = ("autograd/api.py", "autograd/function.py", "autograd/gradcheck.py",
-             "autograd/forward_ad.py", "autograd/__init__.py")
+             "autograd/forward_ad.py", "autograd/transforms.py", "autograd/__init__.py")
 
 # layer -> (its files, the jitgrad modules it may import: these and their submodules)
 ALLOWED = {

@@ -6,17 +6,18 @@ import only each other and the device layer, never ops, the engine, tensor or th
 (next paragraph), at any level; ops and the engine import only these.
 
 User API, ABOVE ops: ``api`` (backward, grad), ``function`` (custom Functions), ``gradcheck``,
-``forward_ad``. They import ops only inside functions (ops imports this package, so a
-module-level import would be a cycle) and reach the Tensor type through ops. What ops needs from
-them is handed over by registration: forward AD installs its transform hook with
-``ops.upper.set_transform_hook``; anomaly mode's forward record goes through that hook, whose
-switch ``forward_ad`` registers with ``anomaly.set_forward_record_installer``.
+``forward_ad``, ``transforms``. They import ops only inside functions (ops imports this
+package, so a module-level import would be a cycle) and reach the Tensor type through ops. What
+ops needs from them is handed over by registration: the transform dispatcher (``transforms``)
+installs its hook with ``ops.upper.set_transform_hook`` while forward AD, vmap, checkpoint,
+jitgrad.compile's tracer or anomaly mode's forward record (whose switch it registers with
+``anomaly.set_forward_record_installer``) needs to see ops.
 """
 from .api import backward, grad
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .node import AccumulateGrad, Node, SavedTensor
-from . import forward_ad
+from . import forward_ad, transforms  # noqa: F401  (transforms: registers itself)
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck

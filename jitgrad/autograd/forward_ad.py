@@ -27,9 +27,8 @@ tensor's tangent is its inner tensor's (``func/_batching.py``).
 An in-place op on a dual tensor is not tracked yet: reading the tangent of a tensor whose data
 changed since its tangent was set raises instead of giving a stale tangent.
 
-Note [transform hooks] (``ops/dispatch.py``): this module also composes what other transforms
-need from every registry op call (``_interpose``): vmap's batching, anomaly mode's traceback
-record and checkpoint's input collection.
+Forward AD sees every registry op through the transform dispatcher (``autograd/transforms.py``,
+Note [transform hooks]), where it registers its levels and its propagation at import.
 """
 from __future__ import annotations
 
@@ -39,7 +38,7 @@ import weakref
 from collections import namedtuple
 from types import SimpleNamespace
 
-from . import anomaly
+from . import transforms
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]
@@ -110,32 +109,20 @@ _levels: list = []  # open dual levels, outermost first (global, as PyTorch's)
 
 
 class _Local(threading.local):
-    """Per-thread state: engine workers run ops for other computations meanwhile.
-
-    ``limit``: only ``levels[:limit]`` receive tangents (None: all; Note [dual levels]).
-    ``collectors`` / ``substitutes``: utils/checkpoint.py's tables (Note [checkpoint inputs]).
-    """
+    """Per-thread state: ``limit``: only ``levels[:limit]`` receive tangents (None: all; Note
+    [dual levels])."""
 
     limit = None
-    tracer = None  # jitgrad.compile's recorder of this thread's ops (Note [compile tracing])
-
-    def __init__(self):
-        self.collectors: list = []
-        self.substitutes: list = []
 
 
 _local = _Local()
-_n_local_users = [0]  # threads with collectors or substitutes (the hook must stay installed)
 
 
 def _visible() -> int:
     limit = _local.limit
     return len(_levels) if limit is None else min(limit, len(_levels))
 
-# --- transform hooks (Note [transform hooks]) ---------------------------------------------
-_batch_runner = None  # func/_batching.py: run_batched(op, args, attrs) or NotImplemented
-_batching = None  # the func/_batching module once imported (batched duals)
-_anomaly_record = None  # autograd/anomaly.py: record(outputs) notes where nodes were made
+
 _dispatch = None
 
 
@@ -146,95 +133,6 @@ def _ops():
 
         _dispatch = dispatch
     return _dispatch
-
-
-def _refresh() -> None:
-    """Install the dispatch hook while any transform needs it, remove it otherwise (Note
-    [upper registrations] in ops/upper.py)."""
-    active = (_batch_runner is not None or _levels or _anomaly_record is not None
-              or _n_local_users[0])
-    _ops()  # _interpose and _propagate read _dispatch
-    from ..ops import upper
-
-    upper.set_transform_hook(_interpose if active else None, _INPLACE_TANGENTS)
-
-
-def _interpose(run, op, args, attrs):
-    local = _local
-    if local.substitutes:
-        table = local.substitutes[-1]
-        args = tuple(table.get(id(a), a) for a in args)
-    runner = _batch_runner
-    if runner is not None:
-        out = runner(op, args, attrs)
-        if out is not NotImplemented:
-            return out  # the ops on the inner tensors did the rest
-    if local.collectors:
-        Tensor = _dispatch.Tensor
-        for a in args:
-            if isinstance(a, Tensor) and a._requires_grad:
-                for c in local.collectors:
-                    c[id(a)] = a
-    tracer = local.tracer
-    out = run(op, *args, **attrs) if tracer is None else tracer(run, op, args, attrs)
-    if _levels:
-        _propagate(op, args, attrs, out)
-    if _anomaly_record is not None:
-        _anomaly_record(out)
-    return out
-
-
-def _set_batch_runner(runner, module=None) -> None:
-    global _batch_runner, _batching
-    _batch_runner = runner
-    if module is not None:
-        _batching = module
-    _refresh()
-
-
-def _set_anomaly_record(fn) -> None:
-    global _anomaly_record
-    _anomaly_record = fn
-    _refresh()
-
-
-def _push_local(stack: list, table: dict) -> None:
-    stack.append(table)
-    _n_local_users[0] += 1
-    _refresh()
-
-
-def _pop_local(stack: list) -> None:
-    stack.pop()
-    _n_local_users[0] -= 1
-    _refresh()
-
-
-def _set_tracer(tracer) -> None:
-    """Route this thread's registry ops through ``tracer(run, op, args, attrs)`` (None: stop);
-    jitgrad.compile's trace (Note [compile tracing] in jitgrad/compile/trace.py)."""
-    if (_local.tracer is None) == (tracer is None):
-        _local.tracer = tracer
-        return
-    _local.tracer = tracer
-    _n_local_users[0] += 1 if tracer is not None else -1
-    _refresh()
-
-
-def _push_collector(table: dict) -> None:
-    _push_local(_local.collectors, table)
-
-
-def _pop_collector() -> None:
-    _pop_local(_local.collectors)
-
-
-def _push_substitutes(table: dict) -> None:
-    _push_local(_local.substitutes, table)
-
-
-def _pop_substitutes() -> None:
-    _pop_local(_local.substitutes)
 
 
 # --- tangent propagation -------------------------------------------------------------------
@@ -348,8 +246,9 @@ def enter_dual_level() -> int:
 
 def _enter(record: bool) -> _Level:
     lvl = _Level(len(_levels), record)
+    _ops()  # _propagate reads _dispatch
     _levels.append(lvl)
-    _refresh()
+    transforms.refresh()
     return lvl
 
 
@@ -362,7 +261,7 @@ def exit_dual_level(*, level=None) -> None:
                            "created. This is not supported.")
     lvl = _levels.pop()
     lvl.clear()
-    _refresh()
+    transforms.refresh()
 
 
 class dual_level:
@@ -439,6 +338,7 @@ def make_dual(tensor, tangent, *, level=None):
                 f"while the given forward gradient is of size {list(tangent.shape)}.")
         if tangent.dtype is not tensor.dtype:
             tangent = tangent._cast(tensor.dtype)
+    _batching = transforms.batching
     if _batching is not None and _batching.is_batched(tensor):
         # Note [dual levels]: a batched tensor's tangent lives on its inner tensor
         lev = _batching.level_of(tensor)
@@ -457,6 +357,7 @@ def unpack_dual(tensor, *, level=None):
     if not _levels:
         return UnpackedDualTensor(tensor, None)
     lvl = _resolve(level, "unpack a dual Tensor")
+    _batching = transforms.batching
     if _batching is not None and _batching.is_batched(tensor):
         lev = _batching.level_of(tensor)
         p, t = unpack_dual(_batching.inner(tensor), level=lvl.index)
@@ -492,6 +393,7 @@ def detach_keep_tangents(t):
     grad_outputs and of the saved values flow into the gradients (forward-over-reverse needs
     exactly that). ``autograd.grad`` detaches its grad_outputs and results from the reverse
     graph unless ``create_graph``; it keeps their tangents through this function."""
+    _batching = transforms.batching
     if _batching is not None and _batching.is_batched(t):
         return _batching.wrap(detach_keep_tangents(_batching.inner(t)), _batching.level_of(t))
     d = t.detach()
@@ -512,4 +414,4 @@ def _inplace_update(target, result) -> None:
 # moves tangents through it without importing this module (Note [upper registrations])
 _INPLACE_TANGENTS = SimpleNamespace(has_levels=_has_levels, inplace_update=_inplace_update,
                                     copy_tangents=_copy_tangents)
-anomaly.set_forward_record_installer(_set_anomaly_record)  # anomaly mode's forward record
+transforms.set_forward_mode(_levels, _propagate, _INPLACE_TANGENTS)

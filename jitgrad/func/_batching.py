@@ -28,7 +28,7 @@ import inspect
 
 import numpy as np
 
-from ..autograd import forward_ad
+from ..autograd import transforms
 from ..ops import dispatch, shape as _shape
 from ..tensor import Tensor
 
@@ -241,14 +241,14 @@ def push_level(size: int) -> int:
     _next_level[0] += 1
     _sizes[level] = size
     if len(_sizes) == 1:
-        forward_ad._set_batch_runner(run_batched, _this_module())
+        transforms.set_batch_runner(run_batched, _this_module())
     return level
 
 
 def pop_level(level: int) -> None:
     del _sizes[level]
     if not _sizes:
-        forward_ad._set_batch_runner(None)
+        transforms.set_batch_runner(None)
 
 
 def _this_module():

@@ -15,7 +15,7 @@ This module re-exports the names of those modules that call sites read as ``disp
 
 Note [transform hooks]: while vmap runs, a forward-AD dual level is open, anomaly mode is on or a
 checkpoint collects its inputs, every registry op goes through ``transform_hook(run, op, args,
-attrs)`` (installed by ``autograd/forward_ad.py`` with ``upper.set_transform_hook``), which may
+attrs)`` (installed by ``autograd/transforms.py`` with ``upper.set_transform_hook``), which may
 run the op batched, attach tangents to its outputs or note where its node was made; ``run`` is
 the op itself. None otherwise, so plain ops pay one global lookup.
 """

@@ -17,7 +17,7 @@ The random generator state is saved and restored for the recomputation
 """
 from __future__ import annotations
 
-from ..autograd import Function, forward_ad
+from ..autograd import Function, transforms
 from ..autograd import grad as autograd_grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..ops import creation
@@ -49,12 +49,12 @@ class _Checkpoint(Function):
             stand_ins = [_alias(x) for x in inputs]
         else:
             stand_ins = [x.detach().requires_grad_() for x in inputs]
-        forward_ad._push_substitutes({id(x): s for x, s in zip(inputs, stand_ins)})
+        transforms.push_substitutes({id(x): s for x, s in zip(inputs, stand_ins)})
         try:
             with enable_grad():
                 outs = ctx.run.recompute()
         finally:
-            forward_ad._pop_substitutes()
+            transforms.pop_substitutes()
         pairs = [(o, g) for o, g in zip(outs, grads)
                  if isinstance(o, Tensor) and o.requires_grad and g is not None]
         if not pairs:
@@ -108,12 +108,12 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
         return function(*args, **kwargs)
     run = _Run(function, args, kwargs, preserve_rng_state)
     used: dict = {}
-    forward_ad._push_collector(used)
+    transforms.push_collector(used)
     try:
         with no_grad():
             out = function(*args, **kwargs)
     finally:
-        forward_ad._pop_collector()
+        transforms.pop_collector()
     for a in args:  # tensor arguments that need grad count even when used only through views
         if isinstance(a, Tensor) and a.requires_grad:
             used.setdefault(id(a), a)
