@@ -19,10 +19,12 @@ from .ops import complex as complex_ops
 from .ops import registry
 from .ops.format import format_tensor
 
-# Note [compile tracing] (jitgrad/compile/trace.py): while jitgrad.compile traces, called as
-# ``data_read_hook(tensor, what)`` before a tensor's values leave the graph (``item``, ``bool``,
-# ``numpy``, ``tolist``...) or a hook is registered on it; None otherwise
-data_read_hook = None
+# Note [compile tracing] (jitgrad/compile/trace.py): while jitgrad.compile traces, ``_make``
+# calls ``creation_hook(tensor)`` for every tensor made, and ``_host`` (the one accessor of a
+# tensor's values for Python: ``item``, ``bool``, ``numpy``, ``tolist``, ``repr``...) calls
+# ``host_read_hook(tensor, what)`` before the values leave the graph; None otherwise. Both are
+# registered with ``ops/upper.py`` (``set_tracing_hooks``), which keeps these globals current.
+creation_hook = host_read_hook = None
 
 _NON_LEAF_GRAD_MSG = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -85,6 +87,8 @@ class Tensor:
         t._post_accumulate_hooks = None
         t._retains_grad = False
         t._views = None  # LiveViews of this base (ops/recording.py, ops/inplace.py)
+        if creation_hook is not None:  # Note [compile tracing]
+            creation_hook(t)
         return t
 
     @classmethod
@@ -135,11 +139,11 @@ class Tensor:
     @property
     def device(self) -> Device:
         """Where the data lives: ``"cpu"`` or ``"cuda:N"`` (a ``str`` with ``type``/``index``)."""
-        return Device(dispatch.device_of(self._data))
+        return Device(dispatch.device_of(self._data))  # device read: device
 
     @property
     def is_cuda(self) -> bool:
-        return dispatch.device_of(self._data) != "cpu"
+        return dispatch.device_of(self._data) != "cpu"  # device read: device
 
     @property
     def __cuda_array_interface__(self) -> dict:
@@ -152,7 +156,7 @@ class Tensor:
             raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad. "
                                "If gradients aren't required, use var.detach() to get Variable "
                                "that doesn't require grad.")
-        return self._data.__cuda_array_interface__
+        return self._data.__cuda_array_interface__  # device read: CUDA interface (a pointer)
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
@@ -170,15 +174,16 @@ class Tensor:
     def data_ptr(self) -> int:
         """Address of the first element (views of one storage differ by their offset)."""
         if self.is_cuda:
-            return self._data.data_ptr()
-        return self._data.__array_interface__["data"][0]
+            return self._data.data_ptr()  # device read: a pointer
+        return self._data.__array_interface__["data"][0]  # device read: a pointer
 
     def storage_offset(self) -> int:
         """Elements between the start of the storage (the base's lowest address) and this
         tensor's first element."""
         if self.is_cuda:
-            return self._data.offset  # Note [cuda storage]: views keep an element offset
-        root = (self._base if self._base is not None else self)._data
+            # Note [cuda storage]: views keep an element offset
+            return self._data.offset  # device read: an offset
+        root = (self._base if self._base is not None else self)._data  # device read: storage
         low = root.__array_interface__["data"][0] + sum(
             (n - 1) * st for n, st in zip(root.shape, root.strides) if st < 0 and n)
         return (self.data_ptr() - low) // self._data.itemsize
@@ -262,13 +267,13 @@ class Tensor:
         """The same storage without autograd history and with its own version counter, like
         PyTorch's ``.data``: writes through it are invisible to the saved-tensor checks (use
         ``detach()`` to keep them)."""
-        return Tensor._make(self._data)
+        return Tensor._make(self._data)  # device read: a new tensor over it (creation hook)
 
     @data.setter
     def data(self, value: "Tensor") -> None:
         """Replace the storage (PyTorch's ``x.data = y``). The tensor stops aliasing its
         base and its views, which keep the old storage."""
-        new = value._data if isinstance(value, Tensor) else np.asarray(value)
+        new = value._data if isinstance(value, Tensor) else np.asarray(value)  # device read: .data=
         if self._base is not None:
             if self._base._views is not None:
                 self._base._views.discard(self)
@@ -301,7 +306,7 @@ class Tensor:
         """
         recording = grad_mode.is_grad_enabled()
         if self._grad is None:
-            data = new_grad._data
+            data = new_grad._data  # device read: a gradient stored
             if recording:
                 self._grad = unary.clone(new_grad)
             elif (owned and data.shape == self._data.shape and data.dtype == self._data.dtype
@@ -325,7 +330,7 @@ class Tensor:
         if (dispatch.transform_hook is not None or type(self) is not Tensor
                 or type(other) is not Tensor):
             return False
-        a, b = self._data, other._data
+        a, b = self._data, other._data  # device read: shapes; add_into writes
         # (the arrays' dtypes first: the same object for the same dtype, no property call)
         if a.shape != b.shape or (a.dtype is not b.dtype and self.dtype is not other.dtype):
             return False
@@ -334,7 +339,7 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """A tensor sharing storage (and version counter) with no autograd history."""
-        t = Tensor._make(self._data)
+        t = Tensor._make(self._data)  # device read: shared storage (creation hook)
         t._version_counter = self._version_counter
         return t
 
@@ -346,8 +351,8 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Populate ``.grad`` for this non-leaf tensor during backward (a no-op on leaves)."""
-        if data_read_hook is not None:
-            data_read_hook(self, "retain_grad")
+        if host_read_hook is not None:
+            host_read_hook(self, "Tensor.retain_grad()")
         if self._fresh_grad_fn() is None:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -367,8 +372,8 @@ class Tensor:
     def register_hook(self, hook):
         """``hook(grad) -> Tensor or None`` runs when this tensor's gradient is computed; a
         returned tensor replaces the gradient. Returns a handle with ``remove()``."""
-        if data_read_hook is not None:
-            data_read_hook(self, "register_hook")
+        if host_read_hook is not None:
+            host_read_hook(self, "Tensor.register_hook()")
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._fresh_grad_fn() is not None:
@@ -392,37 +397,40 @@ class Tensor:
         autograd_api.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # --- conversion ----------------------------------------------------------------------
-    def _host(self) -> np.ndarray:
-        """The values on the host: the array itself on the CPU, a copy from a CUDA device."""
-        return self._data.get() if self.is_cuda else self._data
+    def _host(self, what: str = "reading Tensor values") -> np.ndarray:
+        """The values on the host: the array itself on the CPU, a copy from a CUDA device.
+
+        The one accessor through which Python code reads a tensor's values (``what`` names the
+        reader, for jitgrad.compile's message): code outside the ops' kernels never reads
+        ``_data`` for its values (``tests/compile/test_host_reads.py``), so a trace sees every
+        value that leaves the graph (Note [compile tracing])."""
+        if host_read_hook is not None:
+            host_read_hook(self, what)
+        return self._data.get() if self.is_cuda else self._data  # device read: the accessor itself
 
     def item(self):
-        if data_read_hook is not None:  # Note [compile tracing] (jitgrad/compile/trace.py)
-            data_read_hook(self, "item")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
                                "Scalar")
-        return self._host().reshape(-1)[0].item()
+        return self._host("Tensor.item()").reshape(-1)[0].item()
 
     def tolist(self):
-        if data_read_hook is not None:
-            data_read_hook(self, "tolist")
-        return self._host().tolist()
+        return self._host("Tensor.tolist()").tolist()
 
     def numpy(self, *, force=False) -> np.ndarray:
         """The data as an ndarray sharing memory. For a tensor that requires grad this is a
         read-only view (PyTorch raises instead); writes must go through the Tensor. A CUDA
         tensor raises (PyTorch's message): copy it to the host with ``cpu()`` first."""
-        if data_read_hook is not None:
-            data_read_hook(self, "numpy")
+        if host_read_hook is not None:
+            host_read_hook(self, "Tensor.numpy()")
         if self.is_cuda:
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
         if self._requires_grad and not force:
-            view = self._data.view()
+            view = self._data.view()  # device read: hooked above
             view.flags.writeable = False
             return view
-        return self._data
+        return self._data  # device read: hooked above
 
     def __array__(self, dtype=None, copy=None):
         arr = self.numpy()  # read-only for a tensor that requires grad, like numpy()
@@ -441,11 +449,9 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self):
-        if data_read_hook is not None:
-            data_read_hook(self, "bool")
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._host().reshape(-1)[0])
+        return bool(self._host("bool(Tensor)").reshape(-1)[0])
 
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -476,8 +482,8 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         if self.is_cuda:
-            return (_rebuild, (self._host(), self._requires_grad, str(self.device)))
-        return (_rebuild, (self._data, self._requires_grad))
+            return (_rebuild, (self._host("pickle"), self._requires_grad, str(self.device)))
+        return (_rebuild, (self._host("pickle"), self._requires_grad))
 
     # --- dtype and device conversion -------------------------------------------------------
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False):
@@ -655,4 +661,5 @@ from .ops import upper  # noqa: E402
 
 _inplace.install(Tensor)
 upper.register_tensor_type(Tensor)  # Note [upper registrations] (ops/upper.py)
+upper.bind(globals(), "creation_hook", "host_read_hook")
 complex_ops.install(Tensor)  # .real .imag .conj() .angle(); the complex_ok rows

@@ -109,7 +109,8 @@ class CompiledFunction:
         kinds = self._kinds(args, kwargs, leaves)
         key = _key(spec, leaves, kinds)
         entry = self._entries.get(key)
-        if isinstance(entry, program_module.Program) and entry.guards_hold(self._fn):
+        if (isinstance(entry, program_module.Program) and entry.guards_hold(self._fn)
+                and (not entry.value_guards or entry.values_hold(leaves))):
             return entry.run(leaves, spec, (self._fn, args, kwargs))
         if isinstance(entry, str):
             return self._fn(*args, **kwargs)
@@ -299,7 +300,8 @@ def _what_changed(keys) -> str:
                 what = f"argument leaf {pos - len(names)}"
             if what not in changed:
                 changed.append(what)
-    return "; ".join(changed) or "closure tensors"
+    return "; ".join(changed) or ("closure tensors, or the values of integer or boolean "
+                                  "tensors read in Python (Note [value guards])")
 
 
 def diff_outputs(out) -> list:

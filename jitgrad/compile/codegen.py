@@ -26,18 +26,17 @@ _SCALAR_TYPES = (bool, int, float)
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-_ALIASES = ("expand", "view", "reshape_copy")  # shape-only rows a run reads through
-
-
 def _alias(graph, node) -> bool:
-    """An ``expand`` (read through broadcast indices) or a reshape of one element (a
-    scalar): no computation of its own inside a run."""
-    if node.op.name not in _ALIASES or len(node.args) != 1 or node.args[0][0] != "v":
+    """A broadcast (read through broadcast indices) or a reshape of one element (a scalar):
+    no computation of its own inside a run (the row's ``alias``, Note [what compile knows of
+    a row])."""
+    alias = node.op.alias
+    if alias is None or len(node.args) != 1 or node.args[0][0] != "v":
         return False
     src = graph.values[node.args[0][1]]
     if src.dtype not in _FLOATS:
         return False
-    return node.op.name == "expand" or math.prod(src.shape) == 1
+    return alias == "broadcast" or math.prod(src.shape) == 1
 
 
 def literal(value) -> str:

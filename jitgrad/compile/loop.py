@@ -85,10 +85,22 @@ def _describe(leaves) -> str:
                            else type(t).__name__ for t in leaves) + "]"
 
 
+class _LoopRow:
+    """What a loop node says of itself where graph passes read a row's properties (Note
+    [what compile knows of a row] in ops/registry.py): a composite that is no view."""
+
+    elementwise = cheap = view = value_dependent_shape = False
+    alias = identity = None
+    node_name = ""
+
+    def __init__(self, name):
+        self.name = name
+
+
 class LoopNode:
     """The forward of a captured loop in a graph: ``n`` runs of ``body_nodes``."""
 
-    op = type("LoopRow", (), {"name": "fori_loop", "elementwise": False, "node_name": ""})()
+    op = _LoopRow("fori_loop")
     phase = "forward"  # the trace's phase when recorded: set per node
 
     def __init__(self, n, carry_in, placeholders, body_nodes, body_outs, captured, tape):
@@ -108,7 +120,7 @@ class LoopNode:
         ``SAVE_LIMIT_BYTES``), the nodes one backward step runs (the recomputed body nodes,
         then the body's backward), and the body outputs it reads from the tape instead, as
         (value, carry index) pairs. Note [loop tape]."""
-        from .program import CHEAP, needed_nodes
+        from .program import needed_nodes
 
         if getattr(self, "_plan", None) is not None:
             return self._plan
@@ -125,7 +137,7 @@ class LoopNode:
         for v in sorted(reads):
             value = graph.values[v]
             size = (self.n * value.dtype.itemsize * int(np.prod(value.shape)))
-            if producer[v].op.name not in CHEAP and len(value.shape) >= 1 and size <= budget:
+            if not producer[v].op.cheap and len(value.shape) >= 1 and size <= budget:
                 saves.append(v)
                 budget -= size
         keep, kept = reads - set(saves), []
@@ -186,8 +198,7 @@ class BodyBackward:
 class LoopBackwardNode:
     """The backward of a captured loop: the tape walked backwards (Note [loop tape])."""
 
-    op = type("LoopBackwardRow", (), {"name": "fori_loop_backward", "elementwise": False,
-                                      "node_name": ""})()
+    op = _LoopRow("fori_loop_backward")
     phase = "backward"  # the trace's phase when recorded: set per node
 
     def __init__(self, loop, grads_in):

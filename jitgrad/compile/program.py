@@ -74,14 +74,16 @@ def _composite_step(node):
 
 
 def _identity_view(graph, node) -> bool:
-    """A view row that changes nothing (``permute`` in the same order, ``view`` to the same
-    shape): its result is its input's array (a view's outputs are copied when returned)."""
-    if not getattr(node.op, "view", False) or len(node.args) != 1 or node.args[0][0] != "v":
+    """A view row that changes nothing (its row's ``identity`` says so, as ``permute`` in the
+    same order, or a reshaping view to the same shape): its result is its input's array (a
+    view's outputs are copied when returned). Note [what compile knows of a row]."""
+    op = node.op
+    if not op.view or len(node.args) != 1 or node.args[0][0] != "v":
         return False
     shape = graph.values[node.args[0][1]].shape
-    if node.op.name == "permute":
-        return tuple(node.attrs.get("dims", ())) == tuple(range(len(shape)))
-    return node.op.name == "view" and graph.values[node.outputs[0]].shape == shape
+    if op.identity is not None:
+        return op.identity(node.attrs, len(shape))
+    return op.alias == "reshape" and graph.values[node.outputs[0]].shape == shape
 
 
 def _alias_step(node):
@@ -235,15 +237,9 @@ def _reads(nodes, extra=()) -> set:
     return read
 
 
-# elementwise rows cheap enough to recompute in the backward (a few flops per element)
-CHEAP = frozenset({"add", "sub", "mul", "div", "neg", "rsub", "pow_square", "maximum",
-                   "minimum", "where", "clamp", "relu", "abs", "sign", "eq", "ne", "lt", "le",
-                   "gt", "ge"})
-
-
 def _recompute(graph, backward_nodes) -> list:
     """Note [recompute, don't save]: forward values the backward reads that cheap fusible
-    elementwise nodes (``CHEAP``) make are recomputed at the start of the backward (inside its
+    elementwise nodes (rows with ``cheap``: Note [what compile knows of a row]) make are recomputed at the start of the backward (inside its
     fused loops) instead of stored by the forward, as AOTAutograd's partitioner does: a value
     saved costs a write and a read of memory, a value recomputed a few flops. Transcendental
     results are saved: recomputing them cost more than the memory traffic they save (W5 wide,
@@ -255,7 +251,7 @@ def _recompute(graph, backward_nodes) -> list:
     pending = list(_reads(backward_nodes) - made)
     while pending:
         node = producer.get(pending.pop())
-        if (node is None or id(node) in chosen or node.op.name not in CHEAP
+        if (node is None or id(node) in chosen or not node.op.cheap
                 or not codegen.fusible(graph, node)):
             continue
         chosen.add(id(node))
@@ -287,6 +283,9 @@ class Program:
         self.guards = [(t, t._data.shape, t._data.dtype, t._requires_grad)
                        for _, t in self.closures]
         self.paths: list = []  # (closure tensor, where the function finds it): api.py sets
+        # Note [value guards]: (input path or closure tensor, values read on the host)
+        self.value_guards = [(values[vid].info.get("path"), values[vid].info.get("tensor"), a)
+                             for vid, a in tracer.value_guards.items()]
         self.diff_in = diff_in
         backward_nodes = needed_nodes([n for n in graph.nodes if n.phase == "backward"],
                                  {g for g in input_grads if g is not None})
@@ -314,6 +313,18 @@ class Program:
             data = t._data
             if (type(data) is not np.ndarray or data.shape != shape or data.dtype != dtype
                     or t._requires_grad != requires_grad):
+                return False
+        return True
+
+    def values_hold(self, leaves) -> bool:
+        """Note [value guards]: the integer and boolean tensors whose values the trace read in
+        Python (an index, a mask) hold the same values now."""
+        for path, closure, want in self.value_guards:
+            t = closure if path is None else leaves[path]
+            data = t._data
+            if type(data) is not np.ndarray:
+                data = data.get()
+            if not np.array_equal(data, want):
                 return False
         return True
 

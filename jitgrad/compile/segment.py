@@ -61,7 +61,7 @@ def supported(graph, part, weak) -> bool:
         dtypes = {graph.values[v].dtype for v in part.value_args()}
         return len(dtypes) == 1 and all(math.prod(graph.values[v].shape) > 0
                                         for v in part.value_args())
-    return name in ("view", "reshape_copy")
+    return part.op.alias == "reshape"
 
 
 def emit(graph, part, weak, imports: list, setup: list) -> list:
@@ -98,7 +98,7 @@ def emit(graph, part, weak, imports: list, setup: list) -> list:
     out = name_of(part.outputs[0])
     if op == "getitem_slice":
         return [f"{out} = {src[0]}[{_index_source(attrs['index'])}]"]
-    if op in ("index_backward", "cat"):
+    if op == "index_backward" or op == "cat":  # (the two emitters that write a buffer)
         # one buffer for every step (as a fused run's outputs): index_backward's zeros are
         # written once, each step rewrites only the slice; cat's pieces fill it completely
         value = graph.values[part.outputs[0]]

@@ -1,21 +1,31 @@
 """Tracing: run the user's function once, eagerly, recording every registry op into a Graph.
 
 Note [compile tracing]: ``jitgrad.compile`` traces by running the function through the normal
-dispatch while this thread's registry ops go through ``Tracer.on_op`` (forward AD's transform
-hook, ``autograd/forward_ad.py`` ``_set_tracer``). The run is a real eager run (its outputs are
+dispatch while this thread's registry ops go through ``Tracer.on_op`` (the transform
+dispatcher, ``autograd/transforms.py`` ``set_tracer``). The run is a real eager run (its outputs are
 the first call's result), so the recorded graph holds exactly the ops, rows and attributes eager
 execution chose: the compiled program cannot disagree with eager about semantics.
 
 What the tracer cannot see it refuses, by raising ``GraphBreak`` inside the function before
 anything changes:
 
-- values leaving the graph (``item``, ``bool``, ``numpy``, ``tolist``...: ``tensor.py``'s
-  ``data_read_hook``); hooks registered on traced tensors;
+- values leaving the graph: every read of a tensor's values for Python goes through
+  ``Tensor._host`` (``item``, ``bool``, ``numpy``, ``tolist``, ``repr``, and the glue code
+  of ``jitgrad.numpy``/``scipy``/``nn``...), which calls the host-read hook registered with
+  ``ops/upper.py``; hooks registered on traced tensors;
+- ops whose output shape depends on input values (``OpDef.value_dependent_shape``: mask
+  indexing, ``nonzero``...): a program has fixed shapes;
 - writes (in-place ops, ``out=``: ``ops/upper.py``'s ``write_guard``);
 - random draws from jitgrad's generator (``ops/creation.py``'s ``_rng``);
-- a tensor made during the trace by anything but a registry op or a constant constructor
-  (``zeros``, ``full``, ``arange``... and ``tensor`` of data holding no tensor): a value computed
-  outside the rows (a custom ``autograd.Function``, code reading ``_data``).
+- a tensor made during the trace (``Tensor._make`` reports each to the creation hook) by
+  anything but a registry op or a constant constructor (``upper.constant_maker``: ``zeros``,
+  ``full``, ``arange``, ``tensor`` of Python data...): a value computed outside the rows (a
+  custom ``autograd.Function``).
+
+Note [value guards]: an integer or boolean tensor that is an argument or a closure (an index,
+a mask; at most ``VALUE_GUARD_MAX`` elements) may be read in Python: its values join the
+program's guards (``Program.values_hold``), and a call with other values traces again (up to
+``MAX_TRACES``, then eager). Values computed inside the function, and float data, are refused.
 
 Tensors the function reads that were not made during the trace (closures, globals, module
 parameters) are implicit inputs: each call reads their current values. Python floats passed as
@@ -26,21 +36,16 @@ Python number (``float(a)``, ``if a > 0``) asks for a retrace with its value in 
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 
 import numpy as np
 
-from ..autograd import forward_ad
+from ..autograd import transforms
 from ..engine import engine
 from ..ops import creation, upper
 from ..ops.recording import save_plan
 from ..tensor import Tensor
 from .graph import Graph, Node
-
-# The module tensor.py: the package's attribute ``jitgrad.tensor`` is the constructor function
-# (it shadows the module), so ``from .. import tensor`` would set the hook on the function.
-tensor_module = sys.modules[Tensor.__module__]
 
 _local = threading.local()  # .tracer: the trace this thread runs
 
@@ -53,55 +58,24 @@ class GraphBreak(BaseException):
         super().__init__(reason)
         self.reason = reason
         self.specialize = specialize  # the scalar input to retrace with its value in the key
-        self.where = user_frame()
 
-
-def user_frame() -> str:
-    """``file:line`` of the innermost frame outside jitgrad (the user's source line)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        name = frame.f_globals.get("__name__", "")
-        if not (name == "jitgrad" or name.startswith("jitgrad.")):
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "<unknown>"
+    @property
+    def where(self) -> str:
+        """``file:line`` of the innermost frame outside jitgrad the break passed through (the
+        user's source line), read from the exception's traceback."""
+        found = "<unknown>"
+        tb = self.__traceback__
+        while tb is not None:
+            name = tb.tb_frame.f_globals.get("__name__", "")
+            if not (name == "jitgrad" or name.startswith("jitgrad.")):
+                found = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+            tb = tb.tb_next
+        return found
 
 
 def current():
     """The trace this thread runs, or None."""
     return getattr(_local, "tracer", None)
-
-
-# constructors whose results depend on their arguments' shapes and Python values only
-_CONSTANT_MAKERS = {
-    "jitgrad.ops.creation": {"zeros", "ones", "full", "empty", "arange", "linspace", "logspace",
-                             "eye", "zeros_like", "ones_like", "full_like", "empty_like",
-                             "tensor", "as_tensor", "_finish"},
-    "jitgrad.ops.allocation": {"zeros", "full_like"},
-    "jitgrad.ops.nn": {"_none_tensor"},  # the empty stand-in for an absent optional input
-}
-
-
-def _holds_tensor(data) -> bool:
-    if isinstance(data, Tensor):
-        return True
-    if isinstance(data, (list, tuple)):
-        return any(_holds_tensor(d) for d in data)
-    return isinstance(data, np.ndarray) and data.dtype == object
-
-
-def _maker():
-    """Whether the tensor being made comes from a constant constructor (see above)."""
-    frame = sys._getframe(2)
-    for _ in range(8):
-        if frame is None:
-            return False
-        names = _CONSTANT_MAKERS.get(frame.f_globals.get("__name__"))
-        if names is not None and frame.f_code.co_name in names:
-            data = frame.f_locals.get("data")
-            return not _holds_tensor(data)
-        frame = frame.f_back
-    return False
 
 
 class _TracingGenerator:
@@ -127,34 +101,67 @@ def _fail(exc: GraphBreak) -> GraphBreak:
 
 _install_lock = threading.Lock()
 _active = [0]
-_original_make = Tensor.__dict__["_make"]
 
 
-def _traced_make(cls, data, requires_grad=False, counter=None):
-    t = _original_make.__func__(cls, data, requires_grad, counter)
+def _created(t):
+    """``upper.creation_hook``: every tensor made while this thread traces is noted, as a
+    constant when a constant constructor (``upper.constant_maker``) made it or it wraps a
+    constant's array (``detach``), else as a value the trace did not see computed."""
     tracer = current()
     if tracer is not None and not tracer.suspended:
-        constant = _maker() or id(data) in tracer.constant_arrays  # (detach of a constant)
+        data = t._data
+        constant = upper.making_constant() or id(data) in tracer.constant_arrays
         tracer.made[id(t)] = (t, constant)
         if constant:
             tracer.constant_arrays[id(data)] = data
-    return t
 
 
-def _data_read(t, what):
+def _host_read(t, what):
+    """``upper.host_read_hook``: Python reads ``t``'s values (``Tensor._host``). A value of
+    the trace, or a tensor from outside it (a closure or global: its values would be baked
+    in), stops the capture; a float argument used as a number asks for a retrace with its
+    value in the key; a constant made inside the trace may be read."""
     tracer = current()
     if tracer is None or tracer.suspended:
         return
     vid = tracer.ids.get(id(t))
-    if vid is None and id(t) not in tracer.made:
-        return  # a tensor of no concern to the trace (made before it, never used by it)
+    if vid is None:
+        made = tracer.made.get(id(t))
+        if made is not None and made[1] and t._grad_fn is None:
+            return  # a constant: the same at every call
+        if made is None and id(t) not in tracer.proxies:  # a closure no op has read yet
+            if _guardable(t):
+                vid = tracer.suspended_call(tracer._external, t)[0]
+            else:
+                raise _fail(GraphBreak(f"{what} reads the values of a tensor from outside "
+                                       "the function (a closure, global or attribute) in "
+                                       "Python"))
+    if vid is None:  # made during the trace by no op: a value computed outside the rows
+        raise _fail(GraphBreak(f"{what} reads a tensor computed outside jitgrad's ops"))
+    if vid in tracer.static:
+        return  # a constant, or computed from constants only: the same at every call
+    if tracer.graph.values[vid].kind in ("input", "closure") and _guardable(t):
+        # Note [value guards]: an index or mask the caller passes (or a closure holds) is
+        # read in Python; the program is kept for calls whose value is the same
+        tracer.value_guards.setdefault(vid, np.array(t._data.get() if t.is_cuda else t._data))
+        return
     scalar = tracer.scalar_input_of(vid)
     if scalar is None and vid in tracer.weak:  # computed from float arguments only (a > 0)
         scalar = tracer._weak_source(vid)
     if scalar is not None:
         raise _fail(GraphBreak(f"the float argument {scalar} is used as a Python number "
                                f"({what})", specialize=scalar))
-    raise _fail(GraphBreak(f"Tensor.{what}() reads a traced value in Python"))
+    raise _fail(GraphBreak(f"{what} reads a traced value in Python"))
+
+
+VALUE_GUARD_MAX = 4096  # elements: a value guard compares this many at each call at most
+
+
+def _guardable(t) -> bool:
+    """An integer or boolean tensor small enough to compare at each call (Note [value
+    guards]); float data changes from call to call, so a guard on it would retrace forever."""
+    data = t._data
+    return data.dtype.kind in "biu" and data.size <= VALUE_GUARD_MAX
 
 
 def _write_guard(t):
@@ -167,9 +174,7 @@ def _install():
     with _install_lock:
         _active[0] += 1
         if _active[0] == 1:
-            Tensor._make = classmethod(_traced_make)
-            upper.rebind_tensor_maker()  # ops' bound copy (Note [upper registrations])
-            tensor_module.data_read_hook = _data_read
+            upper.set_tracing_hooks(_created, _host_read)
             upper.set_write_guard(_write_guard)
             creation.wrap_generator(_TracingGenerator)
 
@@ -178,9 +183,7 @@ def _uninstall():
     with _install_lock:
         _active[0] -= 1
         if _active[0] == 0:
-            Tensor._make = _original_make
-            upper.rebind_tensor_maker()
-            tensor_module.data_read_hook = None
+            upper.set_tracing_hooks(None, None)
             upper.set_write_guard(None)
             creation.unwrap_generator(_TracingGenerator)
 
@@ -201,6 +204,8 @@ class Tracer:
         self.proxies: dict = {}  # id(closure tensor) -> its proxy
         self.scalars: dict = {}  # value id of a float placeholder -> its argument path
         self.weak: set = set()  # values computed from float placeholders only
+        self.static: set = set()  # constants and values computed from constants only
+        self.value_guards: dict = {}  # value id -> the values read on the host (Note [value guards])
         self.ctx_arrays: dict = {}  # id(ndarray a composite forward stashed) -> (value id, array)
         self.float_patches: list = []  # (node, saved name, placeholder): ``saved_floats``
         self.suspended = 0
@@ -266,7 +271,9 @@ class Tracer:
                 raise _fail(GraphBreak(
                     "a tensor computed outside jitgrad's ops (a custom autograd.Function, or "
                     "code reading Tensor data directly) is used by an op"))
-            return self.add(t, "const", array=t._data), t
+            vid = self.add(t, "const", array=t._data)
+            self.static.add(vid)
+            return vid, t
         proxy = self.proxies.get(id(t))
         if proxy is None:
             proxy = self.proxies[id(t)] = self._proxy(t)
@@ -290,6 +297,13 @@ class Tracer:
             raise _fail(GraphBreak("an op argument is a sequence of tensors"))
         return ("c", a), a
 
+    def suspended_call(self, fn, *args):
+        self.suspended += 1
+        try:
+            return fn(*args)
+        finally:
+            self.suspended -= 1
+
     def _proxy(self, t):
         self.suspended += 1
         try:
@@ -302,6 +316,9 @@ class Tracer:
         """The transform hook's call of ``run(op, *args, **attrs)``, recorded."""
         if self.suspended:
             return run(op, *args, **attrs)
+        if getattr(op, "value_dependent_shape", False):
+            raise _fail(GraphBreak(f"{op.name}: its output shape depends on the input values "
+                                   "(a compiled program has fixed shapes)"))
         refs, call_args = [], []
         for a in args:
             r, v = self.ref(a)
@@ -327,11 +344,14 @@ class Tracer:
         if substituted:
             self._note_saved_floats(op, out, substituted)
         node = Node(op, refs, node_attrs, phase=self.phase)
+        static = bool(tensor_refs) and all(v in self.static for v in tensor_refs)
         for o in outs:
             vid = self.add(o, "op")
             node.outputs.append(vid)
             if weak:
                 self.weak.add(vid)
+            if static:
+                self.static.add(vid)
         if op.elementwise:
             node.elementwise_types(call_args, attrs)
         else:
@@ -343,7 +363,7 @@ class Tracer:
         """The node of ``out`` saved Python floats where placeholders were: its backward, when
         traced, must read the placeholders instead (``saved_floats``)."""
         node = out._grad_fn
-        if node is None or type(node).__name__ != op.node_name:
+        if node is None or getattr(node, "_op", None) is not op:
             return
         for name, source in save_plan(op, node.needs_input_grad):
             if type(source) is int and source in substituted:
@@ -385,7 +405,7 @@ class Tracer:
         """Arrays a composite forward stashed for its backward (argmax indices, permutations)
         depend on the data: later ops reading them read the value computed at each call."""
         grad_fn = next((o._grad_fn for o in outs if o._grad_fn is not None), None)
-        if grad_fn is None or type(grad_fn).__name__ != node.op.node_name:
+        if grad_fn is None or getattr(grad_fn, "_op", None) is not node.op:
             return
         for key, value in grad_fn._attrs.items():
             if key not in node.attrs and isinstance(value, np.ndarray):
@@ -398,7 +418,7 @@ class Tracer:
     def __enter__(self):
         _install()
         _local.tracer = self
-        forward_ad._set_tracer(self.on_op)
+        transforms.set_tracer(self.on_op)
         self._serial = engine.serial()
         self._serial.__enter__()
         self._np_state = _legacy_rng_state()
@@ -406,7 +426,7 @@ class Tracer:
 
     def __exit__(self, *exc):
         self._serial.__exit__(*exc)
-        forward_ad._set_tracer(None)
+        transforms.set_tracer(None)
         _local.tracer = None
         _uninstall()
         if self.failure is None and exc[0] is None and _legacy_rng_state() != self._np_state:
@@ -439,6 +459,5 @@ def _make_proxy(t):
     version counter."""
     if t._requires_grad:
         return t.view_as(t)
-    proxy = _original_make.__func__(Tensor, t._data)
-    proxy._version_counter = t._version_counter
+    proxy = Tensor._make(t._data, counter=t._version_counter)
     return proxy

@@ -9,6 +9,7 @@ Tensor = None  # the registered class: ops/upper.py keeps it current (Note [uppe
 upper.bind(globals(), "Tensor")
 
 
+@upper.constant_maker
 def zeros(shape, dtype, device="cpu"):
     """A Tensor of zeros of ``shape`` and jitgrad ``dtype`` on ``device``."""
     if device != "cpu":
@@ -22,6 +23,7 @@ def copy_data(t):
                               else pool.copy(t._data))
 
 
+@upper.constant_maker
 def full_like(t, value):
     """A Tensor of ``t``'s shape, dtype and device filled with ``value``."""
     if device_of(t._data) != "cpu":

@@ -6,7 +6,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..device import pool
-from . import dispatch
+from . import dispatch, upper
 
 _rng = np.random.default_rng()
 # random tensors made with device="cuda" draw from their own generator (PyTorch keeps one per
@@ -60,7 +60,7 @@ def to_array(data, dtype=None) -> np.ndarray:
     """
     Tensor = dispatch.Tensor
     if isinstance(data, Tensor):
-        arr = pool.copy(data._data)
+        arr = pool.copy(data._host("tensor"))
     elif holds_tensor(data):
         refuse_graph_cut(data, "tensor()")
         inferred = _infer_dtype(data) if dtype is None else None
@@ -214,11 +214,13 @@ def _finish(arr, requires_grad, device=None):
     return t
 
 
+@upper.constant_maker
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors)."""
     return _finish(to_array(data, dtype), requires_grad, device)
 
 
+@upper.constant_maker
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with an ndarray (or returns a tensor) when possible."""
     if isinstance(data, dispatch.Tensor):
@@ -230,6 +232,7 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype)
 
 
+@upper.constant_maker
 def from_numpy(array: np.ndarray):
     """A tensor sharing memory with ``array`` (writes through either are seen by both)."""
     if not isinstance(array, np.ndarray):
@@ -252,21 +255,25 @@ def _float(dtype):
     return dtypes.to_dtype(dtype).np if dtype is not None else dtypes.get_default_dtype().np
 
 
+@upper.constant_maker
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros (default float dtype)."""
     return _filled(_size(size), 0, _float(dtype), device, requires_grad)
 
 
+@upper.constant_maker
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones (default float dtype)."""
     return _filled(_size(size), 1, _float(dtype), device, requires_grad)
 
 
+@upper.constant_maker
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor."""
     return _filled(_size(size), None, _float(dtype), device, requires_grad)
 
 
+@upper.constant_maker
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     """A tensor filled with ``fill_value``; its dtype is inferred from the value like PyTorch."""
     if dtype is None:
@@ -275,18 +282,22 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     return _filled(_size(size), fill_value, dtypes.to_dtype(dtype).np, device, requires_grad)
 
 
+@upper.constant_maker
 def zeros_like(t, dtype=None, device=None, requires_grad=False):
     return _filled(tuple(t.shape), 0, _like(t, dtype), _like_device(t, device), requires_grad)
 
 
+@upper.constant_maker
 def ones_like(t, dtype=None, device=None, requires_grad=False):
     return _filled(tuple(t.shape), 1, _like(t, dtype), _like_device(t, device), requires_grad)
 
 
+@upper.constant_maker
 def empty_like(t, dtype=None, device=None, requires_grad=False):
     return _filled(tuple(t.shape), None, _like(t, dtype), _like_device(t, device), requires_grad)
 
 
+@upper.constant_maker
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
     return _filled(tuple(t.shape), fill_value, _like(t, dtype), _like_device(t, device),
                    requires_grad)
@@ -318,6 +329,7 @@ def _like(t, dtype):
     return t._data.dtype if isinstance(t, dispatch.Tensor) else np.asarray(t).dtype
 
 
+@upper.constant_maker
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a float is given."""
     if end is None:
@@ -328,11 +340,13 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
                    device)
 
 
+@upper.constant_maker
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     return _finish(np.linspace(start, end, int(steps), dtype=_float(dtype)), requires_grad, device)
 
 
+@upper.constant_maker
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     """The identity matrix (``n x m``)."""
     return _finish(np.eye(n, m, dtype=_float(dtype)), requires_grad, device)

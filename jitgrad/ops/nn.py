@@ -21,7 +21,7 @@ from numba.np.numpy_support import as_dtype
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..device import cpu_norm, cpu_reduce, pool
-from . import binary, dispatch, nn_cuda, unary
+from . import binary, dispatch, nn_cuda, unary, upper
 from . import linalg as _linalg
 from . import reduce as _reduce
 from . import shape as _shape
@@ -320,6 +320,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002 - PyTorch's argu
 
 
 # --- helpers shared by the rows below and ops/conv.py, ops/losses.py ---------------------
+@upper.constant_maker
 def _none_tensor(like):
     """A stand-in for an absent optional input: never requires grad, so its edge is None."""
     if like.is_cuda:  # on the input's device, or the op would see mixed devices

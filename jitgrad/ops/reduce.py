@@ -22,7 +22,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..device import cpu_reduce, pool
-from . import binary, dispatch, reduce_cuda, unary
+from . import binary, dispatch, reduce_cuda, unary, upper
 from . import shape as _shape
 from .registry import LINEAR, OPS, def_composite, public
 from .reduce_cuda import cuda_in as _cuda_in, cuda_kernels as _cuda_kernels
@@ -284,17 +284,25 @@ def _prod_others_masked(ctx, x):
     xf = _shape.reshape(x, (x.numel(),)) if full else x
     d = 0 if full else ctx.dims[0]
     r = xf.shape[d]
-    mask = np.eye(r, dtype=bool).reshape((r, r) + (1,) * (xf.ndim - d - 1))
-    device = dispatch.device_of(x._data)
-    mask = dispatch.Tensor._make(mask if device == "cpu" else dispatch.move(mask, device))
+    mask = _eye_mask(r, xf.ndim - d - 1, dispatch.device_of(x._data))
     masked = binary.where(mask, 1.0, _shape.unsqueeze(xf, d))
     others = prod(masked, d + 1)
     return _shape.reshape(others, x.shape) if full else others
 
 
+@upper.constant_maker
+def _eye_mask(r: int, trailing: int, device: str):
+    """The ``(r, r, 1...)`` boolean identity on ``device`` (a constant of a traced program)."""
+    mask = np.eye(r, dtype=bool).reshape((r, r) + (1,) * trailing)
+    return dispatch.Tensor._make(mask if device == "cpu" else dispatch.move(mask, device))
+
+
 def _has_zero(x) -> bool:
     """Whether ``x`` has a zero (picks prod's derivative formula). On CUDA the answer is data
-    the host must see: one device-to-host sync, as PyTorch's prod backward does."""
+    the host must see: one device-to-host sync, as PyTorch's prod backward does. While
+    jitgrad.compile traces, True without a read: the formula exact for every value."""
+    if upper.host_read_hook is not None:
+        return True
     if dispatch.device_of(x._data) == "cpu":
         return bool(np.any(x._data == 0))
     return bool(_cuda_kernels().reduce_sum((x == 0)._data, tuple(range(x.ndim))).get())
@@ -434,7 +442,8 @@ min_result = namedtuple("min", ["values", "indices"])
 def _tie_mask(x, value):
     """Where ``x`` equals the selected value (NaN matching NaN)."""
     # (on CUDA the NaN-aware form always: checking for NaN first would cost a host sync)
-    if dispatch.device_of(value._data) == "cpu" and not np.isnan(value._data).any():
+    if dispatch.device_of(value._data) == "cpu" and upper.host_read_hook is None and \
+            not np.isnan(value._data).any():  # (while tracing: the form for every value)
         return x == value
     return (x == value) | ((x != x) & (value != value))
 

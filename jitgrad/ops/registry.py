@@ -24,6 +24,7 @@ here: the engine sums them to the inputs' shapes (Note [broadcast reduction]).
 """
 from __future__ import annotations
 
+import dis
 import inspect
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -100,6 +101,18 @@ class OpDef:
     inplace: object = None  # an in-place Tensor method (True: each method name + "_")
     export: object = None  # a top-level ``jitgrad`` name
     numpy: object = None  # a ``jitgrad.numpy`` name (a unary row: ``f(x)`` on ``asarray(x)``)
+    # Note [what compile knows of a row] (jitgrad.compile reads these, never lists of names):
+    # ``cheap``: elementwise, a few flops per element (derived: the forward body is arithmetic,
+    # comparisons and ``abs`` only), so a compiled backward recomputes it instead of saving it;
+    # ``alias``: a view that computes nothing, "reshape" (``view``, ``reshape_copy``) or
+    # "broadcast" (``expand``), read through inside a fused run; ``identity``: a view row's
+    # ``fn(attrs, ndim) -> bool``, whether the view changes nothing (``permute`` in order);
+    # ``value_dependent_shape``: the output shape depends on input values (a compiled program
+    # has fixed shapes: the tracer refuses the row).
+    cheap: bool = False
+    alias: object = None
+    identity: object = None
+    value_dependent_shape: bool = False
 
     @property
     def differentiable(self) -> bool:
@@ -353,6 +366,15 @@ def _make_node_class(op: OpDef) -> type:
                 {"_op": op, "__module__": "jitgrad.autograd"})
 
 
+def arithmetic_only(body) -> bool:
+    """Whether a scalar body computes with arithmetic, comparisons and ``abs`` only: no call
+    of another function and no ``**`` (a ``pow``); ``OpDef.cheap``."""
+    calls = set(body.__code__.co_names) - {"builtins", "abs", "bool"}
+    power = any(i.opname == "BINARY_OP" and i.argrepr in ("**", "**=")
+                for i in dis.get_instructions(body))
+    return not calls and not power
+
+
 def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), dtype_rule="promote",
                     cpu_ufunc=None, jvp=None, complex_ok=False, holomorphic=False, method=None,
                     inplace=None, export=None, numpy=None):
@@ -369,7 +391,7 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
                backward=backward, attrs=tuple(attrs), elementwise=True, dtype_rule=dtype_rule,
                params=params, cpu_ufunc=cpu_ufunc, jvp=jvp, complex_ok=complex_ok or holomorphic,
                holomorphic=holomorphic, method=method, inplace=inplace, export=export,
-               numpy=numpy)
+               numpy=numpy, cheap=arithmetic_only(forward))
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op
@@ -377,16 +399,19 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
 
 def def_composite(name, node_name, inputs, forward, backward, attrs=(), save=(), view=False,
                   n_outputs=1, dtype_rule="promote", jvp=None, batch_rule=None, cuda_forward=None,
-                  complex_ok=False, method=None, inplace=None, export=None, numpy=None):
+                  complex_ok=False, method=None, inplace=None, export=None, numpy=None, alias=None,
+                  identity=None, value_dependent_shape=False):
     """Declare a non-elementwise op: an array-level forward and a Tensor-level backward
     (optionally a ``jvp`` rule for forward mode, a ``batch_rule`` for vmap, a
-    ``cuda_forward`` over CUDA arrays, and Note [derived surface]'s ``method``, ``inplace``,
-    ``export``, ``numpy``)."""
+    ``cuda_forward`` over CUDA arrays, Note [derived surface]'s ``method``, ``inplace``,
+    ``export``, ``numpy``, and Note [what compile knows of a row]'s ``alias``, ``identity``,
+    ``value_dependent_shape``)."""
     op = OpDef(name=name, node_name=node_name, inputs=tuple(inputs), forward=forward,
                backward=backward, attrs=tuple(attrs), elementwise=False, dtype_rule=dtype_rule,
                save=tuple(save), view=view, n_outputs=n_outputs, jvp=jvp, batch_rule=batch_rule,
                cuda_forward=cuda_forward, complex_ok=complex_ok, method=method, inplace=inplace,
-               export=export, numpy=numpy)
+               export=export, numpy=numpy, alias=alias, identity=identity,
+               value_dependent_shape=value_dependent_shape)
     op.node_cls = _make_node_class(op)
     OPS[name] = op
     return op

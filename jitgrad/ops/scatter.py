@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..device import pool
-from . import dispatch, scatter_cuda
+from . import dispatch, scatter_cuda, upper
 from . import shape as _shape
 from .indexing import _batch_all, _ci, copy_array, host_index, positions, put_flat
 from .registry import LINEAR, def_composite, public
@@ -25,7 +25,11 @@ def _tensor(x, name):
 
 def long_index(name: str, index, what="index") -> np.ndarray:
     # a CUDA index tensor comes to the host (a sync): it is validated there (host_index)
-    a = host_index(index._data) if isinstance(index, dispatch.Tensor) else np.asarray(index)
+    if isinstance(index, dispatch.Tensor):
+        upper.host_read(index, f"{name}() with a tensor {what}")
+        a = host_index(index._data)
+    else:
+        a = np.asarray(index)
     if a.dtype.kind not in "iu":
         if a.size == 0 and a.dtype.kind == "f":
             return a.astype(np.intp)
@@ -152,7 +156,11 @@ MASKED_FILL_T = def_composite("masked_fill_tensor", "MaskedFillBackward1", ("x",
 
 def masked_fill_args(name: str, x, mask, value):
     """``(op, others, attrs)`` for ``masked_fill(x, mask, value)`` after PyTorch's checks."""
-    m = mask._data if isinstance(mask, dispatch.Tensor) else np.asarray(mask)
+    if isinstance(mask, dispatch.Tensor):
+        upper.host_read(mask, f"{name}() with a tensor mask")  # the mask is an attribute
+        m = mask._data
+    else:
+        m = np.asarray(mask)
     if m.dtype.kind != "b":
         raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
                            f"{m.dtype.name}")
@@ -164,6 +172,7 @@ def masked_fill_args(name: str, x, mask, value):
         # runs (Note [transform hooks]), is an input of the op, not a constant
         if value._requires_grad or dispatch.transform_hook is not None:
             return MASKED_FILL_T, (value,), {"mask": m}
+        upper.host_read(value, f"{name}() with a tensor value")
         value = value._data[()]
     elif isinstance(value, np.ndarray) and value.ndim:
         raise RuntimeError(f"{name} only supports a 0-dimensional value tensor, but got tensor "

@@ -36,7 +36,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import dispatch
+from . import dispatch, upper
 from .registry import def_composite
 
 _SQRT_PI_2 = math.sqrt(math.pi) / 2.0
@@ -278,6 +278,7 @@ def _constant(p, fn, name):
             raise NotImplementedError(
                 f"{fn}: the derivative with respect to the shape parameter {name} is not "
                 "implemented (no closed form); pass it without requires_grad (or detach it)")
+        upper.host_read(p, f"{fn}'s parameter {name}")
         p = p._data
     return np.asarray(p, dtype=np.float64)
 

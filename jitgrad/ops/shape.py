@@ -106,10 +106,11 @@ def _alias_batch(x):
 VIEW = def_composite("view", "ViewBackward0", ("x",), _view_fwd, _reshape_back, attrs=("shape",),
                      view=True, jvp=LINEAR, batch_rule=_reshape_batch,
                      cuda_forward=shape_cuda.view_forward, method=True, export=True,
-                     complex_ok=True)
+                     complex_ok=True, alias="reshape")
 UNSAFE_VIEW = def_composite("reshape_copy", "UnsafeViewBackward0", ("x",), _copy_reshape_fwd,
                             _reshape_back, attrs=("shape",), jvp=LINEAR, batch_rule=_reshape_batch,
-                            cuda_forward=shape_cuda.reshape_copy_forward, complex_ok=True)
+                            cuda_forward=shape_cuda.reshape_copy_forward, complex_ok=True,
+                            alias="reshape")
 
 
 @public(VIEW)
@@ -248,7 +249,7 @@ def _expand_batch(args, batched, shape):
 EXPAND = def_composite("expand", "ExpandBackward0", ("x",), _expand_fwd, _expand_back,
                        attrs=("shape",), view=True, jvp=LINEAR, batch_rule=_expand_batch,
                        cuda_forward=shape_cuda.expand_forward, method=("expand", "broadcast_to"),
-                       export=("expand", "broadcast_to"), complex_ok=True)
+                       export=("expand", "broadcast_to"), complex_ok=True, alias="broadcast")
 
 
 @public(EXPAND)
@@ -327,7 +328,8 @@ PERMUTE = def_composite("permute", "PermuteBackward0", ("x",), _permute_fwd, _pe
                         batch_rule=lambda args, batched, dims: dispatch.composite(
                             PERMUTE, args[0], dims=(0,) + tuple(d + 1 for d in dims)),
                         cuda_forward=shape_cuda.permute_forward, method=True, export=True,
-                        complex_ok=True)
+                        complex_ok=True, identity=lambda attrs, ndim: (
+                            tuple(attrs.get("dims", ())) == tuple(range(ndim))))
 
 
 @public(PERMUTE)

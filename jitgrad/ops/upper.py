@@ -7,10 +7,9 @@ ops what it needs once, through the functions here, and nothing else writes thes
 
 - ``Tensor``: the tensor class, registered by ``jitgrad/tensor.py`` (``register_tensor_type``)
   when the class is complete. ops makes every result with ``Tensor._make``; ``make_tensor``
-  is that method bound once (a hot path's call then skips the classmethod's binding, ~40 ns),
-  bound again by ``rebind_tensor_maker`` when jitgrad.compile's tracer wraps ``_make``.
+  is that method bound once (a hot path's call then skips the classmethod's binding, ~40 ns).
 - ``transform_hook`` (Note [transform hooks]) and ``inplace_tangents``: installed together by
-  ``autograd/forward_ad.py`` (``set_transform_hook``) while a transform is active, None
+  ``autograd/transforms.py`` (``set_transform_hook``) while a transform is active, None
   otherwise. ``inplace_tangents`` is forward AD's interface for in-place writes
   (``has_levels()``, ``inplace_update(target, result)``, ``copy_tangents(src, dst)``), which
   ``ops/inplace.py`` uses instead of importing ``autograd/forward_ad.py``.
@@ -18,6 +17,10 @@ ops what it needs once, through the functions here, and nothing else writes thes
 - ``write_guard``: called with a tensor before any in-place or ``out=`` write into it
   (``ops/writes.py``, ``check_writable``); set by jitgrad.compile while a trace runs (Note
   [compile tracing] in jitgrad/compile/trace.py), None otherwise.
+- ``creation_hook`` and ``host_read_hook``: jitgrad.compile's view of eager while it traces
+  (``set_tracing_hooks``): ``Tensor._make`` reports every tensor made, ``Tensor._host`` every
+  read of a tensor's values for Python; ``constant_maker`` marks the constructors whose
+  tensors are constants of a traced program.
 
 Readers read them as module attributes at call time (``upper.inplace_tangents``), or, on a hot
 path, as globals of their own module, which they ask this module to keep current with ``bind``
@@ -27,6 +30,9 @@ every bound copy; ``ops.dispatch`` binds ``Tensor`` and ``transform_hook``, so c
 ``dispatch.Tensor`` and ``dispatch.transform_hook`` as well.
 """
 from __future__ import annotations
+
+import functools
+import threading
 
 Tensor = make_tensor = None
 transform_hook = None
@@ -57,12 +63,6 @@ def register_tensor_type(cls) -> None:
     _set("make_tensor", cls._make)
 
 
-def rebind_tensor_maker() -> None:
-    """Bind ``make_tensor`` to the tensor class's ``_make`` again, after it was replaced
-    (jitgrad.compile's tracer wraps it while a trace runs)."""
-    _set("make_tensor", Tensor._make)
-
-
 def set_transform_hook(hook, tangents=None) -> None:
     """Route every registry op through ``hook(run, op, args, attrs)`` (Note [transform hooks]),
     or stop doing so (``hook=None``); ``tangents``: forward AD's in-place interface
@@ -74,3 +74,54 @@ def set_transform_hook(hook, tangents=None) -> None:
 def set_write_guard(guard) -> None:
     """Call ``guard(tensor)`` before every in-place or ``out=`` write (None: stop)."""
     _set("write_guard", guard)
+
+
+# --- the compiler's view of eager (Note [compile tracing] in jitgrad/compile/trace.py) --------
+# ``creation_hook(tensor)``: called by ``Tensor._make`` for every tensor made; ``host_read_hook
+# (tensor, what)``: called by ``Tensor._host`` (the one accessor of a tensor's values for
+# Python) before any read. Both None unless jitgrad.compile is tracing.
+creation_hook = None
+host_read_hook = None
+_bound["creation_hook"] = []
+_bound["host_read_hook"] = []
+_constants = threading.local()  # .depth: constant constructors running on this thread
+
+
+def set_tracing_hooks(creation, host_read) -> None:
+    """Register jitgrad.compile's hooks (both None: unregister)."""
+    _set("creation_hook", creation)
+    _set("host_read_hook", host_read)
+
+
+def constant_maker(fn):
+    """Mark ``fn`` as a constant constructor: its result depends only on its arguments'
+    Python values and shapes, never on tensor values (``zeros``, ``arange``, ``tensor`` of
+    numbers). While a trace runs, the tensors it makes are constants of the traced program
+    (``making_constant``); a tensor value it reads goes through ``Tensor._host`` and is refused
+    there. Outside a trace the wrapper costs one check."""
+
+    @functools.wraps(fn)
+    def maker(*args, **kwargs):
+        if creation_hook is None:
+            return fn(*args, **kwargs)
+        _constants.depth = getattr(_constants, "depth", 0) + 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _constants.depth -= 1
+
+    maker.constant_maker = True
+    return maker
+
+
+def making_constant() -> bool:
+    """Whether a constant constructor (``constant_maker``) is running on this thread."""
+    return getattr(_constants, "depth", 0) > 0
+
+
+def host_read(t, what: str) -> None:
+    """Report that ops' glue code reads ``t``'s values to decide something in Python (a mask,
+    an index, which derivative formula): ``Tensor._host``'s hook, for code that reads the
+    values on the device (a CUDA count) or as ``_data``."""
+    if host_read_hook is not None:
+        host_read_hook(t, what)
