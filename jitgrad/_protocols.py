@@ -47,12 +47,12 @@ def _any_requires_grad(objs) -> bool:
     return False
 
 
-def _to_data(o):
+def _to_data(o, what):
     Tensor = _tensor_type()
     if isinstance(o, Tensor):
-        return o._data
+        return o._host(what)
     if isinstance(o, (list, tuple)):
-        return type(o)(_to_data(v) for v in o)
+        return type(o)(_to_data(v, what) for v in o)
     return o
 
 
@@ -64,7 +64,25 @@ def _fallback(name, func, args, kwargs):
             f"numpy.{name} is not differentiable in jitgrad (no derivative rule); it was called "
             "on a Tensor that requires grad. Use jitgrad.numpy's covered functions, or call it "
             "on tensor.detach().numpy() if no gradient is needed (see docs/numpy.md)")
-    return func(*_to_data(args), **{k: _to_data(v) for k, v in kwargs.items()})
+    what = f"numpy.{name}"
+    if kwargs.get("out") is not None:
+        kwargs = dict(kwargs, out=_out_data(kwargs["out"]))
+    return func(*_to_data(args, what), **{k: _to_data(v, what) for k, v in kwargs.items()})
+
+
+def _out_data(out):
+    """The arrays NumPy writes into for ``out=`` tensors (in place: the write guard is asked
+    first, as the ops' writes do; jitgrad.compile refuses writes while it traces)."""
+    Tensor = _tensor_type()
+    if isinstance(out, (list, tuple)):
+        return type(out)(_out_data(o) for o in out)
+    if not isinstance(out, Tensor):
+        return out
+    from .ops import upper
+
+    if upper.write_guard is not None:
+        upper.write_guard(out)
+    return out._data  # device read: the array NumPy writes into (write guarded)
 
 
 _REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min"}
@@ -83,7 +101,7 @@ def _write_out(out, result, name):
         if _any_requires_grad([result]):
             raise TypeError(f"numpy.{name}: out= is an ndarray but the result requires grad; "
                             "pass a Tensor as out (or detach first)")
-        np.copyto(out, result._data, casting="same_kind")
+        np.copyto(out, result._host(f"numpy.{name} out="), casting="same_kind")
         return out
     raise TypeError(f"numpy.{name}: out must be a Tensor or an ndarray, got {type(out).__name__}")
 

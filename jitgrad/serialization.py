@@ -65,9 +65,9 @@ class _Writer:
                     "parameter": isinstance(obj, Parameter)}
             if obj.is_cuda:
                 node["device"] = str(obj.device)
-                node["array"] = self._array(obj, None, lambda: obj._data.get())
+                node["array"] = self._array(obj, None, lambda: obj._host("jitgrad.save"))
             else:
-                node["array"] = self._array(obj, obj._data)
+                node["array"] = self._array(obj, obj._host("jitgrad.save"))
             return node
         if isinstance(obj, np.ndarray):
             _check_dtype(obj.dtype)

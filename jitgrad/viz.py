@@ -90,8 +90,7 @@ def _saved_entries(node) -> list:
             if t is not None:
                 out.append((name, _meta_str(t.shape, t.dtype)))
             else:
-                data = value._data
-                out.append((name, _meta_str(data.shape, data.dtype)))
+                out.append((name, _meta_str(value._data.shape, value._data.dtype)))
         elif hasattr(value, "shape") and hasattr(value, "dtype"):
             out.append((name, _meta_str(value.shape, value.dtype)))
         else:

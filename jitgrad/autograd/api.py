@@ -36,7 +36,7 @@ def _tensor_type():
 def _implicit_grad(o):
     """``ones_like(o)``: the gradient ``backward()`` seeds a scalar output with; a CPU one
     made at once (what ``ones_like`` gives: a fresh filled array of ``o``'s dtype)."""
-    data = o._data
+    data = o._data  # device read: its type, shape and dtype only
     if type(data) is np.ndarray:
         g = np.empty(data.shape, data.dtype)
         g.fill(1)

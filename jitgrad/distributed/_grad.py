@@ -331,7 +331,7 @@ def minimize(loss_fn, x0, partitions, client=None, *, reduce="sum", method="L-BF
     what = "jitgrad.distributed.minimize"
     _check_reduce(reduce)
     client = get_client(client)
-    x0 = np.asarray(x0._data if isinstance(x0, Tensor) else x0, dtype=np.float64)
+    x0 = np.asarray(x0._host(what) if isinstance(x0, Tensor) else x0, dtype=np.float64)
     shape = x0.shape
     plan = _partitions.plan(partitions)
     _check_workers_device(client, _device(tree_flatten(x0)[1], device))
@@ -350,7 +350,7 @@ def minimize(loss_fn, x0, partitions, client=None, *, reduce="sum", method="L-BF
 
         @staticmethod
         def forward(ctx, x):
-            value, grad, stats = value_and_grad(loss_fn, np.array(x._data), data, client,
+            value, grad, stats = value_and_grad(loss_fn, np.array(x._host(what)), data, client,
                                                 return_stats=True, **common)
             record["ncalls"] += 1
             record["stats"] = stats

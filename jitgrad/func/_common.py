@@ -69,7 +69,7 @@ def to_numpy(x):
     if isinstance(x, Tensor):
         if type(x) is batching.BatchedTensor:
             raise batching.BatchingRuleError("a NumPy-style transform returned a batched tensor")
-        return np.array(x._data)
+        return np.array(x._host("jitgrad.func (a NumPy-style result)"))
     return x
 
 

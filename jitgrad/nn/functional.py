@@ -18,6 +18,7 @@ from ..ops import reduce as _red
 from ..ops import creation as _creation
 from ..ops import nn as _ops
 from ..ops.reduce import torch_dtype_name as _tname
+from ._writes import guard_writes
 
 __all__ = ["relu", "relu_", "tanh", "sigmoid", "gelu", "silu", "softplus", "leaky_relu",
            "softmax", "log_softmax", "linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d",
@@ -304,7 +305,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     elif running_mean is None or running_var is None:
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in "
                            "evaluation mode")
-    if x.is_cuda:
+    on_cuda = x.is_cuda
+    if on_cuda:
         stats = [t for t in (running_mean, running_var) if t is not None]
         if any(t.device != x.device for t in stats):
             if training:  # updated in place: they must live where the kernel runs
@@ -313,10 +315,21 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     "batch_norm (running_mean/running_var)"))
             running_mean, running_var = (_on_device_of(x, t) for t in (running_mean, running_var))
         weight, bias = _on_device_of(x, weight), _on_device_of(x, bias)
-    out = _ops.batch_norm(x, weight, bias,
-                          None if running_mean is None else running_mean._data,
-                          None if running_var is None else running_var._data,
-                          training, 0.0 if momentum is None else momentum, eps)
+    # the running stats reach the kernel as arrays (attributes of the op: their values would be
+    # baked into a compiled program), read in eval mode and updated in place in training
+    mean = var = None
+    if running_mean is not None or running_var is not None:
+        stats = [t for t in (running_mean, running_var) if t is not None]
+        if training:
+            guard_writes(*stats)
+        if on_cuda:  # the device arrays (jitgrad.compile runs CUDA tensors eagerly)
+            stats = [t._data for t in stats]  # device read: the device kernel's operands
+        else:
+            stats = [t._host("batch_norm") for t in stats]  # (the arrays themselves on the CPU)
+        mean = None if running_mean is None else stats[0]
+        var = None if running_var is None else stats[-1]
+    out = _ops.batch_norm(x, weight, bias, mean, var, training,
+                          0.0 if momentum is None else momentum, eps)
     if training:
         for t in (running_mean, running_var):
             if t is not None:
@@ -346,8 +359,9 @@ def _index_array(t, op):
         if t.dtype.np.kind not in "iu":
             raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got "
                                f"{t.dtype.np}")
-        return t._data if t.dtype.np == np.int64 else t._data.astype(np.int64)
-    arr = np.asarray(t._data if isinstance(t, _T()) else t)
+        data = t._data  # device read: the indices go to the device kernel (no host copy)
+        return data if data.dtype == np.int64 else data.astype(np.int64)
+    arr = np.asarray(t._host(op) if isinstance(t, _T()) else t)
     if arr.dtype.kind not in "iu":
         raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got {arr.dtype}")
     return arr.astype(np.int64, copy=False)
@@ -382,10 +396,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
     if max_norm is not None:
         with no_grad():
             rows = np.unique(idx)
-            norms = np.linalg.norm(w._data[rows], ord=norm_type, axis=1)
+            data = w._host("embedding(max_norm)")  # (a CPU weight: its array itself)
+            norms = np.linalg.norm(data[rows], ord=norm_type, axis=1)
             big = norms > max_norm
             if big.any():
-                w._data[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype.np)
+                guard_writes(w)
+                data[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype.np)
                 w._version_counter.bump()
     return _ops.embedding(w, idx, padding_idx, scale_grad_by_freq)
 
@@ -524,20 +540,20 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         if dispatch.device_of(t) != "cpu":
             raise RuntimeError(dispatch.MIXED_DEVICES_MSG.format(t.device, "cpu", "nll_loss"))
         _check_targets(t, C, ignore_index)
-    w = _weight_array(weight, C, x)
+    w = _weight_array(weight, C, x, "nll_loss")
     out = _ops.nll_loss(x2, t, w, ignore_index, reduction)
     return shape.reshape(out, out_shape) if reduction == "none" and out.shape != out_shape else out
 
 
-def _weight_array(weight, C, x):
+def _weight_array(weight, C, x, op):
     if weight is None:
         return None
     if isinstance(weight, _T()) and weight.is_cuda:
         if weight.shape != (C,):
             raise RuntimeError(f"weight tensor should be defined either for all {C} classes "
                                "or no classes")
-        return weight._data.astype(x.dtype.np)
-    w = np.asarray(weight._data if isinstance(weight, _T()) else weight)
+        return weight._data.astype(x.dtype.np)  # device read: for the device kernel
+    w = np.asarray(weight._host(f"{op}(weight=)") if isinstance(weight, _T()) else weight)
     if w.shape != (C,):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no "
                            "classes")
@@ -567,7 +583,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     tgt = target if isinstance(target, _T()) else _T()._make(np.asarray(target))
     if x.is_cuda and not tgt.is_cuda:
         tgt = tgt.to(x.device)
-    w = _weight_array(weight, C, x)
+    w = _weight_array(weight, C, x, "cross_entropy")
     if tgt.dtype.is_floating_point:
         if tgt.shape != x.shape:
             raise RuntimeError(f"cross_entropy: probability targets must have the input's shape "

@@ -12,25 +12,31 @@ import warnings
 import numpy as np
 
 from ..ops import creation as _creation
+from ._writes import guard_writes
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
            "kaiming_normal_", "orthogonal_"]
 
 
-def _rng(generator):
+def _rng(generator, tensor):
+    """The generator to draw ``tensor``'s new values from, once the write is allowed (asked
+    before the draw, so a refused write draws nothing)."""
+    guard_writes(tensor)
     return generator if generator is not None else _creation._rng
 
 
 def _fill(tensor, values):
     from ..ops import dispatch
 
-    if dispatch.device_of(tensor._data) != "cpu":  # drawn on the host, copied in (as a seed's
-        data = tensor._data                          # values are the same on every device)
+    guard_writes(tensor)
+    data = tensor._data  # device read: written in place (write guarded)
+    if dispatch.device_of(data) != "cpu":  # drawn on the host, copied in (as a seed's values
+        # are the same on every device)
         host = np.broadcast_to(np.asarray(values), data.shape).astype(data.dtype)
         dispatch.cuda_backend().copy_into(data, dispatch.move(host, tensor.device))
     else:
-        np.copyto(tensor._data, values, casting="unsafe")
+        np.copyto(data, values, casting="unsafe")
     tensor._version_counter.bump()
     return tensor
 
@@ -78,12 +84,12 @@ def _fan(tensor, mode):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with U(a, b)."""
-    return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
+    return _fill(tensor, _rng(generator, tensor).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with N(mean, std^2)."""
-    return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
+    return _fill(tensor, _rng(generator, tensor).normal(mean, std, tensor.shape))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
@@ -92,7 +98,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", stacklevel=2)
-    rng = _rng(generator)
+    rng = _rng(generator, tensor)
     out = rng.normal(mean, std, tensor.shape)
     for _ in range(1000):
         bad = (out < a) | (out > b)
@@ -165,7 +171,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).standard_normal((rows, cols))
+    flat = _rng(generator, tensor).standard_normal((rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

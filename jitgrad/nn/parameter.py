@@ -19,7 +19,7 @@ class Parameter(Tensor):
             arr = np.empty(0, dtype=np.float32)
             counter = None
         elif isinstance(data, Tensor):
-            arr, counter = data._data, data._version_counter
+            arr, counter = data._data, data._version_counter  # device read: shared, as detach
         else:
             arr, counter = np.asarray(data), None
         p = cls._make(arr)
@@ -36,15 +36,18 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, protocol):
         if self.is_cuda:  # pickled through a host copy; rebuilt on its device
-            return (_rebuild_parameter, (self._data.get(), self._requires_grad, str(self.device)))
-        return (_rebuild_parameter, (self._data, self._requires_grad))
+            return (_rebuild_parameter, (self._host("pickle"), self._requires_grad,
+                                         str(self.device)))
+        return (_rebuild_parameter, (self._host("pickle"), self._requires_grad))
 
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        p = Parameter(Tensor._make(self._data.copy()), self._requires_grad)
+        # copies on the tensors' device (made outside the ops: a trace refuses to use them)
+        p = Parameter(Tensor._make(self._data.copy()),  # device read: a copy on its device
+                      self._requires_grad)
         if self._grad is not None:
-            p._grad = Tensor._make(self._grad._data.copy())
+            p._grad = Tensor._make(self._grad._data.copy())  # device read: a copy on its device
         memo[id(self)] = p
         return p
 

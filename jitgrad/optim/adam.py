@@ -58,12 +58,13 @@ class Adam(Optimizer):
                     if amsgrad:
                         state["max_exp_avg_sq"] = self._zeros_state(p)
                 t = self._step_count(state)
-                vmax = (state["max_exp_avg_sq"]._data if amsgrad else p._data)
-                vmax = vmax.reshape(-1) if amsgrad else vmax.reshape(-1)[:0]
+                # the state arrays are the step kernel's operands, updated in place
+                vmax = (state["max_exp_avg_sq"]._data.reshape(-1)  # device read: operand
+                        if amsgrad else self._empty_flat(p))
                 lr, wd = float(group["lr"]), float(group["weight_decay"])
                 decoupled = bool(group["decoupled_weight_decay"])
-                self._run("adam", p, state["exp_avg"]._data.reshape(-1),
-                          state["exp_avg_sq"]._data.reshape(-1), vmax,
+                self._run("adam", p, state["exp_avg"]._data.reshape(-1),  # device read: operand
+                          state["exp_avg_sq"]._data.reshape(-1), vmax,  # device read: operand
                           -1.0 if group["maximize"] else 1.0,
                           1.0 - lr * wd if decoupled else 1.0, 0.0 if decoupled else wd,
                           b1, b2, lr / (1.0 - b1 ** t), 1.0 / math.sqrt(1.0 - b2 ** t),

@@ -16,6 +16,7 @@ import numpy as np
 from ..autograd.grad_mode import enable_grad
 from ..device import cpu_optim
 from ..ops import dispatch
+from ..nn._writes import guard_writes
 from ..tensor import Tensor
 
 
@@ -41,10 +42,10 @@ def check_nonnegative(**hyper) -> None:
 
 def _flat_pair(p):
     """Flat C-contiguous views of the parameter and of its gradient (same element order)."""
-    data = p._data
+    data = p._data  # device read: updated in place by the step kernel (write guarded)
     if not data.flags.c_contiguous:
         raise RuntimeError("jitgrad optimizers need C-contiguous parameters")
-    g = p._grad._data
+    g = p._grad._data  # device read: the step kernel's operand
     if dispatch.device_of(g) != dispatch.device_of(data):
         raise RuntimeError(dispatch.MIXED_DEVICES_MSG.format(
             dispatch.device_of(data), dispatch.device_of(g), "optimizer step (grad)"))
@@ -114,6 +115,7 @@ class Optimizer:
             for p in group["params"]:
                 if p._grad is None:
                     continue
+                guard_writes(p)  # (a trace would not replay the reset)
                 if set_to_none:
                     p._grad = None
                 else:
@@ -131,8 +133,11 @@ class Optimizer:
             return closure()
 
     def _params_with_grad(self, group):
+        """The group's parameters that have a gradient: each is updated in place (with its
+        state), so the write guard is asked first (jitgrad.compile refuses steps it traces)."""
         for p in group["params"]:
             if p._grad is not None:
+                guard_writes(p)
                 yield p
 
     @staticmethod
@@ -140,12 +145,12 @@ class Optimizer:
         """A zero state buffer shaped like ``p``, on ``p``'s device."""
         if p.is_cuda:
             return dispatch.zeros(p.shape, p.dtype, p.device)
-        return Tensor._make(np.zeros_like(p._data, order="C"))
+        return Tensor._make(np.zeros_like(p._data, order="C"))  # device read: shape, dtype
 
     @staticmethod
     def _empty_flat(p):
         """The placeholder for an absent state buffer (an empty flat array of p's kind)."""
-        return p._data.reshape(-1)[:0]
+        return p._data.reshape(-1)[:0]  # device read: an empty operand of p's kind
 
     @staticmethod
     def _bump(p):
@@ -155,8 +160,9 @@ class Optimizer:
     def _step_count(state):
         """Increment and return the float32 0-d ``state['step']`` tensor (as PyTorch)."""
         step = state["step"]
-        step._data += np.float32(1)
-        return float(step._data)
+        guard_writes(step)
+        step._data += np.float32(1)  # device read: counted in place (write guarded)
+        return float(step._host("optimizer.step"))
 
     @staticmethod
     def _run(kind, p, *args):
@@ -226,15 +232,17 @@ class Optimizer:
             if key == "step":
                 return value
             if value.device != p.device:  # state follows its parameter's device (PyTorch)
-                value = Tensor._make(dispatch.move(value._data, p.device))
+                value = Tensor._make(dispatch.move(value._data,  # device read: a device copy
+                                                   p.device))
             if value.is_cuda:
-                d = value._data
+                d = value._data  # device read: cast or copied on its device
                 if d.dtype.kind == "f" and d.dtype != p._data.dtype:
                     d = d.astype(p._data.dtype)
                 return Tensor._make(d if d.is_contiguous() else d.copy())
             if value._data.dtype.kind == "f" and value._data.dtype != p._data.dtype:
-                return Tensor._make(np.ascontiguousarray(value._data, p._data.dtype))
-            return Tensor._make(np.ascontiguousarray(value._data))
+                return Tensor._make(np.ascontiguousarray(value._host("load_state_dict"),
+                                                         p._data.dtype))
+            return Tensor._make(np.ascontiguousarray(value._host("load_state_dict")))
         return value
 
     def __repr__(self):

@@ -47,10 +47,13 @@ class RMSprop(Optimizer):
                     if centered:
                         state["grad_avg"] = self._zeros_state(p)
                 self._step_count(state)
-                empty = p._data.reshape(-1)[:0]
-                buf = state["momentum_buffer"]._data.reshape(-1) if momentum > 0 else empty
-                gavg = state["grad_avg"]._data.reshape(-1) if centered else empty
-                self._run("rmsprop", p, state["square_avg"]._data.reshape(-1), gavg, buf,
+                # the state arrays are the step kernel's operands, updated in place
+                empty = self._empty_flat(p)
+                buf = (state["momentum_buffer"]._data.reshape(-1)  # device read: operand
+                       if momentum > 0 else empty)
+                gavg = state["grad_avg"]._data.reshape(-1) if centered else empty  # device read: op
+                square_avg = state["square_avg"]._data.reshape(-1)  # device read: operand
+                self._run("rmsprop", p, square_avg, gavg, buf,
                           float(group["lr"]), -1.0 if group["maximize"] else 1.0,
                           float(group["weight_decay"]), float(group["alpha"]),
                           float(group["eps"]), momentum, centered)
@@ -89,7 +92,8 @@ class Adagrad(Optimizer):
         if p.is_cuda:
             state["sum"] = dispatch.full_like(p, group["initial_accumulator_value"])
         else:
-            state["sum"] = Tensor._make(np.full_like(p._data, group["initial_accumulator_value"],
+            state["sum"] = Tensor._make(np.full_like(p._data,  # device read: shape, dtype
+                                                     group["initial_accumulator_value"],
                                                      order="C"))
 
     def step(self, closure=None):
@@ -101,7 +105,7 @@ class Adagrad(Optimizer):
                     self._init_state(p, group)
                 t = self._step_count(state)
                 clr = float(group["lr"]) / (1 + (t - 1) * float(group["lr_decay"]))
-                self._run("adagrad", p, state["sum"]._data.reshape(-1), clr,
+                self._run("adagrad", p, state["sum"]._data.reshape(-1), clr,  # device read: op
                           -1.0 if group["maximize"] else 1.0, float(group["weight_decay"]),
                           float(group["eps"]))
         return loss

@@ -39,9 +39,10 @@ class SGD(Optimizer):
                 first = buf is None
                 if momentum != 0 and first:
                     buf = state["momentum_buffer"] = self._zeros_state(p)
-                empty = p._data.reshape(-1)[:0]
+                # the momentum buffer is the step kernel's operand, updated in place
+                flat = buf._data.reshape(-1) if buf is not None else None  # device read: operand
                 damp, nesterov = float(group["dampening"]), bool(group["nesterov"])
-                self._run("sgd", p, buf._data.reshape(-1) if buf is not None else empty,
+                self._run("sgd", p, flat if flat is not None else self._empty_flat(p),
                           float(group["lr"]), -1.0 if group["maximize"] else 1.0,
                           float(group["weight_decay"]), 0.0 if first else momentum,
                           1.0 if first else 1.0 - damp, nesterov, momentum, momentum != 0)

@@ -14,8 +14,9 @@ from ... import dtypes
 from ...autograd.grad_mode import no_grad
 from ...autograd.node import HookDict
 from ..._device import Device
-from ...ops import dispatch
+from ...ops import dispatch, upper
 from ...tensor import Tensor
+from .._writes import guard_writes
 from ..parameter import Parameter
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -409,8 +410,10 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            arr = value._data if isinstance(value, Tensor) else np.asarray(value)
-            if dispatch.device_of(arr) != dispatch.device_of(current._data):
+            # the values are copied into the module's tensors (those writes are guarded below)
+            arr = (value._data  # device read: copied in on its device
+                   if isinstance(value, Tensor) else np.asarray(value))
+            if dispatch.device_of(arr) != dispatch.device_of(current._data):  # device read: where
                 arr = dispatch.move(arr, current.device)  # values load onto the module's device
             if arr.shape != current.shape:
                 errors.append(f"size mismatch for {key}: copying a param with shape "
@@ -421,15 +424,16 @@ class Module:
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t"
                                + "\n\t".join(errors))
+        guard_writes(*(current for _, current, _, _ in pending))
         with no_grad():
             for key, current, value, arr in pending:
                 if assign:
                     self._assign(key, current, value, arr)
                 elif current.is_cuda:
-                    dispatch.cuda_backend().copy_into(current._data, arr)
+                    dispatch.cuda_backend().copy_into(current._data, arr)  # device read: write
                     current._version_counter.bump()
                 else:
-                    np.copyto(current._data, arr, casting="unsafe")
+                    np.copyto(current._data, arr, casting="unsafe")  # device read: write
                     current._version_counter.bump()
         return IncompatibleKeys(missing, unexpected)
 
@@ -443,15 +447,21 @@ class Module:
 
     # --- dtype / device --------------------------------------------------------------------
     def _apply_arrays(self, fn):
+        """Replace every parameter's, gradient's and buffer's array by ``fn`` of it (moved or
+        cast on its device: a write into each, guarded)."""
+        if upper.write_guard is not None:
+            guard_writes(*(t for m in self.modules() for t in (*m._parameters.values(),
+                                                                 *m._buffers.values())
+                           if t is not None))
         for module in self.modules():
             for p in module._parameters.values():
                 if p is not None:
-                    p._data = fn(p._data)
+                    p._data = fn(p._data)  # device read: moved/cast on its device
                     if p._grad is not None:
-                        p._grad._data = fn(p._grad._data)
+                        p._grad._data = fn(p._grad._data)  # device read: moved/cast
             for name, b in module._buffers.items():
                 if b is not None:
-                    b._data = fn(b._data)
+                    b._data = fn(b._data)  # device read: moved/cast on its device
         return self
 
     def to(self, *args, **kwargs):

@@ -7,6 +7,7 @@ from ... import dtypes
 from ...ops import creation
 from .. import functional
 from .. import init
+from .._writes import guard_writes
 from ..parameter import Parameter
 from ...ops import dispatch
 from .linear import _check_device, _empty, _place
@@ -66,11 +67,12 @@ class _BatchNorm(Module):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            guard_writes(self.num_batches_tracked)  # (jitgrad.compile cannot replay the count)
             if self.num_batches_tracked.is_cuda:  # a device kernel, no host copy
                 dispatch.add_into(self.num_batches_tracked,
                                   dispatch.full_like(self.num_batches_tracked, 1))
             else:
-                self.num_batches_tracked._data += np.int64(1)
+                self.num_batches_tracked._data += np.int64(1)  # device read: write (guarded)
             self.num_batches_tracked._version_counter.bump()
             if self.momentum is None:  # cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ...tensor import Tensor
 from .. import functional
 from .. import init
+from .._writes import guard_writes
 from ..parameter import Parameter
 from ...ops import dispatch
 from .linear import _check_device, _empty, _place
@@ -40,10 +41,12 @@ class Embedding(Module):
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:
+            guard_writes(self.weight)
+            data = self.weight._data  # device read: its padding row is zeroed in place
             if self.weight.is_cuda:
-                dispatch.cuda_backend().fill(self.weight._data[self.padding_idx], 0)
+                dispatch.cuda_backend().fill(data[self.padding_idx], 0)
             else:
-                self.weight._data[self.padding_idx] = 0
+                data[self.padding_idx] = 0
             self.weight._version_counter.bump()
 
     def forward(self, input):  # noqa: A002 - PyTorch's argument name
