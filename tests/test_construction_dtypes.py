@@ -32,8 +32,10 @@ CONSTRUCTORS = {
     "np.array": jnp.array,
     "np.asarray": jnp.asarray,
     "np.array_of_scalar": lambda a: jnp.array(a[0]),
-    "np.stack": lambda a: jnp.stack([a, a]),
-    "np.function_argument": lambda a: jnp.sum(a),
+    # a function's array argument becomes a Tensor beside a Tensor argument (plain arguments
+    # alone get NumPy's own result: jitgrad/numpy/_plain.py)
+    "np.stack": lambda a: jnp.stack([a, jnp.zeros(2)]),
+    "np.function_argument": lambda a: jnp.maximum(a, jnp.zeros(2)),
 }
 
 

@@ -6,6 +6,10 @@ a Tensor goes through ``Tensor.__array_ufunc__`` / ``__array_function__`` (``jit
 and lands in the table built at the bottom of this module (``UFUNCS``, ``FUNCTIONS``), so the
 protocol path and the namespace path record identical graphs.
 
+A call none of whose arguments holds a Tensor returns NumPy's own result (a 0-d one is an
+immutable NumPy scalar), except the array constructors, which return Tensors: Note [plain
+inputs] in ``_plain.py``, applied at the bottom of this module.
+
 Names NumPy has and this module lacks raise ``AttributeError`` at lookup (``__getattr__``),
 naming the function. Non-differentiable functions (``argmax``, ``shape``, ``isnan``...) run on
 the data and return integer/bool Tensors or Python values. See docs/numpy.md.
@@ -29,8 +33,10 @@ from ..ops import roll as _roll_ops
 from ..ops import shape as _shape_ops
 from ..ops import unary as _unary_ops
 from ..ops import scatter as _scatter_ops
+from ..ops import upper as _upper
 from ..tensor import Tensor
 from .. import dtypes as _dtypes
+from . import _plain
 from ._passthrough import mark as _mark_passthrough
 
 ndarray = Tensor
@@ -62,21 +68,24 @@ def _t(x, dtype=None):
     return out if dtype is None or out.dtype.np == _np.dtype(dtype) else _cast(out, dtype)
 
 
+@_upper.constant_maker
 def _constant(x, dtype=None):
     """A constant Tensor holding a copy of the Tensor-free data ``x`` (NumPy's conversion)."""
     return Tensor._make(_creation.checked(_np.array(x, dtype=dtype), "jitgrad.numpy.array()", x))
 
 
-def _data(x):
-    return x._data if isinstance(x, Tensor) else x
+@_upper.constant_maker
+def _constant_array(array, like=None):
+    """A constant Tensor of ``array``, an ndarray computed from shapes and Python values only
+    (a mask, a grid), on ``like``'s device."""
+    t = Tensor._make(array)
+    return t if like is None or not like.is_cuda else t.to(like.device)
 
 
-def _data_tree(x):
-    if isinstance(x, Tensor):
-        return x._data
-    if isinstance(x, (list, tuple)):
-        return type(x)(_data_tree(v) for v in x)
-    return x
+def _data(x, what):
+    """``x``'s values for NumPy (a Tensor's through ``Tensor._host``, which jitgrad.compile
+    watches: Note [compile tracing]); ``what`` names the reader."""
+    return x._host(what) if isinstance(x, Tensor) else x
 
 
 def _wrap(r):
@@ -117,15 +126,29 @@ def asarray(obj, dtype=None, *, device=None, copy=None):
     return _unary_ops.clone(out) if copy and out is obj else out
 
 
+def _shaped_like(x):
+    """A stand-in for a ``*_like`` function's first argument: its shape and dtype, no values
+    (a zero-strided view of one element: reading a Tensor's values would be a host read)."""
+    if not isinstance(x, Tensor):
+        return x
+    return _np.broadcast_to(_np.zeros((), dtype=x.dtype.np), tuple(x.shape))
+
+
 def _creator(fn):
+    name = f"jitgrad.numpy.{fn.__name__}"
+    like = fn.__name__.endswith("_like")
+
+    @_upper.constant_maker
     def make(*args, **kwargs):
         _check_device(kwargs.pop("device", None))
         # the values of a ``*_like`` function's first argument do not matter; any other Tensor
         # (a fill value, a linspace end) would be read as a constant, silently cutting its graph
-        valued = list(args[1:] if fn.__name__.endswith("_like") else args) + list(kwargs.values())
-        _creation.refuse_graph_cut(valued, f"jitgrad.numpy.{fn.__name__}()")
-        return Tensor._make(_np.asarray(fn(*(_data(a) for a in args),
-                                           **{k: _data(v) for k, v in kwargs.items()})))
+        valued = list(args[1:] if like else args) + list(kwargs.values())
+        _creation.refuse_graph_cut(valued, f"{name}()")
+        if like and args:
+            args = (_shaped_like(args[0]),) + tuple(args[1:])
+        return Tensor._make(_np.asarray(fn(*(_data(a, name) for a in args),
+                                           **{k: _data(v, name) for k, v in kwargs.items()})))
 
     make.__name__ = fn.__name__
     make.__doc__ = f"``numpy.{fn.__name__}`` as a constant Tensor (no gradient flows through it)."
@@ -143,6 +166,7 @@ geomspace, hanning, hamming, blackman, bartlett, kaiser = (_creator(f) for f in 
 
 # --- elementwise ----------------------------------------------------------------------------
 def _unary(fn, name):
+    @_plain.leaf
     def f(x):
         return fn(_t(x))
 
@@ -172,6 +196,7 @@ def _weak_pair(x, y):
 
 
 def _binary(fn, name):
+    @_plain.leaf
     def f(x, y):
         return fn(*_weak_pair(x, y))
 
@@ -191,11 +216,13 @@ del _names, _fn, _op, _f, _n, _registry
 
 
 
+@_plain.leaf
 def positive(x):
     """``+x`` (a copy; gradient ``g``)."""
     return _unary_ops.clone(_t(x))
 
 
+@_plain.leaf
 def square(x):
     """``x**2``; gradient ``2 x g``."""
     return _t(x) ** 2
@@ -225,6 +252,7 @@ around = round
 def _binop(dunder, rdunder, name):
     fwd, rev = getattr(Tensor, dunder), getattr(Tensor, rdunder)
 
+    @_plain.leaf
     def f(x, y):
         if isinstance(x, Tensor):
             return fwd(x, y)
@@ -250,6 +278,7 @@ equal = _binop("__eq__", "__eq__", "equal")
 not_equal = _binop("__ne__", "__ne__", "not_equal")
 
 
+@_plain.leaf
 def matmul(a, b):
     """Matrix product with NumPy's rules (``@``)."""
     if not isinstance(a, Tensor) and isinstance(b, Tensor):
@@ -262,11 +291,13 @@ def float_power(x, y):
     return power(_t(x, _np.float64), y if not isinstance(y, Tensor) else _t(y, _np.float64))
 
 
+@_plain.leaf
 def maximum(x, y):
     """Elementwise maximum (NaN propagates); ties split the gradient evenly, as PyTorch."""
     return _binary_ops.maximum(_t(x), _t(y))
 
 
+@_plain.leaf
 def minimum(x, y):
     """Elementwise minimum (NaN propagates); ties split the gradient evenly, as PyTorch."""
     return _binary_ops.minimum(_t(x), _t(y))
@@ -291,7 +322,9 @@ def floor_divide(x, y):
     """``floor(x / y)``; zero gradient (piecewise constant)."""
     x, y = _weak_pair(x, y)
     if not (x.dtype.is_floating_point or y.dtype.is_floating_point):
-        return Tensor._make(_np.asarray(_np.floor_divide(x._data, y._data)))
+        what = "jitgrad.numpy.floor_divide"
+        return _on(Tensor._make(_np.asarray(_np.floor_divide(x._host(what), y._host(what)))),
+                   x.device if x.is_cuda else None)
     return _npfuncs.unary("floor", x / y)
 
 
@@ -323,12 +356,13 @@ def where(condition, x=None, y=None):
 
 
 # --- non-differentiable: run on the data --------------------------------------------------------
-def _host_tree(x):
-    """``_data_tree`` with CUDA tensors copied to the host, and the device they came from."""
+def _host_tree(x, what):
+    """The values of ``x`` for NumPy (Tensors at any depth of lists/tuples, read through
+    ``Tensor._host``: CUDA tensors are copied to the host), and the device they came from."""
     if isinstance(x, Tensor):
-        return (x._host(), x.device) if x.is_cuda else (x._data, None)
+        return x._host(what), (x.device if x.is_cuda else None)
     if isinstance(x, (list, tuple)):
-        pairs = [_host_tree(v) for v in x]
+        pairs = [_host_tree(v, what) for v in x]
         return type(x)(p[0] for p in pairs), next((p[1] for p in pairs if p[1]), None)
     return x, None
 
@@ -346,14 +380,15 @@ def _on(r, device):
 
 def _nodiff(fn, name=None, wrap=True):
     name = name or fn.__name__
+    what = f"jitgrad.numpy.{name}"
 
     def f(*args, **kwargs):
         # NumPy runs on host data: CUDA operands are copied to the host (a device sync) and
         # array results go back to their device; no gradient flows here either way
-        args, device = _host_tree(args)
+        args, device = _host_tree(args, what)
         kw = {}
         for k, v in kwargs.items():
-            kw[k], dev = _host_tree(v)
+            kw[k], dev = _host_tree(v, what)
             device = device or dev
         r = fn(*args, **kw)
         return _on(_wrap(r), device) if wrap else r
@@ -409,7 +444,7 @@ histogram = _refusing_grad(_np.histogram, "its counts are piecewise constant and
 def bincount(x, weights=None, minlength=0):
     """Counts of each non-negative integer in ``x`` (no gradient), or with ``weights``
     ``out[k] = sum_{i: x_i = k} w_i``, a scatter-add: the gradient of ``w_i`` is ``g[x_i]``."""
-    xs = _np.asarray(x._host() if isinstance(x, Tensor) else x)
+    xs = _np.asarray(_data(x, "jitgrad.numpy.bincount"))
     if weights is None or not _forward_ad.needs_derivative(weights):
         return _nodiff(_np.bincount)(xs, weights, minlength)
     from ..ops import indexing as _indexing
@@ -418,7 +453,7 @@ def bincount(x, weights=None, minlength=0):
     if not w.dtype.is_floating_point:
         w = _cast(w, _np.float64)
     n = _builtins.max(int(xs.max()) + 1 if xs.size else 0, int(minlength))
-    base = Tensor._make(_np.zeros(n, dtype=_np.result_type(w.dtype.np, _np.float64))).to(w.device)
+    base = _constant_array(_np.zeros(n, dtype=_np.result_type(w.dtype.np, _np.float64)), w)
     return _indexing.put_flat(base, xs.ravel().astype(_np.intp), ravel(_cast(w, base.dtype.np))
                               if w.dtype.np != base.dtype.np else ravel(w), accumulate=True)
 
@@ -434,6 +469,7 @@ def _cast_for(x, dtype):
     return x if dtype is None else _cast(x, _np.dtype(dtype))
 
 
+@_plain.leaf
 def sum(a, axis=None, dtype=None, keepdims=False):  # noqa: A001
     """Sum over ``axis`` (None: all; int or tuple); gradient ``g`` broadcast back."""
     a = _cast_for(_t(a), dtype)
@@ -442,6 +478,7 @@ def sum(a, axis=None, dtype=None, keepdims=False):  # noqa: A001
     return _reduce_ops.sum(a, dim=axis, keepdim=keepdims) if axis is not None or keepdims else _reduce_ops.sum(a)
 
 
+@_plain.leaf
 def mean(a, axis=None, dtype=None, keepdims=False):
     """Mean over ``axis``; gradient ``g / n`` broadcast back. Integer inputs give float64."""
     a = _t(a)
@@ -450,6 +487,7 @@ def mean(a, axis=None, dtype=None, keepdims=False):
     return _reduce_ops.mean(a, dim=axis, keepdim=keepdims) if axis is not None or keepdims else _reduce_ops.mean(a)
 
 
+@_plain.leaf
 def prod(a, axis=None, dtype=None, keepdims=False):
     """Product over ``axis`` (int, tuple or None); exact gradient also with zeros."""
     a = _cast_for(_t(a), dtype)
@@ -461,6 +499,7 @@ def prod(a, axis=None, dtype=None, keepdims=False):
     return out
 
 
+@_plain.leaf
 def var(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
     """Variance ``sum (x - mean)^2 / (n - ddof)``; gradient ``2 g (x - mean) / (n - ddof)``.
     ``correction`` is the Array API's (and NumPy 2's) name for ``ddof``."""
@@ -471,6 +510,7 @@ def var(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
     return _reduce_ops.var(a, axis, keepdim=keepdims, correction=ddof)
 
 
+@_plain.leaf
 def std(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
     """Standard deviation ``sqrt(var)``; gradient ``g (x - mean) / ((n - ddof) std)``.
     ``correction`` is the Array API's (and NumPy 2's) name for ``ddof``."""
@@ -481,6 +521,7 @@ def std(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
     return _reduce_ops.std(a, axis, keepdim=keepdims, correction=ddof)
 
 
+@_plain.leaf
 def max(a, axis=None, keepdims=False):  # noqa: A001
     """Maximum over ``axis``; ties share the gradient evenly (PyTorch's ``amax`` rule)."""
     a = _t(a)
@@ -489,6 +530,7 @@ def max(a, axis=None, keepdims=False):  # noqa: A001
     return _reduce_ops.amax(a, dim=_axes(axis, a.ndim), keepdim=keepdims)
 
 
+@_plain.leaf
 def min(a, axis=None, keepdims=False):  # noqa: A001
     """Minimum over ``axis``; ties share the gradient evenly."""
     a = _t(a)
@@ -549,6 +591,7 @@ def ravel(a, order="C"):
     return reshape(a, (-1,), order)
 
 
+@_plain.leaf
 def transpose(a, axes=None):
     """Permute the axes (reversed when ``axes`` is None)."""
     a = _t(a)
@@ -726,7 +769,7 @@ def take(a, indices, axis=None):
     """Elements at ``indices`` (along ``axis``, or of the flattened array); the gradient is
     scattered back (summing repeats)."""
     a = _t(a)
-    idx = _np.asarray(_data(indices))
+    idx = _np.asarray(_data(indices, "jitgrad.numpy.take"))
     if axis is None:
         return ravel(a)[idx] if idx.ndim else ravel(a)[int(idx)]
     return _take_axis(a, idx, int(axis) % a.ndim)
@@ -735,7 +778,7 @@ def take(a, indices, axis=None):
 def take_along_axis(arr, indices, axis):
     """``numpy.take_along_axis`` (gradient scattered back)."""
     a = _t(arr)
-    idx = _np.asarray(_data(indices))
+    idx = _np.asarray(_data(indices, "jitgrad.numpy.take_along_axis"))
     if axis is None:
         a, axis = ravel(a), 0
     axis = int(axis) % a.ndim
@@ -777,7 +820,7 @@ def repeat(a, repeats, axis=None):
     if axis is None:
         a, axis = ravel(a), 0
     axis = int(axis) % a.ndim
-    return _take_axis(a, _np.repeat(_np.arange(a.shape[axis]), _data(repeats)), axis)
+    return _take_axis(a, _np.repeat(_np.arange(a.shape[axis]), _data(repeats, "jitgrad.numpy.repeat")), axis)
 
 
 def tile(A, reps):
@@ -801,7 +844,7 @@ def pad(array, pad_width, mode="constant", constant_values=0):
     if mode == "constant":
         if _np.ndim(constant_values):
             raise NotImplementedError("jitgrad.numpy.pad: constant_values must be one number")
-        return _npfuncs.pad_constant(a, pw, float(_data(constant_values)))
+        return _npfuncs.pad_constant(a, pw, float(_data(constant_values, "jitgrad.numpy.pad")))
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
         raise NotImplementedError(f"jitgrad.numpy.pad: mode={mode!r} is not supported (constant, "
                                   "edge, reflect, symmetric, wrap are)")
@@ -824,13 +867,13 @@ def diff(a, n=1, axis=-1):
 def triu(m, k=0):
     """Upper triangle (zeros below diagonal ``k``); gradient masked the same way."""
     m = _t(m)
-    return m * Tensor._make(_np.triu(_np.ones(m.shape[-2:], dtype=m.dtype.np), k)).to(m.device)
+    return m * _constant_array(_np.triu(_np.ones(m.shape[-2:], dtype=m.dtype.np), k), m)
 
 
 def tril(m, k=0):
     """Lower triangle (zeros above diagonal ``k``); gradient masked the same way."""
     m = _t(m)
-    return m * Tensor._make(_np.tril(_np.ones(m.shape[-2:], dtype=m.dtype.np), k)).to(m.device)
+    return m * _constant_array(_np.tril(_np.ones(m.shape[-2:], dtype=m.dtype.np), k), m)
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
@@ -917,6 +960,7 @@ def tensordot(a, b, axes=2):
     return _npfuncs.einsum_explicit("".join(la) + "," + "".join(lb) + "->" + "".join(out), a, b)
 
 
+@_plain.leaf
 def dot(a, b):
     """NumPy's ``dot``: scalars multiply, 1-d/2-d is ``matmul``, N-d sums the last axis of
     ``a`` with the second-to-last of ``b``."""
@@ -985,8 +1029,9 @@ def sort(a, axis=-1, kind=None, *, stable=None, descending=False):
     if axis is None:
         a, axis = ravel(a), 0
     axis = int(axis) % a.ndim
-    idx = _argsort_data(a._data, axis, kind, descending)
-    return _scatter_ops.gather(a, axis, Tensor._make(idx.astype(_np.int64)))
+    idx = _argsort_data(a._host("jitgrad.numpy.sort"), axis, kind, descending)
+    return _scatter_ops.gather(a, axis, _on(Tensor._make(idx.astype(_np.int64)),
+                                            a.device if a.is_cuda else None))
 
 
 def partition(a, kth, axis=-1):
@@ -995,8 +1040,9 @@ def partition(a, kth, axis=-1):
     if axis is None:
         a, axis = ravel(a), 0
     axis = int(axis) % a.ndim
-    idx = _np.argpartition(a._data, kth, axis=axis)
-    return _scatter_ops.gather(a, axis, Tensor._make(idx.astype(_np.int64)))
+    idx = _np.argpartition(a._host("jitgrad.numpy.partition"), kth, axis=axis)
+    return _scatter_ops.gather(a, axis, _on(Tensor._make(idx.astype(_np.int64)),
+                                            a.device if a.is_cuda else None))
 
 
 # --- misc -----------------------------------------------------------------------------------
@@ -1071,7 +1117,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if not x.dtype.is_floating_point:
         return x
     fi = _np.finfo(x.dtype.np)
-    d = x._host()  # (a CUDA tensor's values come to the host for the masks, then go back)
+    d = x._host("jitgrad.numpy.nan_to_num")  # (CUDA: to the host for the masks, then back)
     repl = _np.where(_np.isnan(d), nan, _np.where(d > 0, fi.max if posinf is None else posinf,
                                                    fi.min if neginf is None else neginf))
     return _binary_ops.where(Tensor._make(_np.isfinite(d)).to(x.device), x,
@@ -1086,7 +1132,7 @@ def real_if_close(a, tol=100):
         return a
     if tol > 1:
         tol = _np.finfo(a.dtype.np).eps * tol
-    return real(a) if _np.all(_np.abs(a._data.imag) < tol) else a
+    return real(a) if _np.all(_np.abs(a._host("jitgrad.numpy.real_if_close").imag) < tol) else a
 
 
 def imag(val):
@@ -1161,6 +1207,13 @@ from ._poly import *  # noqa: E402,F401,F403
 from ._assemble import *  # noqa: E402,F401,F403
 from ._passthrough import *  # noqa: E402,F401,F403  (non-differentiable utilities)
 
+__all__ = sorted(n for n in globals() if not n.startswith("_"))
+
+# --- plain inputs get NumPy's result (Note [plain inputs] in _plain.py) ----------------------
+_plain.install(globals(), _np, "numpy")
+_plain.install(linalg.__dict__, _np.linalg, "numpy.linalg")
+_plain.install(fft.__dict__, _np.fft, "numpy.fft")
+
 # --- the one table: NumPy object -> implementation (used by jitgrad._protocols) ---------------
 UFUNCS: dict = {}
 FUNCTIONS: dict = {}
@@ -1173,18 +1226,16 @@ for _n, _v in list(globals().items()):
     if _obj is None or isinstance(_obj, type):
         continue
     if isinstance(_obj, _np.ufunc):
-        UFUNCS[_obj] = _v
+        UFUNCS[_obj] = _plain.enter(_v)
     elif callable(_obj):
-        FUNCTIONS[_obj] = _v
+        FUNCTIONS[_obj] = _plain.enter(_v)
 for _name in ("linalg", "fft"):
     _mod = globals()[_name]
     for _n in getattr(_mod, "__all__", ()):
         _obj = getattr(getattr(_np, _name), _n, None)  # (NumPy 1.x lacks the Array API names)
         if _obj is not None:
-            FUNCTIONS[_obj] = getattr(_mod, _n)
-FUNCTIONS[_np.fix] = fix
-
-__all__ = sorted(n for n in globals() if not n.startswith("_"))
+            FUNCTIONS[_obj] = _plain.enter(getattr(_mod, _n))
+FUNCTIONS[_np.fix] = _plain.enter(fix)
 
 
 def __getattr__(name):

@@ -50,7 +50,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False)
     if order is not None:
         raise NotImplementedError("jitgrad.numpy.argsort: order= (structured arrays) is not "
                                   "covered")
-    d = _t(a)._data
+    d = _t(a)._host("jitgrad.numpy.argsort")
     if axis is None:
         d, axis = d.ravel(), 0
     idx = _ns()._argsort_data(d, int(axis) % max(d.ndim, 1), kind, descending)
@@ -72,7 +72,8 @@ def _cumulative(fn, x, axis, dtype, include_initial, fill):
         axis = int(axis) % x.ndim
         shape = list(out.shape)
         shape[axis] = 1
-        out = jnp.concatenate([Tensor._make(_np.full(shape, fill, dtype=out.dtype.np)), out], axis)
+        out = jnp.concatenate([jnp._constant_array(_np.full(shape, fill, dtype=out.dtype.np), out),
+                               out], axis)
     return out
 
 
@@ -132,7 +133,8 @@ def nextafter(x1, x2, /):
     """The next float after ``x1`` towards ``x2``: ``x1`` plus a piecewise-constant ulp step,
     so ``d/dx1 = 1`` and ``d/dx2 = 0``."""
     a, b = _t(x1), _t(x2)
-    step = _np.nextafter(a._data, b._data) - a._data
+    ad = a._host("jitgrad.numpy.nextafter")
+    step = _np.nextafter(ad, b._host("jitgrad.numpy.nextafter")) - ad
     return a + _wrap(step)
 
 
@@ -140,7 +142,7 @@ def _no_grad_input(name, x):
     if x.requires_grad and _autograd.is_grad_enabled():
         raise TypeError(f"jitgrad.numpy.{name} is not differentiable (its output shape depends "
                         "on which values are equal); call it on x.detach()")
-    return x._data
+    return x._host(f"jitgrad.numpy.{name}")
 
 
 def _unique(name, x):
@@ -180,8 +182,10 @@ def unique_all(x, /):
 
 
 def _int_op(fn, name):
+    what = f"jitgrad.numpy.{name}"
+
     def f(*args, **kwargs):
-        return _wrap(fn(*(_t(a)._data for a in args), **kwargs))
+        return _wrap(fn(*(_t(a)._host(what) for a in args), **kwargs))
 
     f.__name__ = name
     f.__doc__ = f"``numpy.{fn.__name__}`` (the Array API's ``{name}``) on integer/bool data " \
@@ -198,8 +202,9 @@ bitwise_right_shift = _int_op(_np.right_shift, "bitwise_right_shift")
 @_mark
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """Whether each element of ``element`` is in ``test_elements`` (a bool Tensor)."""
-    return _wrap(_np.isin(_t(element)._data, _t(test_elements)._data, assume_unique=assume_unique,
-                          invert=invert, kind=kind))
+    what = "jitgrad.numpy.isin"
+    return _wrap(_np.isin(_t(element)._host(what), _t(test_elements)._host(what),
+                          assume_unique=assume_unique, invert=invert, kind=kind))
 
 
 @_mark

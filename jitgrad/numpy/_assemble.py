@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as _np
 
 from ..ops import indexing as _indexing
+from ..ops import upper as _upper
 from ..tensor import Tensor
 from ._passthrough import mark as _mark
 
@@ -321,8 +322,13 @@ def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
     records whatever ``function`` does (differentiable in the Tensors it closes over)."""
     if like is not None:
         raise NotImplementedError("jitgrad.numpy.fromfunction: like= is not supported")
-    grids = _np.indices(shape, dtype=dtype)
-    return function(*(Tensor._make(g) for g in grids), **kwargs)
+    return function(*_grids(shape, dtype), **kwargs)
+
+
+@_upper.constant_maker
+def _grids(shape, dtype):
+    """``numpy.indices(shape)`` as constant Tensors."""
+    return [Tensor._make(g) for g in _np.indices(shape, dtype=dtype)]
 
 
 def ediff1d(ary, to_end=None, to_begin=None):
@@ -342,7 +348,7 @@ def trim_zeros(filt, trim="fb", axis=None):
     """``filt`` without its leading (``'f'``) and/or trailing (``'b'``) zeros (a slice, chosen
     on the data; NumPy 2.2's ``axis`` too)."""
     f = _t(filt)
-    data = f._host()
+    data = f._host("jitgrad.numpy.trim_zeros")
     trim = trim.lower()
     axes = range(data.ndim) if axis is None else [int(a) % data.ndim for a in _np.atleast_1d(axis)]
     index = [slice(None)] * data.ndim

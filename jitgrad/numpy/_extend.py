@@ -35,7 +35,9 @@ __all__ = ["primitive", "defvjp", "defvjp_argnum", "defjvp"]
 
 
 def _raw(x):
-    return x._data if isinstance(x, Tensor) else x
+    """The values a primitive's NumPy function receives (a Tensor's through ``Tensor._host``:
+    a primitive runs on the host, outside the ops jitgrad.compile can record)."""
+    return x._host("jitgrad.numpy.functional.primitive") if isinstance(x, Tensor) else x
 
 
 def _as_tensor(value, like=None):

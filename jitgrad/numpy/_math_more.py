@@ -57,12 +57,12 @@ def frexp(x, /):
     x = _t(x)
     if not x.dtype.is_floating_point:
         x = _ns()._cast(x, _np.float64)
-    mant, expo = _np.frexp(x._host())
+    mant, expo = _np.frexp(x._host("jitgrad.numpy.frexp"))
     # 2^-e in two factors: one would overflow for subnormal x (e < -1021)
     half = -expo // 2
     s1 = _np.ldexp(_np.ones_like(mant), half)
     s2 = _np.ldexp(_np.ones_like(mant), -expo - half)
-    finite = _np.isfinite(x._host())
+    finite = _np.isfinite(x._host("jitgrad.numpy.frexp"))
     # inf/nan keep NumPy's mantissa (the value itself) with gradient g
     m = _binary_ops.where(_const_like(finite, x), x * _const_like(s1, x) * _const_like(s2, x), x)
     return m, _const_like(expo, x)
@@ -71,7 +71,7 @@ def frexp(x, /):
 def ldexp(x1, x2, /):
     """``x1 2^x2`` for integer ``x2`` (a constant); ``d/dx1 = 2^x2``."""
     x1 = _t(x1)
-    e = _np.asarray(x2._host() if isinstance(x2, Tensor) else x2)
+    e = _np.asarray(x2._host("jitgrad.numpy.ldexp") if isinstance(x2, Tensor) else x2)
     if e.dtype.kind not in "iub":
         raise TypeError("jitgrad.numpy.ldexp: the exponent must be an integer array (NumPy's "
                         f"ufunc has no loop for {e.dtype}); x2 is not differentiable")
@@ -88,7 +88,7 @@ def spacing(x, /):
     x = _t(x)
     if not x.dtype.is_floating_point:
         x = _ns()._cast(x, _np.float64)
-    sp = _np.spacing(x._host())
+    sp = _np.spacing(x._host("jitgrad.numpy.spacing"))
     return _binary_ops.where(_const_like(_np.ones(sp.shape, bool), x), _const_like(sp, x), x)
 
 
@@ -107,7 +107,7 @@ def i0(x):
     x = _t(x)
     if not x.dtype.is_floating_point:
         x = _ns()._cast(x, _np.float64)
-    d = _np.abs(x._host())
+    d = _np.abs(x._host("jitgrad.numpy.i0"))
     amax = float(d[_np.isfinite(d)].max()) if _np.isfinite(d).any() else 0.0
     t = x * x * 0.25
     out = _const_like(_np.ones(x.shape, x.dtype.np), x)

@@ -30,6 +30,15 @@ def _jnp():
     return jitgrad_numpy
 
 
+def _shape(x) -> tuple:
+    return tuple(x.shape) if isinstance(x, Tensor) else tuple(_np.shape(x))
+
+
+def _values(x, name):
+    """``x``'s values for NumPy (a Tensor's through ``Tensor._host``)."""
+    return x._host(f"jitgrad.numpy.functional.{name}") if isinstance(x, Tensor) else x
+
+
 def _leaves(value, out):
     """Depth-first leaves of ``value`` (dicts in sorted key order); returns a rebuild spec."""
     if isinstance(value, (list, tuple)):
@@ -38,7 +47,7 @@ def _leaves(value, out):
     if isinstance(value, dict):
         keys = sorted(value)
         return (dict, keys, [_leaves(value[k], out) for k in keys])
-    shape = tuple(_np.shape(value._data if isinstance(value, Tensor) else value))
+    shape = _shape(value)
     out.append(value)
     return shape
 
@@ -63,19 +72,19 @@ def flatten(value):
     NumPy arrays."""
     leaves: list = []
     spec = _leaves(value, leaves)
-    shapes = [tuple(_np.shape(x._data if isinstance(x, Tensor) else x)) for x in leaves]
+    shapes = [_shape(x) for x in leaves]
     sizes = [int(_np.prod(s)) for s in shapes]
     if any(isinstance(x, Tensor) and x.requires_grad for x in leaves):
         jnp = _jnp()
         vector = (jnp.concatenate([jnp.ravel(x) for x in leaves]) if leaves
                   else jnp.array([]))
     else:
-        raw = [_np.ravel(x._data if isinstance(x, Tensor) else x) for x in leaves]
+        raw = [_np.ravel(_values(x, "flatten")) for x in leaves]
         vector = _np.concatenate(raw) if raw else _np.array([])
     offsets = _np.concatenate([[0], _np.cumsum(sizes)]).astype(int)
 
     def unflatten(vec):
-        n = int(_np.shape(vec._data if isinstance(vec, Tensor) else vec)[0])
+        n = int(_shape(vec)[0])
         if n != offsets[-1]:
             raise ValueError(f"unflatten: the vector has {n} entries, the structure "
                              f"{offsets[-1]}")
@@ -100,7 +109,7 @@ def flatten_func(func, example):
 
 
 def _scalar(d) -> float:
-    return float(d._data if isinstance(d, Tensor) else d)
+    return float(_values(d, "fixed_point"))
 
 
 @primitive
@@ -109,7 +118,7 @@ def _fixed_point(f, a, x0, distance, tol):
     x, x_prev = step(x0), x0
     while _scalar(distance(x, x_prev)) > tol:
         x, x_prev = step(x), x
-    return x._data if isinstance(x, Tensor) else _np.asarray(x)
+    return _values(x, "fixed_point") if isinstance(x, Tensor) else _np.asarray(x)
 
 
 def _fixed_point_vjp(ans, f, a, x0, distance, tol):

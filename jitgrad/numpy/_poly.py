@@ -103,12 +103,12 @@ def interp(x, xp, fp, left=None, right=None, period=None):
             raise ValueError("period must be a non-zero value")
         period = abs(period)
         x, xp = jnp.remainder(x, period), jnp.remainder(xp, period)
-        order = _np.argsort(xp._host(), kind="stable")
+        order = _np.argsort(xp._host("jitgrad.numpy.interp"), kind="stable")
         xp, fp = xp[order], fp[order]
         xp = jnp.concatenate([xp[-1:] - period, xp, xp[0:1] + period])
         fp = jnp.concatenate([fp[-1:], fp, fp[0:1]])
         left = right = None
-    xd, xpd = x._host(), xp._host()
+    xd, xpd = x._host("jitgrad.numpy.interp"), xp._host("jitgrad.numpy.interp")
     k = xp.shape[0]
     if k == 1:
         idx = _np.zeros(xd.shape, _np.int64)
@@ -170,7 +170,7 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * _np.pi):
     """NumPy's ``unwrap``: ``p`` plus multiples of ``period`` chosen from the data's jumps (a
     piecewise-constant correction), so the gradient is ``g``."""
     p = _float(p)
-    data = p._host()
+    data = p._host("jitgrad.numpy.unwrap")
     corr = _np.unwrap(data, discont=discont, axis=axis, period=period) - data
     return p + Tensor._make(corr.astype(data.dtype)).to(p.device)
 
@@ -234,7 +234,7 @@ def polyint(p, m=1, k=None):
     if k is None:
         ks = [0.0] * m
     else:
-        ks = list(_np.atleast_1d(k._host() if isinstance(k, Tensor) else k))
+        ks = list(_np.atleast_1d(k._host("jitgrad.numpy.polyint") if isinstance(k, Tensor) else k))
         if len(ks) == 1 and m > 1:
             ks = ks * m
         if len(ks) < m:
@@ -321,7 +321,7 @@ def roots(p):
     from .. import autograd
 
     p = _float(p)
-    data = p._host()
+    data = p._host("jitgrad.numpy.roots")
     rts = _np.roots(data)
     if not ((p.requires_grad and autograd.is_grad_enabled()) or _forward_ad.has_tangent(p)):
         return Tensor._make(_np.asarray(rts))

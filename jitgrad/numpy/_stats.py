@@ -70,14 +70,15 @@ def _order_stat(name, a, q, axis, method, keepdims, skip_nan):
     a = _t(a)
     if not a.dtype.is_floating_point:
         a = jnp._cast(a, _np.float64)
-    qs = _np.asarray(q._host() if isinstance(q, Tensor) else q, dtype=_np.float64)
+    what = f"jitgrad.numpy.{name}"
+    qs = _np.asarray(q._host(what) if isinstance(q, Tensor) else q, dtype=_np.float64)
     if _forward_ad.needs_derivative(q):
         raise TypeError(f"jitgrad.numpy.{name}: the gradient with respect to q is not "
                         "covered (pass q as a constant)")
     if _np.any((qs < 0) | (qs > 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
     flat, axes = _to_last(a, axis)
-    data = flat._host()
+    data = flat._host(what)
     nan = _np.isnan(data)
     s = jnp.sort(flat, axis=-1)  # NaN sorts last
     size = data.shape[-1]

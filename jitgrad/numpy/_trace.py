@@ -81,7 +81,7 @@ def is_nested(*trees) -> bool:
 
 
 def _float_data(x):
-    data = x._data if isinstance(x, Tensor) else _np.asarray(x)
+    data = x._host("jitgrad.numpy.functional") if isinstance(x, Tensor) else _np.asarray(x)
     if data.dtype.kind not in "fc":  # complex stays complex (a cast would drop the imaginary part)
         if data.dtype.kind not in "biu":
             raise TypeError(f"jitgrad.numpy.functional: cannot differentiate with respect to a "
@@ -173,7 +173,7 @@ def make_vjp_tree(fun, x, name: str = "make_vjp"):
 
 def out_np(t):
     """A Tensor's value as NumPy: a 0-d result is a NumPy scalar (as HIPS autograd's)."""
-    a = t._data
+    a = t._host("jitgrad.numpy.functional")
     return a[()] if a.ndim == 0 else a.copy()
 
 

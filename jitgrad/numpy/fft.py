@@ -17,7 +17,9 @@ from numpy.lib.array_utils import normalize_axis_index as _axis_index
 
 from ..ops import complex as _complex_ops
 from ..ops import fft as _fft_ops
+from ..ops import upper as _upper
 from ..tensor import Tensor
+from . import _plain
 from ._passthrough import mark as _mark
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
@@ -25,7 +27,13 @@ __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rf
 
 
 def _t(a) -> Tensor:
-    return a if isinstance(a, Tensor) else Tensor._make(_np.asarray(a))
+    return a if isinstance(a, Tensor) else _constant(a)
+
+
+@_upper.constant_maker
+def _constant(a) -> Tensor:
+    """A constant Tensor of the Tensor-free data ``a``."""
+    return Tensor._make(_np.asarray(a))
 
 
 def _no_out(name, out) -> None:
@@ -42,10 +50,11 @@ def _check_n(n) -> int:
 
 
 def _user_level() -> int:
-    """The ``stacklevel`` of the first caller outside this module (for ``_cook``'s warnings:
-    the transforms call each other, so the depth varies)."""
+    """The ``stacklevel`` of the first caller outside this module and the public functions'
+    wrappers (``_plain.py``), for ``_cook``'s warnings: the transforms call each other, so the
+    depth varies."""
     level, frame = 1, sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename == __file__:
+    while frame is not None and frame.f_code.co_filename in (__file__, _plain.__file__):
         frame, level = frame.f_back, level + 1
     return level
 
@@ -227,7 +236,7 @@ def ihfft(a, n=None, axis=-1, norm=None, out=None):
 def _shift(x, axes, sign):
     from . import roll
 
-    x = x if isinstance(x, Tensor) else Tensor._make(_np.asarray(x))
+    x = _t(x)
     axes = tuple(range(x.ndim)) if axes is None else tuple(_np.atleast_1d(axes).tolist())
     shifts = tuple(sign * (x.shape[a] // 2) for a in axes)
     return roll(x, shifts, axes)
@@ -244,6 +253,7 @@ def ifftshift(x, axes=None):
 
 
 @_mark
+@_upper.constant_maker
 def fftfreq(n, d=1.0, device=None):
     """Sample frequencies ``[0, 1, ..., n//2 - 1 (or n//2), -(n//2), ..., -1] / (d n)`` (a
     constant Tensor; ``device`` must be None or the CPU)."""
@@ -252,6 +262,7 @@ def fftfreq(n, d=1.0, device=None):
 
 
 @_mark
+@_upper.constant_maker
 def rfftfreq(n, d=1.0, device=None):
     """Sample frequencies for ``rfft``: ``[0, 1, ..., n//2] / (d n)`` (a constant Tensor)."""
     _cpu_only(device)

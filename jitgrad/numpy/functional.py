@@ -120,7 +120,7 @@ def jacobian(fun, x):
         basis = _np.zeros(n, dtype=ans.dtype.np)
         basis[i] = 1
         rows.append(vjp(basis.reshape(tuple(ans.shape)), last=i == n - 1).reshape(-1))
-    x_shape = tuple(_np.shape(x._data if isinstance(x, Tensor) else x))
+    x_shape = tuple(x.shape) if isinstance(x, Tensor) else tuple(_np.shape(x))
     if not rows:
         return Tensor._make(_np.zeros(tuple(ans.shape) + x_shape))
     return _jnp().stack(rows).reshape(tuple(ans.shape) + x_shape)
@@ -235,7 +235,7 @@ def deriv(fun, x):
     """``deriv(f)(*args) = J 1`` (forward mode with an all-ones tangent): ``f'(x)`` for a
     scalar ``x``, the elementwise derivative for an elementwise ``f``."""
     x_leaves = _tree_flatten(x)[0]
-    ones = [_np.ones(_np.shape(leaf._data if isinstance(leaf, Tensor) else leaf))
+    ones = [_np.ones(tuple(leaf.shape) if isinstance(leaf, Tensor) else _np.shape(leaf))
             for leaf in x_leaves]
     ones_tree = _tree_unflatten(ones, _tree_flatten(x)[1])
     return make_jvp(fun)(x)(ones_tree)[1]

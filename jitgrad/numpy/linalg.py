@@ -14,6 +14,7 @@ from collections import namedtuple as _namedtuple
 from ..ops import nplinalg as _nplinalg_ops
 from ..ops import reduce as _reduce_ops
 from ..ops import unary as _unary_ops
+from ..ops import upper as _upper
 from ..ops.linalg import matmul as _matmul
 from ..tensor import Tensor
 from ._passthrough import mark as _mark
@@ -32,7 +33,15 @@ SVDResult = _namedtuple("SVDResult", ["U", "S", "Vh"])
 
 
 def _t(x):
-    return x if isinstance(x, Tensor) else Tensor._make(_np.asarray(x))
+    return x if isinstance(x, Tensor) else _constant(x)
+
+
+@_upper.constant_maker
+def _constant(x, like=None):
+    """A constant Tensor of the Tensor-free data ``x`` (an identity computed from a shape: on
+    ``like``'s device)."""
+    t = Tensor._make(_np.asarray(x))
+    return t.to(like.device) if like is not None and like.is_cuda else t
 
 
 def inv(a):
@@ -100,7 +109,7 @@ def matrix_power(a, n):
     if n < 0:
         a, n = _nplinalg_ops.inv(a), -n
     if n == 0:
-        return Tensor._make(_np.broadcast_to(_np.eye(a.shape[-1], dtype=a.dtype.np), a.shape).copy())
+        return _constant(_np.broadcast_to(_np.eye(a.shape[-1], dtype=a.dtype.np), a.shape).copy(), a)
     result = None
     while n:
         if n & 1:
@@ -253,7 +262,8 @@ def lstsq(a, b, rcond=None):
     if rcond is None:
         rcond = _np.finfo(a.dtype.np if a.dtype.is_floating_point else _np.float64).eps * max(m, n)
     s = _nplinalg_ops.svdvals(a)
-    rank = int((s._data > rcond * s._data.max()).sum()) if s._data.size else 0
+    sv = s._host("jitgrad.numpy.linalg.lstsq")  # (the rank: a Python number)
+    rank = int((sv > rcond * sv.max()).sum()) if sv.size else 0
     x = _matmul(_nplinalg_ops.pinv(a, rcond), b)
     if rank == n and m > n:
         r = b - _matmul(a, x)
@@ -270,7 +280,8 @@ def matrix_rank(x, /, tol=None, hermitian=False, *, rtol=None):
     """Number of singular values above the tolerance (an integer Tensor; no gradient)."""
     x = _t(x)
     kw = {"rtol": rtol} if rtol is not None else {"tol": tol}
-    return Tensor._make(_np.asarray(_np.linalg.matrix_rank(x._data, hermitian=hermitian, **kw)))
+    return Tensor._make(_np.asarray(_np.linalg.matrix_rank(
+        x._host("jitgrad.numpy.linalg.matrix_rank"), hermitian=hermitian, **kw)))
 
 
 def vecdot(x1, x2, /, *, axis=-1):

@@ -30,8 +30,12 @@ __all__ = ["odeint"]
 _UNSUPPORTED = ("full_output", "Dfun", "col_deriv")
 
 
+_WHAT = "jitgrad.scipy.integrate.odeint"
+
+
 def _array(v):
-    return _np.asarray(v._data if isinstance(v, Tensor) else v, dtype=_np.float64)
+    """``v``'s values as float64 for SciPy (a Tensor's through ``Tensor._host``)."""
+    return _np.asarray(v._host(_WHAT) if isinstance(v, Tensor) else v, dtype=_np.float64)
 
 
 class _Problem:
@@ -53,7 +57,7 @@ class _Problem:
         return out
 
     def detached_args(self):
-        return [Tensor._make(a._data) if isinstance(a, Tensor) else a for a in self.args]
+        return [a.detach() if isinstance(a, Tensor) else a for a in self.args]
 
     def rhs(self, y, tt):
         """``f`` on NumPy data (no graph)."""
@@ -78,7 +82,7 @@ def _augmented(problem, diff):
         y.requires_grad_(True)
         args = problem.detached_args()
         for i in diff:
-            args[i] = Tensor._make(problem.args[i]._data.copy())
+            args[i] = Tensor._make(problem.args[i]._host(_WHAT).copy())
             args[i].requires_grad_(True)
         with enable_grad():
             out = problem.call(y, float(tt), args)
@@ -90,7 +94,7 @@ def _augmented(problem, diff):
                              allow_unused=True)
         parts = [_np.ravel(_array(out))]
         for v, size in zip(vjps, [n] + sizes):
-            parts.append(_np.zeros(size) if v is None else -_np.ravel(v._data))
+            parts.append(_np.zeros(size) if v is None else -_np.ravel(v._host(_WHAT)))
         return _np.concatenate(parts)
     return dynamics
 
@@ -111,7 +115,7 @@ class _OdeInt(Function):
                 "not implemented; take first derivatives only, or detach the odeint result")
         problem, ys, t = ctx.problem, ctx.ys, ctx.t
         n = problem.n
-        g = _np.reshape(_np.asarray(g._data, dtype=_np.float64), (len(t), n))
+        g = _np.reshape(_array(g), (len(t), n))
         need_args = ctx.needs_input_grad[3:]
         diff = [i for i, a in enumerate(problem.args)
                 if isinstance(a, Tensor) and need_args[i]]
@@ -174,7 +178,7 @@ def _check_closure(problem, y0, t):
     """One evaluation of ``func`` on constants: if its result still requires grad, ``func``
     reads a Tensor that requires grad from its closure, which the adjoint would miss."""
     with enable_grad():
-        out = problem.call(Tensor._make(y0._data.copy()), float(t._data[0]),
+        out = problem.call(Tensor._make(y0._host(_WHAT).copy()), float(t._host(_WHAT)[0]),
                            problem.detached_args())
     if isinstance(out, Tensor) and out.requires_grad:
         raise ValueError("odeint: func uses a Tensor that requires grad without receiving it "

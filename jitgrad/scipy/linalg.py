@@ -10,6 +10,7 @@ import numpy as _np
 from ..ops import nplinalg as _nplinalg_ops
 from ..ops import scipy_linalg as _scipy_linalg_ops
 from ..ops.linalg import matmul as _matmul
+from ..ops import upper as _upper
 from ..ops.shape import cat as _cat, transpose as _transpose
 from ..tensor import Tensor
 
@@ -17,9 +18,19 @@ __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "i
            "solve", "expm_frechet", "sqrtm", "solve_sylvester", "solve_continuous_lyapunov"]
 
 
+@_upper.constant_maker
 def _as_tensor(x):
+    """A constant float Tensor of the Tensor-free data ``x``."""
     x = _np.asarray(x)
     return Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
+
+
+@_upper.constant_maker
+def _const(array, like):
+    """A constant Tensor of ``array`` (a mask or an identity computed from shapes only), on
+    ``like``'s device."""
+    t = Tensor._make(array)
+    return t.to(like.device) if like.is_cuda else t
 
 
 def _t(x):
@@ -29,7 +40,7 @@ def _t(x):
 def _tri(a, lower):
     n = a.shape[-1]
     mask = _np.tril(_np.ones((n, n))) if lower else _np.triu(_np.ones((n, n)))
-    return a * Tensor._make(mask.astype(a.dtype.np))
+    return a * _const(mask.astype(a.dtype.np), a)
 
 
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
@@ -40,8 +51,8 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
     t = _tri(a, lower)
     if unit_diagonal:
         n = a.shape[-1]
-        eye = Tensor._make(_np.eye(n, dtype=a.dtype.np))
-        t = t * Tensor._make(1.0 - _np.eye(n, dtype=a.dtype.np)) + eye
+        eye = _const(_np.eye(n, dtype=a.dtype.np), a)
+        t = t * _const(1.0 - _np.eye(n, dtype=a.dtype.np), a) + eye
     if trans in (1, "T", 2, "C"):
         t = _transpose(t, -1, -2)
     elif trans not in (0, "N"):
@@ -90,10 +101,12 @@ def expm(A):
     all in Tensor ops, so the gradient is exact to the same precision."""
     A = _t(A)
     n = A.shape[-1]
-    norm1 = float(_np.abs(A._data).sum(axis=-2).max()) if A._data.size else 0.0
+    # the number of squarings is a Python int chosen from the values: a host read
+    norm1 = float(_np.abs(A._host("jitgrad.scipy.linalg.expm")).sum(axis=-2).max()) \
+        if A._data.size else 0.0
     s = max(0, int(math.ceil(math.log2(norm1 / 0.5))) if norm1 > 0.5 else 0)
     X = A * (1.0 / 2 ** s)
-    eye = Tensor._make(_np.broadcast_to(_np.eye(n, dtype=A.dtype.np), A.shape).copy())
+    eye = _const(_np.broadcast_to(_np.eye(n, dtype=A.dtype.np), A.shape).copy(), A)
     term, out = eye, eye
     for k in range(1, 19):
         term = _matmul(term, X) * (1.0 / k)
@@ -110,7 +123,7 @@ def expm_frechet(A, E, method=None, compute_expm=True):
     ``A`` and ``E``. ``method`` is accepted for SciPy compatibility."""
     A, E = _t(A), _t(E)
     n = A.shape[-1]
-    zeros = Tensor._make(_np.zeros((n, n), dtype=A.dtype.np))
+    zeros = _const(_np.zeros((n, n), dtype=A.dtype.np), A)
     big = expm(_cat([_cat([A, E], 1), _cat([zeros, A], 1)], 0))
     L = big[:n, n:]
     return (big[:n, :n], L) if compute_expm else L

@@ -44,7 +44,7 @@ def value_and_grad_np(fun, shape, args=()):
             if not v.requires_grad:  # constant objective
                 return float(v.item()), _np.zeros(int(_np.prod(shape)))
             (g,) = _autograd.grad(v, xt, allow_unused=True)
-        g = _np.zeros(shape) if g is None else g._data
+        g = _np.zeros(shape) if g is None else g._host("jitgrad.scipy.optimize.minimize")
         return float(v.item()), _np.asarray(g, dtype=_np.float64).reshape(-1).copy()
 
     return vg
@@ -60,7 +60,9 @@ def _hessp(fun, shape, args):
             if not g.requires_grad:  # gradient independent of x: zero Hessian
                 return _np.zeros(int(_np.prod(shape)))
             (hv,) = _autograd.grad((g * pt).sum(), xt, allow_unused=True)
-        return _np.zeros(int(_np.prod(shape))) if hv is None else hv._data.reshape(-1).copy()
+        if hv is None:
+            return _np.zeros(int(_np.prod(shape)))
+        return hv._host("jitgrad.scipy.optimize.minimize").reshape(-1).copy()
 
     return hessp
 
@@ -72,7 +74,8 @@ def _constraint(c, shape):
 
     def cfun(x, *a):
         out = fun(Tensor._make(_np.array(x, dtype=_np.float64).reshape(shape)), *a)
-        return _np.asarray(out._data if isinstance(out, Tensor) else out, dtype=_np.float64)
+        return _np.asarray(out._host("jitgrad.scipy.optimize.minimize") if isinstance(out, Tensor) else out,
+                           dtype=_np.float64)
 
     def cjac(x, *a):
         with _enable_grad():
@@ -84,7 +87,8 @@ def _constraint(c, shape):
             rows = []
             for i in range(flat.shape[0]):
                 (g,) = _autograd.grad(flat[i], xt, retain_graph=True, allow_unused=True)
-                rows.append(_np.zeros(int(_np.prod(shape))) if g is None else g._data.reshape(-1))
+                rows.append(_np.zeros(int(_np.prod(shape))) if g is None
+                            else g._host("jitgrad.scipy.optimize.minimize").reshape(-1))
         jac = _np.array(rows)
         return jac[0] if out.ndim == 0 else jac
 
@@ -96,7 +100,7 @@ def minimize(fun, x0, args=(), method=None, hess=None, hessp=None, bounds=None, 
     """``scipy.optimize.minimize(fun, x0, ...)`` with the gradient (and, for second-order
     methods, Hessian-vector products) of ``fun`` computed exactly by reverse mode. ``x0`` may
     have any shape; ``result.x`` has the same shape. float64 throughout."""
-    x0 = _np.asarray(x0._data if isinstance(x0, Tensor) else x0, dtype=_np.float64)
+    x0 = _np.asarray(x0._host("jitgrad.scipy.optimize.minimize") if isinstance(x0, Tensor) else x0, dtype=_np.float64)
     shape = x0.shape
     m = (method or "").lower()
     if hess is not None and hessp is not None:

@@ -10,14 +10,19 @@ import numpy as _np
 from ..ops import npfuncs as _npfuncs
 from ..ops import reduce as _reduce_ops
 from ..ops import scipy_signal as _signal_ops
+from ..ops import upper as _upper
 from ..tensor import Tensor
 
 __all__ = ["convolve", "correlate", "fftconvolve", "convolve2d", "correlate2d"]
 
 
 def _t(x):
-    if isinstance(x, Tensor):
-        return x
+    return x if isinstance(x, Tensor) else _constant(x)
+
+
+@_upper.constant_maker
+def _constant(x):
+    """A constant float Tensor of the Tensor-free data ``x``."""
     x = _np.asarray(x)
     return Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
 

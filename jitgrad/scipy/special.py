@@ -13,12 +13,13 @@ import math
 import numpy as _np
 
 from ..ops import binary as _binary_ops
-from ..ops import dispatch as _dispatch
 from ..ops import nn as _nn_ops
 from ..ops import reduce as _reduce_ops
 from ..ops import scipy_special as _scipy_ops
 from ..ops import special as _special_ops
+from ..ops import shape as _shape_ops
 from ..ops import unary as _unary_ops
+from ..ops import upper as _upper
 from ..tensor import Tensor
 
 __all__ = ["erf", "erfc", "gammaln", "digamma", "psi", "polygamma", "expit", "logit",
@@ -29,7 +30,9 @@ __all__ = ["erf", "erfc", "gammaln", "digamma", "psi", "polygamma", "expit", "lo
            "betaincinv", "stdtr", "stdtrit"]
 
 
+@_upper.constant_maker
 def _as_tensor(x):
+    """A constant float Tensor of the Tensor-free data ``x``."""
     x = _np.asarray(x)
     return Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
 
@@ -48,7 +51,7 @@ def erfc(x):
     ``-2/sqrt(pi) exp(-x^2)``. On CUDA (no device kernel for SciPy's erfc) it is ``1 - erf``,
     accurate to about 1e-16 absolute only."""
     x = _t(x)
-    if _dispatch.device_of(x._data) != "cpu":
+    if x.is_cuda:
         return 1.0 - _unary_ops.erf(x)
     return _scipy_ops.unary_row(_scipy_ops.ERFC, x)
 
@@ -68,7 +71,7 @@ def log_ndtr(x):
     ``phi(x) / ndtr(x) = exp(-x^2/2 - log(2 pi)/2 - log_ndtr(x))``. On CUDA it is
     ``log(ndtr(x))`` (no device kernel; finite only above about -37)."""
     x = _t(x)
-    if _dispatch.device_of(x._data) != "cpu":
+    if x.is_cuda:
         return _unary_ops.log(ndtr(x))
     return _scipy_ops.unary_row(_scipy_ops.LOG_NDTR, x)
 
@@ -184,7 +187,7 @@ def rgamma(x):
     """``1 / Gamma(x)`` for positive ``x``: ``exp(-gammaln(x))``; derivative
     ``-digamma(x) rgamma(x)``."""
     x = _t(x)
-    if (x._data <= 0).any():
+    if (x._host("jitgrad.scipy.special.rgamma") <= 0).any():
         raise ValueError("jitgrad.scipy.special.rgamma: only positive arguments are supported")
     return _unary_ops.exp(-gammaln(x))
 
@@ -194,7 +197,8 @@ def gammasgn(x):
     import scipy.special
 
     x = _t(x)
-    return x * 0.0 + Tensor._make(_np.asarray(scipy.special.gammasgn(x._data), dtype=x._data.dtype))
+    sign = scipy.special.gammasgn(x._host("jitgrad.scipy.special.gammasgn"))
+    return x * 0.0 + Tensor._make(_np.asarray(sign, dtype=x._data.dtype)).to(x.device)
 
 
 def gammaincinv(a, q):
@@ -228,7 +232,7 @@ def multigammaln(a, d):
     (every ``a > (d - 1)/2``); derivative ``sum_j digamma(a + (1 - j)/2)``."""
     a = _t(a)
     d = int(d)
-    if (a._data <= (d - 1) / 2.0).any():
+    if (a._host("jitgrad.scipy.special.multigammaln") <= (d - 1) / 2.0).any():
         raise ValueError("jitgrad.scipy.special.multigammaln: condition a > (d-1)/2 not met")
     out = 0.25 * d * (d - 1) * math.log(math.pi)
     for j in range(1, d + 1):
@@ -244,7 +248,7 @@ def gammaln(x):
 def gamma(x):
     """``Gamma(x) = exp(gammaln(x))`` for positive ``x``."""
     x = _t(x)
-    if (x._data <= 0).any():
+    if (x._host("jitgrad.scipy.special.gamma") <= 0).any():
         raise ValueError("jitgrad.scipy.special.gamma: only positive arguments are supported")
     return _unary_ops.exp(gammaln(x))
 
@@ -297,22 +301,26 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     a = _t(a)
     dims = tuple(range(a.ndim)) if axis is None else tuple(
         int(d) % a.ndim for d in (axis if isinstance(axis, (tuple, list)) else (axis,)))
-    m = _np.amax(a._data, axis=dims, keepdims=True) if a.ndim else a._data
-    m = _np.where(_np.isfinite(m), m, 0.0)
-    mt = Tensor._make(_np.asarray(m))
+    # the shift: the detached maximum (0 where it is not finite), computed by the ops so that
+    # no value leaves the graph (jitgrad.compile records it)
+    m = a.detach()
+    if a.ndim:
+        m = _reduce_ops.amax(m, dims, keepdim=True)
+    mt = _binary_ops.where(_binary_ops.compare("eq", m - m, 0), m,
+                           _as_tensor(_np.zeros((), m.dtype.np)).to(a.device))
     e = _unary_ops.exp(a - mt)
     if b is not None:
         e = e * _t(b)
     s = _reduce_ops.sum(e, dim=dims, keepdim=True) if a.ndim else e
     sign = None
     if return_sign:  # log|s| and sign(s): a negative weighted sum is allowed
-        sign = Tensor._make(_np.sign(s._data))
+        sign = _unary_ops.sign(s.detach())
         s = _unary_ops.abs(s)
     out = _unary_ops.log(s) + mt
     if not keepdims and a.ndim:
         out = _reduce_ops.sum(out, dim=dims)  # drops the size-1 reduced dims (a sum of one element)
         if sign is not None:
-            sign = Tensor._make(_np.reshape(sign._data, out.shape))
+            sign = _shape_ops.reshape(sign, tuple(out.shape))
     return (out, sign) if return_sign else out
 
 

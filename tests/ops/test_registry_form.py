@@ -151,8 +151,10 @@ def test_numpy_names_wrap_the_public_functions():
         assert len(wrappers) == 1, names
         wrapper = wrappers.pop()
         assert wrapper.__name__ == names[0] and wrapper.__doc__
-    out = jnp.absolute([-1.0, 2.0])  # a list becomes a constant tensor
+    out = jnp.absolute(jnp.array([-1.0, 2.0]))
     assert isinstance(out, Tensor) and out.tolist() == [1.0, 2.0]
+    out = jnp.absolute([-1.0, 2.0])  # plain data: NumPy's result (jitgrad/numpy/_plain.py)
+    assert type(out) is np.ndarray and out.tolist() == [1.0, 2.0]
     assert jnp.abs is jnp.absolute is jnp.fabs
 
 

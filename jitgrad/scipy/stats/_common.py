@@ -12,13 +12,18 @@ import numpy as _np
 
 from ...ops import binary as _binary_ops
 from ...ops import unary as _unary_ops
+from ...ops import upper as _upper
 from ...tensor import Tensor
 
 
 def tensor(x):
     """``x`` as a Tensor (float64 for Python and integer inputs; Tensors as they are)."""
-    if isinstance(x, Tensor):
-        return x
+    return x if isinstance(x, Tensor) else _constant(x)
+
+
+@_upper.constant_maker
+def _constant(x):
+    """A constant float Tensor of the Tensor-free data ``x``."""
     x = _np.asarray(x)
     return Tensor._make(_np.asarray(x, dtype=_np.result_type(x, 0.0)))
 
@@ -31,7 +36,8 @@ def standardize(x, loc, scale):
 
 def constant(x):
     """The values of ``x`` as a float64 ndarray (for parameters that select, not weigh)."""
-    return _np.asarray(x._data if isinstance(x, Tensor) else x, dtype=_np.float64)
+    return _np.asarray(x._host("jitgrad.scipy.stats") if isinstance(x, Tensor) else x,
+                       dtype=_np.float64)
 
 
 def log(x):

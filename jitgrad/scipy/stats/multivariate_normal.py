@@ -74,7 +74,7 @@ def cdf(x, mean=None, cov=1.0, allow_singular=False, *, abseps=1e-5, releps=1e-5
             raise NotImplementedError("multivariate_normal.cdf: the derivative with respect "
                                       "to cov is not implemented; pass cov without "
                                       "requires_grad (or detach it)")
-        cov = cov._data
+        cov = cov._host("jitgrad.scipy.stats.multivariate_normal.cdf")
     cov = _np.asarray(cov, dtype=_np.float64)
     if cov.ndim == 0:
         cov = cov * _np.eye(d)
