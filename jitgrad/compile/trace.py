@@ -16,7 +16,8 @@ anything changes:
 - ops whose output shape depends on input values (``OpDef.value_dependent_shape``: mask
   indexing, ``nonzero``...): a program has fixed shapes;
 - writes (in-place ops, ``out=``: ``ops/upper.py``'s ``write_guard``);
-- random draws from jitgrad's generator (``ops/creation.py``'s ``_rng``);
+- random draws from jitgrad's generators (``ops/creation.py``'s ``generator`` calls the
+  random hook);
 - a tensor made during the trace (``Tensor._make`` reports each to the creation hook) by
   anything but a registry op or a constant constructor (``upper.constant_maker``: ``zeros``,
   ``full``, ``arange``, ``tensor`` of Python data...): a value computed outside the rows (a
@@ -42,7 +43,7 @@ import numpy as np
 
 from ..autograd import transforms
 from ..engine import engine
-from ..ops import creation, upper
+from ..ops import upper
 from ..ops.recording import save_plan
 from ..tensor import Tensor
 from .graph import Graph, Node
@@ -78,18 +79,12 @@ def current():
     return getattr(_local, "tracer", None)
 
 
-class _TracingGenerator:
-    """Stands in for jitgrad's random generator during a trace: this thread's draws break the
-    trace (before drawing); other threads draw from the real generator."""
-
-    def __init__(self, real):
-        self._real = real
-
-    def __getattr__(self, name):
-        if current() is not None:
-            raise _fail(GraphBreak("a random op (jitgrad's random generator was used): "
-                                   "compile cannot capture random ops yet"))
-        return getattr(self._real, name)
+def _random_draw():
+    """``upper.random_hook``: a draw from jitgrad's generators on this thread breaks the trace
+    (before drawing); other threads draw as usual."""
+    if current() is not None:
+        raise _fail(GraphBreak("a random op (jitgrad's random generator was used): "
+                               "compile cannot capture random ops yet"))
 
 
 def _fail(exc: GraphBreak) -> GraphBreak:
@@ -174,18 +169,16 @@ def _install():
     with _install_lock:
         _active[0] += 1
         if _active[0] == 1:
-            upper.set_tracing_hooks(_created, _host_read)
+            upper.set_tracing_hooks(_created, _host_read, _random_draw)
             upper.set_write_guard(_write_guard)
-            creation.wrap_generator(_TracingGenerator)
 
 
 def _uninstall():
     with _install_lock:
         _active[0] -= 1
         if _active[0] == 0:
-            upper.set_tracing_hooks(None, None)
+            upper.set_tracing_hooks(None, None, None)
             upper.set_write_guard(None)
-            creation.unwrap_generator(_TracingGenerator)
 
 
 class Tracer:

@@ -276,7 +276,7 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
     x = _tensor(input, "dropout")
     if not training or p == 0:
         return x
-    keep = _creation._rng.random(x.shape) >= p
+    keep = _creation.generator().random(x.shape) >= p
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
     mask = _T()._make((keep * scale).astype(x.dtype.np))
     return x.mul_(mask) if inplace else binary.mul(x, mask)

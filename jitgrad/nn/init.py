@@ -23,7 +23,7 @@ def _rng(generator, tensor):
     """The generator to draw ``tensor``'s new values from, once the write is allowed (asked
     before the draw, so a refused write draws nothing)."""
     guard_writes(tensor)
-    return generator if generator is not None else _creation._rng
+    return generator if generator is not None else _creation.generator()
 
 
 def _fill(tensor, values):

@@ -29,24 +29,12 @@ def cuda_manual_seed(seed: int) -> None:
     _cuda_rng = np.random.default_rng(int(seed))
 
 
-def wrap_generator(wrap):
-    """Replace the CPU generator by ``wrap(generator)`` and return the generator it replaced
-    (jitgrad.compile's trace watches for random draws: Note [compile tracing])."""
-    global _rng
-    old = _rng
-    _rng = wrap(old)
-    return old
-
-
-def unwrap_generator(kind) -> None:
-    """Undo ``wrap_generator`` if the generator is still a ``kind`` (``manual_seed`` may have
-    replaced it meanwhile)."""
-    global _rng
-    if isinstance(_rng, kind):
-        _rng = _rng._real
-
-
-def _gen(device):
+def generator(device=None):
+    """The generator that random tensors made on ``device`` draw from. Every draw asks for it
+    here, so jitgrad.compile's trace is told of each (``upper.random_hook``: Note [compile
+    tracing])."""
+    if upper.random_hook is not None:
+        upper.random_hook()
     return _cuda_rng if device is not None and _device(device) != "cpu" else _rng
 
 
@@ -354,12 +342,12 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 
 def rand(*size, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1) from the generator seeded by ``manual_seed``."""
-    return _finish(_gen(device).random(_size(size)).astype(_float(dtype)), requires_grad, device)
+    return _finish(generator(device).random(_size(size)).astype(_float(dtype)), requires_grad, device)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False):
     """Standard normal samples from the generator seeded by ``manual_seed``."""
-    return _finish(_gen(device).standard_normal(_size(size)).astype(_float(dtype)), requires_grad,
+    return _finish(generator(device).standard_normal(_size(size)).astype(_float(dtype)), requires_grad,
                    device)
 
 
@@ -368,6 +356,6 @@ def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=Fals
     if high is None or isinstance(high, (tuple, list)):  # randint(high, size) overload
         low, high, size = 0, low, size if high is None else high
     dt = dtypes.to_dtype(dtype).np if dtype is not None else np.int64
-    return _finish(_gen(device).integers(
+    return _finish(generator(device).integers(
         low, high, size=_size((size,) if isinstance(size, int) else size), dtype=np.int64
     ).astype(dt), requires_grad, device)

@@ -19,7 +19,8 @@ ops what it needs once, through the functions here, and nothing else writes thes
   [compile tracing] in jitgrad/compile/trace.py), None otherwise.
 - ``creation_hook`` and ``host_read_hook``: jitgrad.compile's view of eager while it traces
   (``set_tracing_hooks``): ``Tensor._make`` reports every tensor made, ``Tensor._host`` every
-  read of a tensor's values for Python; ``constant_maker`` marks the constructors whose
+  read of a tensor's values for Python, ``creation.generator`` every random draw;
+  ``constant_maker`` marks the constructors whose
   tensors are constants of a traced program.
 
 Readers read them as module attributes at call time (``upper.inplace_tangents``), or, on a hot
@@ -82,15 +83,18 @@ def set_write_guard(guard) -> None:
 # Python) before any read. Both None unless jitgrad.compile is tracing.
 creation_hook = None
 host_read_hook = None
+random_hook = None  # ``random_hook()``: called before each draw from jitgrad's generators
 _bound["creation_hook"] = []
 _bound["host_read_hook"] = []
 _constants = threading.local()  # .depth: constant constructors running on this thread
 
 
-def set_tracing_hooks(creation, host_read) -> None:
-    """Register jitgrad.compile's hooks (both None: unregister)."""
+def set_tracing_hooks(creation, host_read, random_draw) -> None:
+    """Register jitgrad.compile's hooks (all None: unregister)."""
+    global random_hook
     _set("creation_hook", creation)
     _set("host_read_hook", host_read)
+    random_hook = random_draw
 
 
 def constant_maker(fn):

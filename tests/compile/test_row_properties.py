@@ -88,18 +88,21 @@ def test_a_value_dependent_row_is_refused(monkeypatch):
 def test_tracing_registers_hooks_and_swaps_nothing():
     """While a trace runs, the tracer's hooks are registered with ops/upper.py; the Tensor
     class and ops' bound constructor are never replaced."""
+    from jitgrad.ops import creation
     from jitgrad.tensor import Tensor
 
-    make, bound, seen = Tensor.__dict__["_make"], upper.make_tensor, []
+    make, bound, rng, seen = Tensor.__dict__["_make"], upper.make_tensor, creation._rng, []
 
     def f(x):
         seen.append((Tensor.__dict__["_make"] is make, upper.make_tensor == bound,
-                     upper.creation_hook is not None, upper.host_read_hook is not None))
+                     creation._rng is rng, upper.creation_hook is not None,
+                     upper.host_read_hook is not None, upper.random_hook is not None))
         return x * 2
 
     jitgrad.compile(f)(jitgrad.tensor([1.0]))
-    assert seen == [(True, True, True, True)]
+    assert seen == [(True,) * 6]
     assert upper.creation_hook is None and upper.host_read_hook is None
+    assert upper.random_hook is None
 
 
 def test_trace_module_walks_no_frames():
