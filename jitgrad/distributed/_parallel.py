@@ -75,9 +75,7 @@ class DataParallel:
         self._build(_worker.state_bytes(model.state_dict()), None, workers)
 
     def _build(self, model_state, optimizer_state, workers):
-        info = self.client.scheduler_info(n_workers=-1) if _takes_n_workers(self.client) \
-            else self.client.scheduler_info()
-        self.workers = sorted(workers or info["workers"])
+        self.workers = sorted(workers or _worker_addresses(self.client))
         if not self.workers:
             raise RuntimeError("jitgrad.distributed.DataParallel: the cluster has no workers")
         self.rid = uuid.uuid4().hex[:12]
@@ -96,9 +94,8 @@ class DataParallel:
                                f"(parameter digests {dict(zip(self.workers, digests))})")
 
     def _alive(self):
-        info = self.client.scheduler_info(n_workers=-1) if _takes_n_workers(self.client) \
-            else self.client.scheduler_info()
-        gone = [w for w in self.workers if w not in info["workers"]]
+        current = _worker_addresses(self.client)
+        gone = [w for w in self.workers if w not in current]
         if gone:
             raise RuntimeError(f"jitgrad.distributed.DataParallel: the replicas on workers "
                                f"{gone} are gone (worker lost); call resync() to rebuild every "
@@ -176,10 +173,9 @@ class DataParallel:
     def resync(self, workers=None):
         """Rebuild every replica (on ``workers``, default the cluster's current ones) from the
         model and optimizer state of a replica that survives."""
-        info = self.client.scheduler_info(n_workers=-1) if _takes_n_workers(self.client) \
-            else self.client.scheduler_info()
+        current = _worker_addresses(self.client)
         for k, addr in enumerate(self.workers):
-            if addr in info["workers"]:
+            if addr in current:
                 try:
                     state = self._state(k)
                 except RuntimeError:
@@ -206,6 +202,17 @@ class DataParallel:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _worker_addresses(client):
+    """The addresses of the cluster's current workers, asked of the scheduler on every call.
+
+    Not ``client.scheduler_info()``: that returns the client's cached identity, which the
+    client's own periodic refresh (every ``distributed.client.scheduler-info-interval``, and
+    without per-worker entries) may overwrite between the refresh the call asked for and the
+    read, so on a busy machine it sometimes lists no workers at all."""
+    kwargs = {"n_workers": -1} if _takes_n_workers(client) else {}
+    return set(client.sync(client.scheduler.identity, **kwargs)["workers"])
 
 
 def _takes_n_workers(client):

@@ -1,7 +1,14 @@
 """jitgrad.distributed on a LocalCluster of two worker processes started here (one cluster for
 the module: worker start-up with Numba imports is the slow part). Gradients against the
 single-process gradient of the whole sum, replicas of data-parallel training against one
-process, a worker killed mid-call, and the errors bad input gets before any work is sent."""
+process, a worker killed mid-call, and the errors bad input gets before any work is sent.
+
+The workers are processes, not threads: the tests check each worker's own environment, give
+each DataParallel replica a worker-local registry of its own, and kill workers. No test waits
+seconds for a process: every wait for a worker (the cluster's start, a nanny restarting a
+killed one) is allowed minutes, since on a loaded machine (CI's two cores shared with the rest
+of the suite, or with a second suite) starting Python, Dask and Numba in a fresh process takes
+far longer than on an idle one. Tests that need no cluster do not ask for it (``client``)."""
 import logging
 import os
 import sys
@@ -27,37 +34,84 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 RTOL = 1e-12
 
 
+# seconds any wait for worker processes may take (a loaded machine: see the module docstring)
+WORKER_START_TIMEOUT = 300
+CLUSTER_START_ATTEMPTS = 2
+
+
+def _start_cluster(env):
+    """A LocalCluster of two worker processes and its client, once both workers are running.
+    The workers start in the background (``scale``) so the wait for them is bounded, and a
+    start that fails or runs out of time is torn down and tried once more."""
+    for attempt in range(1, CLUSTER_START_ATTEMPTS + 1):
+        cluster = c = None
+        try:
+            cluster = distributed.LocalCluster(n_workers=0, threads_per_worker=1,
+                                               processes=True, dashboard_address=None, env=env,
+                                               silence_logs=logging.CRITICAL,
+                                               # its HTTP server on a free port: no clash with a
+                                               # cluster of a test run beside this one
+                                               scheduler_kwargs={"dashboard_address":
+                                                                 "127.0.0.1:0"})
+            cluster.scale(2)
+            c = distributed.Client(cluster, timeout=WORKER_START_TIMEOUT)
+            c.wait_for_workers(2, timeout=WORKER_START_TIMEOUT)
+            return cluster, c
+        except Exception:
+            for closing in (c, cluster):
+                try:
+                    if closing is not None:
+                        closing.close()
+                except Exception:  # noqa: BLE001 - the start's own error is the one to see
+                    pass
+            if attempt == CLUSTER_START_ATTEMPTS:
+                raise
+
+
 @pytest.fixture(scope="module")
-def client():
+def cluster_client():
     env = {"JITGRAD_NUM_THREADS": "1"}
     if os.environ.get("JITGRAD_CACHE_DIR"):
         env["JITGRAD_CACHE_DIR"] = os.environ["JITGRAD_CACHE_DIR"]
-    # one rerun for a task whose worker died (the kill tests), then KilledWorker
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, env=env,
-                                           silence_logs=logging.CRITICAL)
-        c = distributed.Client(cluster)
-    jd.warmup(c, logistic_nll, onp.zeros(3), (onp.zeros((2, 3)), onp.zeros(2)))
-    yield c
-    c.close()
-    cluster.close()
+    # one rerun for a task whose worker died (the kill tests), then KilledWorker; and no worker
+    # dropped for missed heartbeats while jd.warmup compiles on its event loop (minutes on a
+    # loaded machine with an empty kernel cache)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1,
+                          "distributed.scheduler.worker-ttl": "30 minutes"}):
+        cluster, c = _start_cluster(env)
+    try:
+        jd.warmup(c, logistic_nll, onp.zeros(3), (onp.zeros((2, 3)), onp.zeros(2)))
+        yield c
+    finally:
+        try:  # workers killed by the last test are restarting: closing them once up is quicker
+            _two_answering_workers(c)
+        except Exception:  # noqa: BLE001 - closed all the same
+            pass
+        c.close()
+        cluster.close()
 
 
-@pytest.fixture(autouse=True)
-def _two_workers(client):
-    """Two workers that answer: a killed worker is restarted by its nanny, and for a moment the
-    scheduler may still list the dead one (a broadcast then reaches one live worker only, and a
-    kill test that kills that one loses the parameters)."""
-    deadline = time.monotonic() + 60
+def _two_answering_workers(c):
+    """Wait (minutes at most) until two workers answer: a killed worker is restarted by its
+    nanny (minutes on a loaded machine), and for a moment the scheduler may still list the
+    dead one (a broadcast then reaches one live worker only, and a kill test that kills that
+    one loses the parameters)."""
+    deadline = time.monotonic() + WORKER_START_TIMEOUT
     while True:
-        client.wait_for_workers(2, timeout=60)
-        answers = client.run(os.getpid, on_error="return")
+        c.wait_for_workers(2, timeout=max(1.0, deadline - time.monotonic()))
+        answers = c.run(os.getpid, on_error="return")
         if sum(isinstance(pid, int) for pid in answers.values()) >= 2:
             return
         if time.monotonic() > deadline:
             raise TimeoutError(f"two answering workers expected, got {answers}")
         time.sleep(0.2)
+
+
+@pytest.fixture
+def client(cluster_client):
+    """The module's client, once two workers answer (``_two_answering_workers``)."""
+    _two_answering_workers(cluster_client)
+    return cluster_client
 
 
 def logistic_nll(w, X, y):
@@ -207,8 +261,11 @@ def test_data_parallel_replicas_identical_and_equal_one_process(client):
             dp.step(X, y[:3])
 
 
-def test_data_parallel_lost_worker_then_resync(client):
+def test_data_parallel_lost_worker_then_resync(client, monkeypatch):
     X, y = data(8)
+    # the client's cached scheduler_info() may list no workers (its periodic refresh races the
+    # read): DataParallel asks the scheduler instead, or the checks below fail spuriously
+    monkeypatch.setattr(client, "scheduler_info", lambda *args, **kwargs: {"workers": {}})
     with jd.DataParallel(mlp, sgd, mse, client) as dp:
         dp.step(X, y)
         before = dp.state_dict()
@@ -219,7 +276,7 @@ def test_data_parallel_lost_worker_then_resync(client):
                                                r"gone .* call resync\(\)"):
             dp.step(X, y)
         del kill
-        client.wait_for_workers(2, timeout=60)
+        client.wait_for_workers(2, timeout=WORKER_START_TIMEOUT)
         dp.resync()  # from the surviving replica, onto the current workers
         assert lost not in dp.workers and len(dp.workers) == 2
         after = dp.state_dict()
