@@ -123,16 +123,7 @@ def _visible() -> int:
     return len(_levels) if limit is None else min(limit, len(_levels))
 
 
-_dispatch = None
-
-
-def _ops():
-    global _dispatch
-    if _dispatch is None:
-        from ..ops import dispatch
-
-        _dispatch = dispatch
-    return _dispatch
+_ops = transforms.ops_dispatch
 
 
 # --- tangent propagation -------------------------------------------------------------------
@@ -150,7 +141,7 @@ def needs_derivative(t) -> bool:
 def _propagate(op, args, attrs, out) -> None:
     if not op.differentiable:
         return
-    Tensor = _dispatch.Tensor
+    Tensor = _ops().Tensor
     outs = out if isinstance(out, tuple) else (out,)
     local = _local
     n = _visible()
@@ -246,7 +237,6 @@ def enter_dual_level() -> int:
 
 def _enter(record: bool) -> _Level:
     lvl = _Level(len(_levels), record)
-    _ops()  # _propagate reads _dispatch
     _levels.append(lvl)
     transforms.refresh()
     return lvl

@@ -48,7 +48,8 @@ _inplace_tangents = None  # forward AD's interface for in-place writes (ops/uppe
 _dispatch = None
 
 
-def _ops():
+def ops_dispatch():
+    """``ops.dispatch``, imported at first use (ops imports the autograd package)."""
     global _dispatch
     if _dispatch is None:
         from ..ops import dispatch
@@ -62,7 +63,7 @@ def refresh() -> None:
     [upper registrations] in ops/upper.py)."""
     active = (batch_runner is not None or _levels or _anomaly_record is not None
               or _n_local_users[0])
-    _ops()  # _interpose reads _dispatch
+    ops_dispatch()  # _interpose reads _dispatch
     from ..ops import upper
 
     upper.set_transform_hook(_interpose if active else None, _inplace_tangents)
