@@ -12,6 +12,18 @@ the loop eagerly without a graph and joins its result to the eager graph through
 Note [loop tape]: the tape holds the n + 1 carries (references to arrays the body made: no
 copies); everything else a step's backward needs is recomputed from its carry, so the memory
 is n carries, not n times the body's intermediates.
+
+Note [carries requiring grad]: eager, a carry requires grad at a step when it is computed
+from a tensor requiring grad; rules that check it (an argument without a derivative raises,
+an in-place write of a tensor requiring grad raises, a float ``where`` condition is
+differentiated) see exactly that. The traced body sees the same: its placeholders require
+grad for the carries that require grad at some step of the eager loop, and only those. Which
+ones is read from the traced body (``_step_rule``: per result, the carries and captured
+values it is computed from through values requiring grad) and walked over the n steps
+(``_GradFlow``); a carry found requiring grad later (a velocity at rest, after one step) has
+the body traced again with it. The same walk gives the results' ``requires_grad`` after step
+n (eager's: no grad_fn where nothing requiring grad reaches them) and which inputs a gradient
+reaches (the others get no edge: ``allow_unused`` gives None, as eager).
 """
 from __future__ import annotations
 
@@ -127,8 +139,9 @@ class LoopNode:
         back = self.backward
         wanted = {g for g in back.carry_grads + back.captured_grads if g is not None}
         back_nodes = needed_nodes(back.nodes, set(wanted))
-        producer = {v: node for node in self.body_nodes for v in node.outputs}
-        reads = {v for node in back_nodes for v in node.value_args() if v in producer}
+        # (arrays a body node stashed are its results too: a nested loop's tape, indices)
+        producer = {v: node for node in self.body_nodes for v in _made([node])}
+        reads = {v for node in back_nodes for v in _reads(node) if v in producer}
         # a body output the backward reads is on the tape already (row it + 1)
         from_tape = [(v, k) for k, v in enumerate(self.body_outs)
                      if v in reads and v not in self.placeholders]
@@ -142,24 +155,27 @@ class LoopNode:
                 budget -= size
         keep, kept = reads - set(saves), []
         for node in reversed(self.body_nodes):  # the body nodes the unsaved reads need
-            if set(node.outputs) & keep:
+            if _made([node]) & keep:
                 kept.append(node)
-                keep.update(a for a in node.value_args() if a not in saves)
+                keep.update(a for a in _reads(node) if a not in saves)
         self._plan = (saves, kept[::-1] + back_nodes, from_tape)
         return self._plan
 
     def make_step(self, graph, weak, build_steps):
-        from .program import run_steps
+        from .program import needed_nodes, run_steps
 
         n, placeholders, body_outs = self.n, self.placeholders, self.body_outs
         carry_in, outputs, tape_vid, captured = self.carry_in, self.outputs, self.tape, self.captured
         saves = self.backward_plan(graph)[0] if self.backward is not None else []
         save_meta = [(graph.values[v].shape, graph.values[v].dtype) for v in saves]
         live = set(body_outs) | set(saves)
-        kernel = _loop_kernel(graph, self.body_nodes, weak, live, _forward_source,
+        # the body nodes the step's results need (a result the body dropped is not computed:
+        # ``divmod(c, y)[0]`` leaves the remainder unread)
+        body_nodes = needed_nodes(self.body_nodes, set(live))
+        kernel = _loop_kernel(graph, body_nodes, weak, live, _forward_source,
                               (placeholders, body_outs, captured, saves))
         if kernel is None:
-            steps = build_steps(graph, self.body_nodes, weak, live)
+            steps = build_steps(graph, body_nodes, weak, live)
 
         def step(env):
             tape = tuple(_new_tape(n, env[v]) for v in carry_in)
@@ -186,8 +202,9 @@ class LoopNode:
 
 
 class BodyBackward:
-    """The body's traced backward: cotangent placeholders in, gradients out for the carry
-    placeholders and the captured values that need them."""
+    """The body's traced backward: cotangent placeholders in (per carry; None for a body
+    result that does not require grad: no gradient flows back through it), gradients out for
+    the carry placeholders and the captured values that need them (None: no gradient)."""
 
     def __init__(self, nodes, cotangents, carry_grads, captured_diff, captured_grads):
         self.nodes, self.cotangents = nodes, cotangents
@@ -246,7 +263,8 @@ class LoopBackwardNode:
                     for vid, k in from_tape:
                         env[vid] = tape[k][i + 1]
                     for vid, a in zip(cotangents, g):
-                        env[vid] = a
+                        if vid is not None:
+                            env[vid] = a
                     run_steps(steps, env)
                     g = [env[v] if v is not None else np.zeros(s, d)
                          for v, (s, d) in zip(carry_grads, carry_meta)]
@@ -327,7 +345,7 @@ def _backward_source(names, body, imports, setup) -> str:
     lines += ["    for it in range(n - 1, -1, -1):"]
     lines += [f"        v{vid} = {t}[it]" for vid, t in zip(placeholders + saves, tapes)]
     lines += [f"        v{vid} = tape{k}[it + 1]" for vid, k in from_tape]
-    lines += [f"        v{vid} = {g}" for vid, g in zip(cotangents, gs)]
+    lines += [f"        v{vid} = {g}" for vid, g in zip(cotangents, gs) if vid is not None]
     lines += ["        " + line for line in body]
     # copies: a gradient may live in a buffer the next step rewrites while it still reads it
     lines += [f"        {g} = v{vid}.copy()" if vid is not None
@@ -346,49 +364,55 @@ def _traced(tracer, n, body, carry):
     run_with = [r[1] for r in refs]
     graph = tracer.graph
     outer_nodes = graph.nodes
-    # the body, once, on placeholder carries (leaves: the body's backward stops there)
-    # with grad on, every float carry is differentiable from the first step on (a carry that
-    # starts constant, like a velocity at rest, depends on the others after one step)
-    differentiable = is_grad_enabled()
-    tracer.suspended += 1
-    placeholders = [Tensor._make(t._data, differentiable and t.dtype.is_floating_point)
-                    for t in run_with]
-    tracer.suspended -= 1
-    ph_vids = [tracer.add(p, "carry") for p in placeholders]
-    body_nodes = graph.nodes = []
+    # Note [carries requiring grad]: the placeholders of the carries that require grad at some
+    # step of the eager loop require grad, and only those (a carry that starts constant, like
+    # a velocity at rest, may require grad after one step: the body is traced again)
+    first = tuple(is_grad_enabled() and t._requires_grad and t.dtype.is_floating_point
+                  for t in run_with)
+    differentiable = first
     try:
-        out = _checked(body(tree_unflatten(placeholders, spec)), carry)
-        out_leaves, _ = tree_flatten(out)
-        body_outs = [tracer.ref(o)[0][1] for o in out_leaves]
-        made = {v for node in body_nodes for v in node.outputs} | set(ph_vids)
-        captured = []
-        for node in body_nodes:
-            for vid in node.value_args():
-                if vid not in made and vid not in captured:
-                    captured.append(vid)
+        while True:
+            body_nodes = graph.nodes = []
+            placeholders, ph_vids, out_leaves, body_outs = _trace_body(
+                tracer, body, spec, carry, run_with, differentiable)
+            flow = _GradFlow(_step_rule(tracer, body_nodes, ph_vids, out_leaves, body_outs),
+                             first, n)
+            reached, last = flow.reached, flow.last
+            if all(d or not r for r, d in zip(reached, differentiable)):
+                break
+            differentiable = tuple(d or r for d, r in zip(differentiable, reached))
+        made = _made(body_nodes) | set(ph_vids)
+        captured = _outside(body_nodes, made, body_outs)
         backward = None
         diff_out = [k for k, o in enumerate(out_leaves)
                     if o._requires_grad and o.dtype.is_floating_point]
-        if is_grad_enabled() and diff_out:
-            captured_diff = [v for v in captured if tracer.tensor_of(v)._requires_grad]
+        if is_grad_enabled() and diff_out and any(last):
+            captured_diff = [v for v in captured if v in tracer.tensors
+                             and tracer.tensor_of(v)._requires_grad]
             targets = ([p for p in placeholders if p._requires_grad]
                        + [tracer.tensor_of(v) for v in captured_diff])
             seeds = [tracer.cotangent(body_outs[k]) for k in diff_out]
             back_nodes = graph.nodes = []
-            with tracer.saved_floats():
-                grads = autograd_api.grad([out_leaves[k] for k in diff_out], targets, seeds,
-                                          create_graph=True, allow_unused=True)
+            try:
+                with tracer.saved_floats():
+                    grads = autograd_api.grad([out_leaves[k] for k in diff_out], targets,
+                                              seeds, create_graph=True, allow_unused=True)
+            except Exception as exc:  # eager would meet it in the backward, if at all
+                raise trace._fail(trace.GraphBreak(
+                    f"fori_loop: the body's backward cannot be traced ({type(exc).__name__}: "
+                    f"{exc})")) from exc
             grad_vids = [None if g is None else tracer.ref(g)[0][1] for g in grads]
             it = iter(grad_vids)
             carry_grads = [next(it) if p._requires_grad else None for p in placeholders]
             cotangents = [None] * len(placeholders)
             for k, s in zip(diff_out, seeds):
                 cotangents[k] = tracer.ids[id(s)]
-            backward = BodyBackward(back_nodes, [c for c in cotangents if c is not None],
-                                    carry_grads, captured_diff, list(it))
-            if len(backward.cotangents) != len(placeholders):
-                raise trace.GraphBreak("fori_loop: every carry must be differentiable to be "
-                                       "captured with its backward")
+            backward = BodyBackward(back_nodes, cotangents, carry_grads, captured_diff, list(it))
+            # what the body's backward reads that neither it nor the body makes (a constant its
+            # rules made: ``floor``'s zero gradient) is captured too
+            made |= _made(back_nodes) | {c for c in cotangents if c is not None}
+            read = _outside(back_nodes, made, carry_grads + backward.captured_grads)
+            captured += [v for v in read if v not in captured]
     finally:
         graph.nodes = outer_nodes
     tape_vid = graph.new_value((), np.dtype(object), "tape")
@@ -409,40 +433,167 @@ def _traced(tracer, n, body, carry):
     finally:
         tracer.suspended -= 1
     if backward is not None and is_grad_enabled():
-        _join(final, run_with, captured, backward, tracer, loop, body, spec, tape)
+        _join(final, run_with, backward, tracer, loop, body, spec, tape, differentiable, flow)
     loop.outputs = [tracer.add(t, "op") for t in final]
     outer_nodes.append(loop)
     return tree_unflatten(final, spec)
 
 
-def _join(final, run_with, captured, backward, tracer, loop, body, spec, tape):
+def _trace_body(tracer, body, spec, carry, run_with, differentiable):
+    """The body traced once on placeholder carries (leaves: the body's backward stops there),
+    those in ``differentiable`` requiring grad: ``(placeholders, their value ids, the body's
+    result leaves, their value ids)``. A placeholder holds a copy of its carry's array, so a
+    body result sharing its array (``detach``) is the placeholder, not the outer carry."""
+    tracer.suspended += 1
+    placeholders = [Tensor._make(t._data.copy(), d) for t, d in zip(run_with, differentiable)]
+    tracer.suspended -= 1
+    ph_vids = [tracer.add(p, "carry") for p in placeholders]
+    out = _checked(body(tree_unflatten(placeholders, spec)), carry)
+    out_leaves, _ = tree_flatten(out)
+    body_outs = [tracer.ref(o)[0][1] for o in out_leaves]
+    return placeholders, ph_vids, out_leaves, body_outs
+
+
+def _step_rule(tracer, body_nodes, ph_vids, out_leaves, body_outs) -> list:
+    """Note [carries requiring grad]: per body result, what makes it require grad, read from
+    the traced body: the indices of the carries it is computed from through values that
+    require grad, and ``("v", id)`` for each captured value requiring grad it is computed
+    from (``("v", None)``: it requires grad whatever the carries do, from no value the body
+    reads); nothing for a result that does not require grad (``detach``)."""
+    tensors = tracer.tensors
+
+    def source(vid):
+        if vid in deps:
+            return deps[vid]
+        t = tensors.get(vid)  # a captured value, or a constant
+        return {("v", vid)} if t is not None and t._requires_grad else set()
+
+    deps = {v: ({j} if tensors[v]._requires_grad else set()) for j, v in enumerate(ph_vids)}
+    for node in body_nodes:
+        args = set().union(*[source(a) for a in node.value_args()])
+        for o in node.outputs:
+            t = tensors.get(o)
+            deps[o] = (args or {("v", None)}) if t is not None and t._requires_grad else set()
+    return [frozenset(source(v)) if o._requires_grad else frozenset()
+            for o, v in zip(out_leaves, body_outs)]
+
+
+class _GradFlow:
+    """Note [carries requiring grad]: which carries require grad at each step of the eager
+    loop, from those at the start and the body's ``rule`` (``_step_rule``): ``reached``,
+    whether each requires grad at some step the body runs on; ``last``, whether each does
+    after the n-th; ``used()``, what a gradient of the results reaches. The flags repeat after
+    a few steps: the walk stops at the first repeat (``start``, ``period``)."""
+
+    def __init__(self, rule, first, n):
+        self.rule, self.n = rule, n
+        self.start = self.period = None
+        states, seen = [first], {first: 0}
+        while len(states) <= n:
+            nxt = self._advance(states[-1])
+            if nxt in seen:  # periodic from seen[nxt]: every state met comes before step n
+                self.start, self.period = seen[nxt], len(states) - seen[nxt]
+                break
+            seen[nxt] = len(states)
+            states.append(nxt)
+        self.states = states
+        run = states if self.period else states[:n]
+        self.reached = tuple(any(s[k] for s in run) for k in range(len(first)))
+        self.last = self.at(n)
+
+    def _advance(self, flags):
+        return tuple(any(not isinstance(j, int) or flags[j] for j in deps) for deps in self.rule)
+
+    def at(self, t):
+        """The flags of the carries the body gets at step ``t`` (``t == n``: the results)."""
+        if t < len(self.states):
+            return self.states[t]
+        return self.states[self.start + (t - self.start) % self.period]
+
+    def used(self):
+        """``(carries, captured value ids)``: the carries at the start and the captured values
+        a gradient of the results requiring grad reaches (the others get no gradient: eager
+        leaves them unused). Walked back from step n; where the walk repeats itself in the
+        periodic part, the repeats are skipped."""
+        needed = frozenset(k for k, f in enumerate(self.last) if f)
+        captured, seen, jumped = set(), {}, False
+        t = self.n - 1
+        while t >= 0 and needed:
+            if self.period and t >= self.start and not jumped:
+                key = ((t - self.start) % self.period, needed)
+                if key in seen:
+                    cycle = seen[key] - t
+                    t -= (t - self.start) // cycle * cycle
+                    jumped = True
+                else:
+                    seen[key] = t
+            items = set().union(*[self.rule[k] for k in needed])
+            captured.update(i[1] for i in items if not isinstance(i, int) and i[1] is not None)
+            flags = self.at(t)
+            needed = frozenset(j for j in items if isinstance(j, int) and flags[j])
+            t -= 1
+        return needed, captured
+
+
+def _made(nodes) -> set:
+    return {v for node in nodes for v in list(node.outputs) + list(node.ctx.values())}
+
+
+def _reads(node) -> list:
+    """The values ``node`` reads: its arguments and the stashed arrays its attributes name."""
+    return node.value_args() + [a.vid for a in node.attrs.values() if isinstance(a, trace.CtxRef)]
+
+
+def _outside(nodes, made, also=()) -> list:
+    """The values ``nodes`` read (arguments, stashed arrays) and the values in ``also`` that
+    are not in ``made``, in order, once each: what a loop direction captures from outside
+    (an outer value, a constant; a body result not computed by an op: ``zeros_like(c)``,
+    ``lambda c: y``)."""
+    found = []
+    for node in nodes:
+        for vid in _reads(node):
+            if vid not in made and vid not in found:
+                found.append(vid)
+    for vid in also:
+        if vid is not None and vid not in made and vid not in found:
+            found.append(vid)
+    return found
+
+
+def _join(final, run_with, backward, tracer, loop, body, spec, tape, differentiable, flow):
     """Join the loop's result to the eager graph: edges to the traced tensors (a closure's
     proxy, so a traced backward sees the gradient arrive there), gradients taken with respect
     to the tensors the body itself reads (a closure's own tensor: the trace ran the body's ops
-    on its proxy only while recording)."""
+    on its proxy only while recording). As eager (Note [carries requiring grad]): only the
+    results with a history require grad, and only the tensors a gradient reaches get an
+    edge (``autograd.grad(..., allow_unused=True)`` gives None for the others)."""
     values = tracer.graph.values
-    diff = [v for v in captured if tracer.tensor_of(v)._requires_grad]
+    diff = backward.captured_diff
     diff_captured = [tracer.tensor_of(v) for v in diff]
     read = [values[v].info["tensor"] if values[v].kind == "closure" else tracer.tensor_of(v)
             for v in diff]
-    node = ForiLoopBackward(body, spec, tape, run_with, read, loop)
+    node = ForiLoopBackward(body, spec, tape, run_with, read, loop, differentiable)
     inputs = list(run_with) + diff_captured
-    node._next_edges = tuple(gradient_edge(t) if t._requires_grad else (None, 0)
-                             for t in inputs)
+    carries, captured = flow.used()
+    reached = [k in carries for k in range(len(run_with))] + [v in captured for v in diff]
+    node._next_edges = tuple(gradient_edge(t) if t._requires_grad and r else (None, 0)
+                             for t, r in zip(inputs, reached))
     node._next_meta = tuple((t._data.shape, t.dtype) for t in inputs)
     node._output_meta = [(t._data.shape, t.dtype) for t in final]
-    for nr, t in enumerate(final):
-        t._grad_fn, t._requires_grad, t._output_nr = node, True, nr
+    for nr, (t, requires_grad) in enumerate(zip(final, flow.last)):
+        if requires_grad:
+            t._grad_fn, t._requires_grad, t._output_nr = node, True, nr
 
 
 class ForiLoopBackward(Node):
     """The eager backward of a loop a trace ran (Note [loop tape]); inside a trace's backward
     it records one ``LoopBackwardNode``."""
 
-    def __init__(self, body, spec, tape, carry_in, captured, loop):
+    def __init__(self, body, spec, tape, carry_in, captured, loop, differentiable):
         super().__init__()
         self._body, self._spec, self._tape = body, spec, tape
         self._carry_in, self._captured, self._loop = carry_in, captured, loop
+        self._differentiable = differentiable  # the carries the body was traced requiring grad
 
     def apply(self, grad_outputs):
         tracer = trace.current()
@@ -470,13 +621,15 @@ class ForiLoopBackward(Node):
         g = [gr if gr is not None else _zeros(t) for gr, t in zip(grad_outputs, tape[-1])]
         acc = [None] * len(self._captured)
         for i in range(len(tape) - 2, -1, -1):
-            ins = [Tensor._make(t._data, t.dtype.is_floating_point) for t in tape[i]]
+            ins = [Tensor._make(t._data, d) for t, d in zip(tape[i], self._differentiable)]
             with enable_grad():
                 out = tree_flatten(body(tree_unflatten(ins, spec)))[0]
                 pairs = [(o, gr) for o, gr in zip(out, g) if o._requires_grad]
                 targets = [t for t in ins if t._requires_grad] + self._captured
-                grads = list(autograd_api.grad([o for o, _ in pairs], targets,
-                                               [gr for _, gr in pairs], allow_unused=True))
+                grads = [None] * len(targets)
+                if pairs and targets:
+                    grads = list(autograd_api.grad([o for o, _ in pairs], targets,
+                                                   [gr for _, gr in pairs], allow_unused=True))
             g = [grads.pop(0) if t._requires_grad else None for t in ins]
             g = [gr if gr is not None else _zeros(t) for gr, t in zip(g, ins)]
             for k, gr in enumerate(grads):

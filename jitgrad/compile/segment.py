@@ -70,6 +70,8 @@ def emit(graph, part, weak, imports: list, setup: list) -> list:
     run writes, reused by every step: each step's values are consumed within the step)."""
     name_of = _name
     if isinstance(part, codegen.FusedGroup):
+        if not part.stored:  # nothing it computes is read (a dead result): nothing to emit
+            return []
         if part.flat and len(part.shape) > 1:
             return _call(graph, part, weak, imports)
         k = len(imports)
