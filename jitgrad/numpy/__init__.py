@@ -166,9 +166,17 @@ geomspace, hanning, hamming, blackman, bartlett, kaiser = (_creator(f) for f in 
 
 # --- elementwise ----------------------------------------------------------------------------
 def _unary(fn, name):
-    @_plain.leaf
-    def f(x):
-        return fn(_t(x))
+    numpy_fn = getattr(_np, name, None)
+    if numpy_fn is None:  # (no NumPy counterpart: _plain's wrapper converts the result)
+        @_plain.leaf
+        def f(x):
+            return fn(_t(x))
+    else:
+        @_plain.checks_itself
+        def f(x):
+            if not isinstance(x, Tensor) and _plain.plain_call((x,)):
+                return numpy_fn(x)  # Note [plain inputs]
+            return fn(_t(x))
 
     f.__name__ = name
     f.__doc__ = f"``numpy.{name}`` elementwise, differentiable: {fn.__doc__}"
@@ -196,9 +204,18 @@ def _weak_pair(x, y):
 
 
 def _binary(fn, name):
-    @_plain.leaf
-    def f(x, y):
-        return fn(*_weak_pair(x, y))
+    numpy_fn = getattr(_np, name, None)
+    if numpy_fn is None:  # (no NumPy counterpart: _plain's wrapper converts the result)
+        @_plain.leaf
+        def f(x, y):
+            return fn(*_weak_pair(x, y))
+    else:
+        @_plain.checks_itself
+        def f(x, y):
+            if (not isinstance(x, Tensor) and not isinstance(y, Tensor)
+                    and _plain.plain_call((x, y))):
+                return numpy_fn(x, y)  # Note [plain inputs]
+            return fn(*_weak_pair(x, y))
 
     f.__name__ = name
     f.__doc__ = f"``numpy.{name}`` elementwise with broadcasting, differentiable: {fn.__doc__}"
@@ -278,9 +295,11 @@ equal = _binop("__eq__", "__eq__", "equal")
 not_equal = _binop("__ne__", "__ne__", "not_equal")
 
 
-@_plain.leaf
+@_plain.checks_itself
 def matmul(a, b):
     """Matrix product with NumPy's rules (``@``)."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor) and _plain.plain_call((a, b)):
+        return _np.matmul(a, b)  # Note [plain inputs]
     if not isinstance(a, Tensor) and isinstance(b, Tensor):
         return Tensor.__rmatmul__(b, a)
     return _linalg_ops.matmul(_t(a), b)
@@ -291,15 +310,19 @@ def float_power(x, y):
     return power(_t(x, _np.float64), y if not isinstance(y, Tensor) else _t(y, _np.float64))
 
 
-@_plain.leaf
+@_plain.checks_itself
 def maximum(x, y):
     """Elementwise maximum (NaN propagates); ties split the gradient evenly, as PyTorch."""
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor) and _plain.plain_call((x, y)):
+        return _np.maximum(x, y)  # Note [plain inputs]
     return _binary_ops.maximum(_t(x), _t(y))
 
 
-@_plain.leaf
+@_plain.checks_itself
 def minimum(x, y):
     """Elementwise minimum (NaN propagates); ties split the gradient evenly, as PyTorch."""
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor) and _plain.plain_call((x, y)):
+        return _np.minimum(x, y)  # Note [plain inputs]
     return _binary_ops.minimum(_t(x), _t(y))
 
 
@@ -469,27 +492,33 @@ def _cast_for(x, dtype):
     return x if dtype is None else _cast(x, _np.dtype(dtype))
 
 
-@_plain.leaf
+@_plain.checks_itself
 def sum(a, axis=None, dtype=None, keepdims=False):  # noqa: A001
     """Sum over ``axis`` (None: all; int or tuple); gradient ``g`` broadcast back."""
+    if not isinstance(a, Tensor) and _plain.plain_call((a,)):
+        return _np.sum(a, axis=axis, dtype=dtype, keepdims=keepdims)  # Note [plain inputs]
     a = _cast_for(_t(a), dtype)
     if a.dtype.np == _np.bool_:
         a = _cast(a, _np.int64)
     return _reduce_ops.sum(a, dim=axis, keepdim=keepdims) if axis is not None or keepdims else _reduce_ops.sum(a)
 
 
-@_plain.leaf
+@_plain.checks_itself
 def mean(a, axis=None, dtype=None, keepdims=False):
     """Mean over ``axis``; gradient ``g / n`` broadcast back. Integer inputs give float64."""
+    if not isinstance(a, Tensor) and _plain.plain_call((a,)):
+        return _np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)  # Note [plain inputs]
     a = _t(a)
     if dtype is not None or not a.dtype.is_floating_point:
         a = _cast(a, _np.dtype(dtype or _np.float64))
     return _reduce_ops.mean(a, dim=axis, keepdim=keepdims) if axis is not None or keepdims else _reduce_ops.mean(a)
 
 
-@_plain.leaf
+@_plain.checks_itself
 def prod(a, axis=None, dtype=None, keepdims=False):
     """Product over ``axis`` (int, tuple or None); exact gradient also with zeros."""
+    if not isinstance(a, Tensor) and _plain.plain_call((a,)):
+        return _np.prod(a, axis=axis, dtype=dtype, keepdims=keepdims)  # Note [plain inputs]
     a = _cast_for(_t(a), dtype)
     if axis is None and not keepdims:
         return _reduce_ops.prod(a)
@@ -521,18 +550,22 @@ def std(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
     return _reduce_ops.std(a, axis, keepdim=keepdims, correction=ddof)
 
 
-@_plain.leaf
+@_plain.checks_itself
 def max(a, axis=None, keepdims=False):  # noqa: A001
     """Maximum over ``axis``; ties share the gradient evenly (PyTorch's ``amax`` rule)."""
+    if not isinstance(a, Tensor) and _plain.plain_call((a,)):
+        return _np.max(a, axis=axis, keepdims=keepdims)  # Note [plain inputs]
     a = _t(a)
     if axis is None and not keepdims:
         return _reduce_ops.max(a)
     return _reduce_ops.amax(a, dim=_axes(axis, a.ndim), keepdim=keepdims)
 
 
-@_plain.leaf
+@_plain.checks_itself
 def min(a, axis=None, keepdims=False):  # noqa: A001
     """Minimum over ``axis``; ties share the gradient evenly."""
+    if not isinstance(a, Tensor) and _plain.plain_call((a,)):
+        return _np.min(a, axis=axis, keepdims=keepdims)  # Note [plain inputs]
     a = _t(a)
     if axis is None and not keepdims:
         return _reduce_ops.min(a)
@@ -960,10 +993,12 @@ def tensordot(a, b, axes=2):
     return _npfuncs.einsum_explicit("".join(la) + "," + "".join(lb) + "->" + "".join(out), a, b)
 
 
-@_plain.leaf
+@_plain.checks_itself
 def dot(a, b):
     """NumPy's ``dot``: scalars multiply, 1-d/2-d is ``matmul``, N-d sums the last axis of
     ``a`` with the second-to-last of ``b``."""
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor) and _plain.plain_call((a, b)):
+        return _np.dot(a, b)  # Note [plain inputs]
     a, b = _t(a), _t(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
