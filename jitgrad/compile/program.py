@@ -239,9 +239,10 @@ def _reads(nodes, extra=()) -> set:
 
 def _recompute(graph, backward_nodes) -> list:
     """Note [recompute, don't save]: forward values the backward reads that cheap fusible
-    elementwise nodes (rows with ``cheap``: Note [what compile knows of a row]) make are recomputed at the start of the backward (inside its
-    fused loops) instead of stored by the forward, as AOTAutograd's partitioner does: a value
-    saved costs a write and a read of memory, a value recomputed a few flops. Transcendental
+    elementwise nodes (rows with ``cheap``: Note [what compile knows of a row]) make are
+    recomputed at the start of the backward (inside its fused loops) instead of stored by the
+    forward, as AOTAutograd's partitioner does: a value saved costs a write and a read of
+    memory, a value recomputed a few flops. Transcendental
     results are saved: recomputing them cost more than the memory traffic they save (W5 wide,
     docs/compile.md). The chain is followed back to inputs and other nodes' results, which
     are saved."""

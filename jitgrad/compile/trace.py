@@ -198,7 +198,7 @@ class Tracer:
         self.scalars: dict = {}  # value id of a float placeholder -> its argument path
         self.weak: set = set()  # values computed from float placeholders only
         self.static: set = set()  # constants and values computed from constants only
-        self.value_guards: dict = {}  # value id -> the values read on the host (Note [value guards])
+        self.value_guards: dict = {}  # value id -> values read on the host (Note [value guards])
         self.ctx_arrays: dict = {}  # id(ndarray a composite forward stashed) -> (value id, array)
         self.float_patches: list = []  # (node, saved name, placeholder): ``saved_floats``
         self.suspended = 0
@@ -291,6 +291,7 @@ class Tracer:
         return ("c", a), a
 
     def suspended_call(self, fn, *args):
+        """``fn(*args)`` with the trace's hooks quiet (the tracer's own tensors and reads)."""
         self.suspended += 1
         try:
             return fn(*args)
@@ -298,11 +299,7 @@ class Tracer:
             self.suspended -= 1
 
     def _proxy(self, t):
-        self.suspended += 1
-        try:
-            return _make_proxy(t)
-        finally:
-            self.suspended -= 1
+        return self.suspended_call(_make_proxy, t)
 
     # --- ops -------------------------------------------------------------------------------
     def on_op(self, run, op, args, attrs):

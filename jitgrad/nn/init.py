@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from ..ops import creation as _creation
-from ._writes import guard_writes
+from ..ops.upper import guard_writes
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",

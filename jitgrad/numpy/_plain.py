@@ -31,8 +31,9 @@ The rule is applied in one place: ``install`` replaces each public function of a
 outermost call chooses: the wrapper counts the implementations running on this thread, and a
 call made inside one (jitgrad's functions call each other with NumPy data: index arrays,
 masks) always runs the implementation. An implementation marked ``leaf`` (it calls no public
-function with plain data: the rows' elementwise functions, the reductions) skips the count. The protocol table (``numpy.sum(tensor)`` ->
-``jitgrad.numpy.FUNCTIONS``) holds the wrappers' ``enter``, which runs the implementation at
+function with plain data: the rows' elementwise functions, the reductions) skips the count;
+one marked ``checks_itself`` applies the rule on its own non-Tensor path and is not wrapped.
+The protocol table (``numpy.sum(tensor)`` -> ``jitgrad.numpy.FUNCTIONS``) holds the wrappers' ``enter``, which runs the implementation at
 once (a Tensor is involved by construction).
 
 Where NumPy lacks the function (older NumPy and the Array API's spellings: ``unstack``,

@@ -342,13 +342,14 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 
 def rand(*size, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1) from the generator seeded by ``manual_seed``."""
-    return _finish(generator(device).random(_size(size)).astype(_float(dtype)), requires_grad, device)
+    return _finish(generator(device).random(_size(size)).astype(_float(dtype)), requires_grad,
+                   device)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False):
     """Standard normal samples from the generator seeded by ``manual_seed``."""
-    return _finish(generator(device).standard_normal(_size(size)).astype(_float(dtype)), requires_grad,
-                   device)
+    samples = generator(device).standard_normal(_size(size))
+    return _finish(samples.astype(_float(dtype)), requires_grad, device)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):

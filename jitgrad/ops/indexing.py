@@ -66,7 +66,7 @@ def _element(item):
         if hasattr(item, "_bt_inner"):  # a BatchedTensor (func/_batching.py) holds no values
             raise NotImplementedError("vmap: indexing with a batched index tensor is not "
                                       "supported (getitem); index outside vmap")
-        return _index_array(item._host("indexing with a tensor"))  # values become the index: a host read
+        return _index_array(item._host("indexing with a tensor"))  # the values are the index
     if isinstance(item, (bool, np.bool_)):
         return bool(item)
     if isinstance(item, slice):
@@ -436,7 +436,10 @@ def put_flat(x, index: np.ndarray, source, accumulate=False, unique=False):
 
 
 def _index_of(name: str, index, kinds="iu") -> np.ndarray:
-    a = index._host(f"{name}() with a tensor index") if isinstance(index, dispatch.Tensor) else np.asarray(index)
+    if isinstance(index, dispatch.Tensor):
+        a = index._host(f"{name}() with a tensor index")
+    else:
+        a = np.asarray(index)
     if a.dtype.kind not in kinds:
         if a.size == 0 and a.dtype.kind == "f":
             return a.astype(np.intp)

@@ -16,7 +16,7 @@ import numpy as np
 from ..autograd.grad_mode import enable_grad
 from ..device import cpu_optim
 from ..ops import dispatch
-from ..nn._writes import guard_writes
+from ..ops.upper import guard_writes
 from ..tensor import Tensor
 
 

@@ -22,6 +22,11 @@ _HESSP_METHODS = {"newton-cg", "trust-ncg", "trust-krylov", "trust-constr"}
 _NO_JAC_METHODS = {"nelder-mead", "powell", "cobyla", "cobyqa"}
 
 
+def _host(v):
+    """``v``'s values on the host (a Tensor's through ``Tensor._host``: Note [compile tracing])."""
+    return v._host("jitgrad.scipy.optimize.minimize") if isinstance(v, Tensor) else v
+
+
 def _leaf(x, shape):
     return Tensor._make(_np.array(x, dtype=_np.float64).reshape(shape), requires_grad=True)
 
@@ -74,8 +79,7 @@ def _constraint(c, shape):
 
     def cfun(x, *a):
         out = fun(Tensor._make(_np.array(x, dtype=_np.float64).reshape(shape)), *a)
-        return _np.asarray(out._host("jitgrad.scipy.optimize.minimize") if isinstance(out, Tensor) else out,
-                           dtype=_np.float64)
+        return _np.asarray(_host(out), dtype=_np.float64)
 
     def cjac(x, *a):
         with _enable_grad():
@@ -100,7 +104,7 @@ def minimize(fun, x0, args=(), method=None, hess=None, hessp=None, bounds=None, 
     """``scipy.optimize.minimize(fun, x0, ...)`` with the gradient (and, for second-order
     methods, Hessian-vector products) of ``fun`` computed exactly by reverse mode. ``x0`` may
     have any shape; ``result.x`` has the same shape. float64 throughout."""
-    x0 = _np.asarray(x0._host("jitgrad.scipy.optimize.minimize") if isinstance(x0, Tensor) else x0, dtype=_np.float64)
+    x0 = _np.asarray(_host(x0), dtype=_np.float64)
     shape = x0.shape
     m = (method or "").lower()
     if hess is not None and hessp is not None:

@@ -16,7 +16,7 @@ from ...autograd.node import HookDict
 from ..._device import Device
 from ...ops import dispatch, upper
 from ...tensor import Tensor
-from .._writes import guard_writes
+from ...ops.upper import guard_writes
 from ..parameter import Parameter
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ...tensor import Tensor
 from .. import functional
 from .. import init
-from .._writes import guard_writes
+from ...ops.upper import guard_writes
 from ..parameter import Parameter
 from ...ops import dispatch
 from .linear import _check_device, _empty, _place
