@@ -9,7 +9,7 @@ from .dtypes import (bool_, complex64, complex128, dtype, float16, float32, floa
                      get_default_dtype, int8, int16, int32, int64, is_complex, set_default_dtype,
                      uint8)
 from .tensor import Tensor
-from .device.pool import empty_cache, memory_stats
+from .kernels.cpu.pool import empty_cache, memory_stats
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
@@ -37,6 +37,8 @@ from . import func, utils
 from .compile import CompileError, compile, fori_loop  # noqa: A004 - torch.compile's name
 from . import cuda
 from ._device import Device
+
+device = Device  # PyTorch's constructor: jitgrad.device("cuda", 0), isinstance(d, jitgrad.device)
 from .serialization import load, save
 from .threads import (are_deterministic_algorithms_enabled, get_num_interop_threads,
                       get_num_threads, set_num_interop_threads, set_num_threads,

@@ -285,7 +285,7 @@ def _version(module_name: str) -> str:
 def _warm_parallel() -> None:
     """Run one tiny parallel kernel so Numba settles (and reports) its threading layer."""
     try:
-        from jitgrad.device import cpu
+        from jitgrad.kernels.cpu import elementwise as cpu
     except Exception:
         cpu = None
     warm = getattr(cpu, "warm_parallel", None)

@@ -15,9 +15,9 @@ JITGRAD_CACHE_DIR        where compiled kernels are cached on disk; default
                          a read-only one is read, and what is missing compiles in memory.
 JITGRAD_THREADING_LAYER  Numba threading layer to ask for: "tbb" (default), "omp" or "workqueue".
 JITGRAD_FAST_MATH        "1" (default): kernels use jitgrad's vectorised transcendentals
-                         (``device/vmath.py``, <= 1.5 ulp); "0": libm through Numba's ``math.*``,
+                         (``kernels/cpu/vmath.py``, <= 1.5 ulp); "0": libm through Numba's ``math.*``,
                          bitwise what a plain Numba loop gives (docs/fastmath.md).
-JITGRAD_POOL, JITGRAD_POOL_LIMIT_MB   the buffer pool switch and cap (``device/pool.py``).
+JITGRAD_POOL, JITGRAD_POOL_LIMIT_MB   the buffer pool switch and cap (``kernels/cpu/pool.py``).
 JITGRAD_FUSION           "1" (default): backward runs each region of elementwise nodes with large
                          gradients as one generated kernel (Note [fused backward],
                          ``ops/fusion.py``); "0": one kernel per node and input.
@@ -77,7 +77,7 @@ def package_digest() -> str:
     smath, the optimizer formulas...), and Numba's cache checks only the kernel's own file; so
     the kernel cache dir is keyed by this hash of the whole package (an edit, or an upgrade
     between two commits of one version, starts a fresh dir), together with the math mode.
-    Generated kernels also carry the hash of each body they inline (``device/sources.py``),
+    Generated kernels also carry the hash of each body they inline (``kernels/sources.py``),
     which covers bodies defined outside jitgrad. Hashing the ~2 MB of sources takes a few
     milliseconds of ``import jitgrad`` (docs/design.md, 'Measurements behind the code').
     """

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import jitgrad as jg
-from jitgrad.device import pool
+from jitgrad.kernels.cpu import pool
 from jitgrad.utils import checkpoint
 from jitgrad.utils.checkpoint import checkpoint_sequential
 from jitgrad.testing import assert_close

@@ -20,7 +20,7 @@ def test_tbb_is_requested_and_used_by_default():
     import numba
 
     assert numba.config.THREADING_LAYER == "tbb"
-    jitgrad.device.cpu.warm_parallel()
+    jitgrad.kernels.cpu.elementwise.warm_parallel()
     assert numba.threading_layer() == "tbb"
 
 

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..device.pool import Lease
+from ..kernels.cpu.pool import Lease
 
 _sequence = itertools.count()
 #: the next node's ``sequence_nr`` (for node constructors outside this module)

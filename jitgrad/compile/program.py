@@ -18,7 +18,7 @@ import numpy as np
 from ..autograd import api as autograd_api
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor
-from ..device import cpu
+from ..kernels.cpu import elementwise as cpu
 from ..func._pytree import tree_flatten, tree_unflatten
 from ..ops.recording import CompositeCtx, gradient_edge
 from ..tensor import Tensor

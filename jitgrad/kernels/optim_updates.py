@@ -1,8 +1,8 @@
 """The optimizer update formulas, written once for the CPU and CUDA kernels.
 
 Each ``*_at(i, p, g, ...)`` updates element ``i`` of a flat parameter ``p`` (and its state
-buffers) in place. ``device.cpu_optim`` compiles them with Numba into one fused, parallel,
-vectorised loop; ``device.cuda_optim`` into device functions called from grid-stride kernels.
+buffers) in place. ``kernels.cpu.optim`` compiles them with Numba into one fused, parallel,
+vectorised loop; ``kernels.cuda.optim`` into device functions called from grid-stride kernels.
 Plain Python here: this module imports no compiler.
 
 Note [branch-free updates]: hyper-parameter switches (maximize, weight decay, decoupled decay,

@@ -2,7 +2,7 @@
 
 ``build(jit)`` compiles them with the given decorator: ``numba.njit`` for the CPU kernels
 (``ops.smath`` uses them as Numba overload implementations) and ``cuda.jit(device=True)`` for
-CUDA (``device.cuda_special``). This module imports nothing CUDA. Every function takes and
+CUDA (``kernels.cuda.special``). This module imports nothing CUDA. Every function takes and
 returns float64 (float32 callers convert first: SciPy computes these in float64 too).
 
 Under Numba's CUDA simulator the bodies run as plain Python, where ``math.*`` raises on

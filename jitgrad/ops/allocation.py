@@ -1,7 +1,7 @@
 """New Tensors without history on a given device: zeros, filled, copies (pooled on the CPU)."""
 from __future__ import annotations
 
-from ..device import pool
+from ..kernels.cpu import pool
 from . import devices, upper
 from .devices import cuda_backend, device_of
 

@@ -1,7 +1,7 @@
 """Convolution and pooling rows of the ``nn`` family: ``convolution`` (N-d via 2-d, groups,
 stride, padding, dilation) with its input/weight gradient rows (double backward), ``max_pool2d``
 and ``avg_pool2d`` with their backward rows, jvp and vmap rules. Split from ``ops/nn.py``
-(which re-exports these names); CPU kernels in ``device/cpu_nn.py``, CUDA forwards in
+(which re-exports these names); CPU kernels in ``kernels/cpu/nn.py``, CUDA forwards in
 ``ops/nn_cuda.py``.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..device import cpu_nn
+from ..kernels.cpu import nn as cpu_nn
 from . import dispatch, nn_cuda
 from . import reduce as _reduce
 from . import shape as _shape
@@ -54,7 +54,7 @@ def _conv_bwd(ctx, g, x, weight):
     gb = None
     if nb:
         if g.is_cuda and not is_grad_enabled() and dispatch.transform_hook is None:
-            gb = _wrap(dispatch.cuda_kernels("cuda_nn").channel_sum(g._data))
+            gb = _wrap(dispatch.cuda_kernels("nn").channel_sum(g._data))
         else:
             gb = _reduce.sum(g, (0,) + tuple(range(2, g.ndim)))
     return gx, gw, gb

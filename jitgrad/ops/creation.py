@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
-from ..device import pool
+from ..kernels.cpu import pool
 from . import dispatch, upper
 
 _rng = np.random.default_rng()

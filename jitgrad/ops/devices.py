@@ -1,6 +1,6 @@
 """Device resolution and moves: which backend an op's arrays run on, and copies between devices.
 
-Note [lazy cuda]: ``device.cuda`` (and numba.cuda) is imported when the first CUDA tensor is made
+Note [lazy cuda]: ``kernels.cuda.backend`` (and numba.cuda) is imported when the first CUDA tensor is made
 (``cuda_backend()``); until then ``loaded_cuda`` is None and every op pays one check for it.
 """
 from __future__ import annotations
@@ -9,9 +9,9 @@ import importlib
 
 import numpy as np
 
-from ..device import cpu
+from ..kernels.cpu import elementwise as cpu
 
-#: ``device.cuda`` once the first CUDA tensor was made, else None (Note [lazy cuda]). Read it
+#: ``kernels.cuda.backend`` once the first CUDA tensor was made, else None (Note [lazy cuda]). Read it
 #: as ``devices.loaded_cuda`` (it changes after import).
 loaded_cuda = None
 
@@ -21,10 +21,10 @@ MIXED_DEVICES_MSG = ("Expected all tensors to be on the same device, but found a
 
 
 def cuda_backend():
-    """``device.cuda``, loaded on first use (Note [lazy cuda])."""
+    """``kernels.cuda.backend``, loaded on first use (Note [lazy cuda])."""
     global loaded_cuda
     if loaded_cuda is None:
-        from ..device import cuda as backend
+        from ..kernels.cuda import backend
         from . import smath
 
         smath.register_cuda()
@@ -33,10 +33,10 @@ def cuda_backend():
 
 
 def cuda_kernels(name: str):
-    """A CUDA kernel module of the device layer (``"cuda_reduce"`` -> ``device.cuda_reduce``),
-    imported on first use like ``device.cuda`` itself (Note [lazy cuda])."""
+    """A CUDA kernel module of the device layer (``"reduce"`` -> ``kernels.cuda.reduce``),
+    imported on first use like ``kernels.cuda.backend`` itself (Note [lazy cuda])."""
     cuda_backend()
-    return importlib.import_module(f"jitgrad.device.{name}")
+    return importlib.import_module(f"jitgrad.kernels.cuda.{name}")
 
 
 def is_cuda_array(data) -> bool:
@@ -74,7 +74,7 @@ def on_cuda(values: list, name: str, operands=None) -> bool:
 
 
 def backend_for(values: list, name: str, operands=None):
-    """The device module (``device.cpu`` or ``device.cuda``) an op over ``values`` runs on."""
+    """The device module (``kernels.cpu.elementwise`` or ``kernels.cuda.backend``) an op over ``values`` runs on."""
     return loaded_cuda if on_cuda(values, name, operands) else cpu
 
 

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..device import cpu
+from ..kernels.cpu import elementwise as cpu
 from . import dispatch
 from . import smath
 from .registry import def_elementwise, passthrough, public
@@ -303,7 +303,7 @@ def _row(name, node, inputs, forward, backward, np_fn, ufunc=None, numpy=True, d
 def _unary_row(name, node, forward, backward, libm=False, numpy=True, doc="", torch=None):
     """``libm``: the forward's smath function has no vmath form (a scalar libm call per
     element), so NumPy's SIMD loop computes large forwards in fast-math mode too (Note [NumPy
-    forward] in device/cpu.py)."""
+    forward] in kernels/cpu/elementwise.py)."""
     np_fn = getattr(np, name)
     ufunc = np_fn if isinstance(np_fn, np.ufunc) else None
     if libm:

@@ -5,7 +5,7 @@ with Python scalars: ``x * 1.5``, ``x + y``, ``tanh(x)``, and the fused backward
 same rows. For them the general path (operand coercion, NEP 50 promotion, broadcasting, device
 checks, kernel choice) always reaches the same answer, so it is asked once per (op, dtype,
 operand pattern) and the answer cached on the row (``OpDef.fast_plans``): the compiled serial
-flat kernel's entry point (Note [direct kernel entry] in device/cpu.py), the result dtype and
+flat kernel's entry point (Note [direct kernel entry] in kernels/cpu/elementwise.py), the result dtype and
 whether the op records a node. ``run_body_fast`` does the same for the fused backward bodies
 (keyed by body, dtype and pattern).
 A call then checks only what the key does not fix (every Tensor operand a plain CPU ndarray of
@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import state as _grad_mode  # ``.enabled``: is_grad_enabled()
-from ..device import cpu, cpu_reduce
+from ..kernels.cpu import elementwise as cpu, reduce as cpu_reduce
 from . import upper
 from .recording import (record_elementwise, record_one, record_unrolled, save_plan,
                         view_tensor)

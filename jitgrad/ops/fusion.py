@@ -16,7 +16,7 @@ same derivative formulas, so one rule still serves every path)::
 
 ``g`` is the root's gradient and ``a<k>`` the saved operands (one per array, however many nodes
 saved it), read per element (scalars,
-broadcast rows/columns and stride-0 gradients as in every elementwise kernel: ``device.cpu``).
+broadcast rows/columns and stride-0 gradients as in every elementwise kernel: ``kernels.cpu.elementwise``).
 Gradients leaving through the same outside edge are summed inside the kernel (in member order,
 whatever order threads would have delivered them: deterministic), and two edges that receive the
 very same value (``a + b`` under a ReLU, say) share one output. The body is compiled once per
@@ -34,7 +34,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..device import cpu, sources
+from ..kernels.cpu import elementwise as cpu
+from ..kernels import sources
 from ..autograd.node import Destination, FusedGradients
 from . import dispatch
 from .registry import passthrough
@@ -185,7 +186,7 @@ def _build(nodes, key: _Structure):
               "from numba import njit"]
     for body, alias in imports.items():
         # the component's source hash: an edited derivative (or a helper it calls) makes a new
-        # file, not a stale kernel (Note [source keys] in device/sources.py)
+        # file, not a stale kernel (Note [source keys] in kernels/sources.py)
         digest = sources.body_digest(body)
         header += [f"from {body.__module__} import {body.__name__} as _{alias}  # {digest}",
                    f"{alias} = njit(nogil=True, error_model='numpy', inline='always')(_{alias})"]

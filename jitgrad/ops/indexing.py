@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 
-from ..device import pool
+from ..kernels.cpu import pool
 from . import dispatch, indexing_cuda
 from . import shape as _shape
 from ..autograd.grad_mode import is_grad_enabled
@@ -36,7 +36,7 @@ def host_index(a):
     """An index array on the host. A CUDA index tensor is copied to the host (a device->host
     sync, as PyTorch's): indices are validated there with the CPU path's messages, a boolean
     mask's count of True values sets the result's shape, and the flat positions the kernels
-    read are built from them (Note [cuda index positions] in device/cuda_index.py)."""
+    read are built from them (Note [cuda index positions] in kernels/cuda/index.py)."""
     return a.get() if dispatch.device_of(a) != "cpu" else a
 
 
@@ -46,7 +46,7 @@ def copy_array(a):
 
 
 def _ci():
-    return dispatch.cuda_kernels("cuda_index")
+    return dispatch.cuda_kernels("index")
 
 
 def _index_array(a) -> np.ndarray:

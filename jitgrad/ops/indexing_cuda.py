@@ -1,6 +1,6 @@
 """The CUDA forwards of the ``ops.indexing`` rows (their ``cuda_forward=``): the same contract
-as the CPU forwards over ``device.cuda.CudaArray`` operands, with the kernels of
-``device.cuda_index`` (reached lazily: Note [lazy cuda]). Index arrays stay on the host, where
+as the CPU forwards over ``kernels.cuda.backend.CudaArray`` operands, with the kernels of
+``kernels.cuda.index`` (reached lazily: Note [lazy cuda]). Index arrays stay on the host, where
 they are validated; positions go to the device.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from . import dispatch
 
 
 def _ci():
-    return dispatch.cuda_kernels("cuda_index")
+    return dispatch.cuda_kernels("index")
 
 
 def _indexing():

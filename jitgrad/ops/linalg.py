@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..device import pool
+from ..kernels.cpu import pool
 from . import dispatch, linalg_cuda
 from .registry import def_composite
 from .shape import reshape, squeeze, transpose, unsqueeze

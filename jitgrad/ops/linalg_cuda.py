@@ -6,4 +6,4 @@ from . import dispatch
 
 def matmul_forward(ctx, a, b):
     """``device.cuda_linalg.matmul`` (tiled; strided operands read in place)."""
-    return dispatch.cuda_kernels("cuda_linalg").matmul(a, b)
+    return dispatch.cuda_kernels("linalg").matmul(a, b)

@@ -2,7 +2,7 @@
 (``_with_logits``) and ``nll_loss`` (cross-entropy is ``log_softmax`` + ``nll_loss``), each with
 its math, its Tensor-level backward (double backward for free), jvp and vmap rules. Split from
 ``ops/nn.py`` (which re-exports these names) to keep files small; the CPU kernels are in
-``device/cpu_norm.py``, the CUDA forwards in ``ops/nn_cuda.py``.
+``kernels/cpu/norm.py``, the CUDA forwards in ``ops/nn_cuda.py``.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
-from ..device import cpu_norm
+from ..kernels.cpu import norm as cpu_norm
 from . import binary, dispatch, nn_cuda, unary
 from . import reduce as _reduce
 from . import shape as _shape
@@ -246,7 +246,7 @@ def _nll_fwd(ctx, x, target, weight, ignore_index, reduction):
 
 
 def _nll_bwd_cuda(ctx, g):
-    kernels = dispatch.cuda_kernels("cuda_nn_norm")
+    kernels = dispatch.cuda_kernels("nn_norm")
     shape = ctx._next_meta[0][0]
     args = (ctx.target, ctx.weight, shape, ctx.ignore_index, ctx.reduction, ctx.wsum)
     if not is_grad_enabled() and dispatch.transform_hook is None:

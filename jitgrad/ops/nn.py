@@ -5,7 +5,7 @@ layer norm, embedding; convolution and pooling are in ``ops/conv.py`` and the lo
 Softmax and log_softmax (numerically stable) along one dim:
 
 Forward: the input is laid out as ``(outer, r, inner)`` (a reshape: one dim is always
-adjacent), the max and the sum of exponentials come from the ``device.cpu_reduce`` kernels and
+adjacent), the max and the sum of exponentials come from the ``kernels.cpu.reduce`` kernels and
 the elementwise work is NumPy with ``out=`` (no extra temporaries). Backward rules are Tensor ops
 on the saved output, so double backward works.
 """
@@ -20,7 +20,7 @@ from numba.np.numpy_support import as_dtype
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
-from ..device import cpu_norm, cpu_reduce, pool
+from ..kernels.cpu import norm as cpu_norm, reduce as cpu_reduce, pool
 from . import binary, dispatch, nn_cuda, unary, upper
 from . import linalg as _linalg
 from . import reduce as _reduce
@@ -134,7 +134,7 @@ _C_TANH = 0.044715
 
 
 # Dual-use erf / log1p (a kernel call inside Numba, the registry op on Tensors) from smath, which
-# routes them to the vectorisable device/vmath versions
+# routes them to the vectorisable kernels/cpu/vmath versions
 _erf = smath.erf
 _log1p = smath.log1p
 
@@ -364,7 +364,7 @@ def _bn_bwd(ctx, g, x, weight):
     nx, nw, nb = ctx.needs_input_grad
     if not is_grad_enabled() and dispatch.transform_hook is None and x.is_cuda:
         N, C = x.shape[0], x.shape[1]
-        gx, gw, gb = dispatch.cuda_kernels("cuda_nn_norm").batch_norm_backward(
+        gx, gw, gb = dispatch.cuda_kernels("nn_norm").batch_norm_backward(
             x._data.reshape(N, C, -1), g._data.reshape(N, C, -1), weight._data, ctx.mean,
             ctx.invstd, ctx.training, nx)
         return (_wrap(gx.reshape(x.shape)) if nx else None, _wrap(gw) if nw else None,
@@ -462,7 +462,7 @@ def _ln_bwd(ctx, g, x, weight):
     if not is_grad_enabled() and dispatch.transform_hook is None:
         D = math.prod(ctx.normalized_shape)
         if x.is_cuda:
-            gx, gw, gb = dispatch.cuda_kernels("cuda_nn_norm").layer_norm_backward(
+            gx, gw, gb = dispatch.cuda_kernels("nn_norm").layer_norm_backward(
                 x._data.reshape(-1, D), g._data.reshape(-1, D), weight._data, ctx.mean,
                 ctx.rstd, nx)
             return (_wrap(gx.reshape(x.shape)) if nx else None,

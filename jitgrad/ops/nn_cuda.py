@@ -1,11 +1,11 @@
 """The CUDA forwards of the ``ops.nn`` rows (their ``cuda_forward=``): the same contract as the
-CPU forwards, over ``device.cuda.CudaArray`` operands, with the kernels of
-``device.cuda_nn`` / ``device.cuda_nn_norm`` (reached lazily: Note [lazy cuda]).
+CPU forwards, over ``kernels.cuda.backend.CudaArray`` operands, with the kernels of
+``kernels.cuda.nn`` / ``kernels.cuda.nn_norm`` (reached lazily: Note [lazy cuda]).
 
 What the forwards stash on ``ctx`` for the backward rules (batch-norm / layer-norm statistics,
 the NLL's total weight, max-pool indices) stays on the device. Checks that would need the data
 on the host are made on the device instead, as PyTorch's device asserts (Note [device asserts]
-in device/cuda.py): NLL targets and embedding indices out of range raise at the next host read.
+in kernels/cuda/backend.py): NLL targets and embedding indices out of range raise at the next host read.
 Binary cross-entropy inputs outside [0, 1] are not checked on CUDA.
 """
 from __future__ import annotations
@@ -26,11 +26,11 @@ def _conv():
 
 
 def _k():
-    return dispatch.cuda_kernels("cuda_nn")
+    return dispatch.cuda_kernels("nn")
 
 
 def _kn():
-    return dispatch.cuda_kernels("cuda_nn_norm")
+    return dispatch.cuda_kernels("nn_norm")
 
 
 # --- softmax, addmm, convolution ----------------------------------------------------------------

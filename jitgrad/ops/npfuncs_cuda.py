@@ -1,8 +1,8 @@
 """The CUDA forwards of the ``ops.npfuncs`` composite rows (``OpDef.cuda_forward``).
 
 Each mirrors its CPU forward in ``ops.npfuncs`` (same values, special values and result dtype):
-``round`` and ``stdtr`` apply a scalar body of ``device.cuda_special`` through
-``device.cuda.elementwise`` (reached lazily: Note [lazy cuda]); ``flip``, ``diag_embed`` and
+``round`` and ``stdtr`` apply a scalar body of ``kernels.cuda.special`` through
+``kernels.cuda.backend.elementwise`` (reached lazily: Note [lazy cuda]); ``flip``, ``diag_embed`` and
 ``pad_constant`` are strided copies into (views of) a new device array; ``cumsum``/``cumprod``
 run ``cuda_special.scan_kernel``. The result dtype is the CPU forward's own, read off a call on
 empty host arrays of the operands' dtypes (no data moves), so NumPy's promotion rules hold as
@@ -23,7 +23,7 @@ STDTR_DF_MAX = 1e4
 
 
 def _special():
-    return dispatch.cuda_kernels("cuda_special")
+    return dispatch.cuda_kernels("special")
 
 
 def _cpu_dtype(cpu_forward, arrays, attrs) -> np.dtype:

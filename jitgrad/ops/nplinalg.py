@@ -13,7 +13,7 @@ themselves), so double backward works. Derivative formulas (Giles 2008, Murray 2
 * ``eigh``:     ``A = V diag(w) V^T``: ``gA = V (diag(gw) + (V^T gV) / E) V^T``,
   ``E_ij = w_j - w_i`` (off-diagonal), for symmetric ``A``
 
-On CUDA the forwards are ``device.cuda_solver``'s batched kernels (``ops.nplinalg_cuda``); the
+On CUDA the forwards are ``kernels.cuda.solver``'s batched kernels (``ops.nplinalg_cuda``); the
 backwards are the same Tensor-level rules, their constants (masks, identities) made on the
 input's device. The forward-mode (jvp) rules, and the Tensor helpers both use, are in
 ``ops.nplinalg_jvp``.

@@ -1,5 +1,5 @@
 """The CUDA forwards of the ``ops.nplinalg`` rows (their ``cuda_forward=``) over the batched
-small-matrix kernels of ``device.cuda_solver`` and ``device.cuda_jacobi`` (reached lazily:
+small-matrix kernels of ``kernels.cuda.solver`` and ``kernels.cuda.jacobi`` (reached lazily:
 Note [lazy cuda]).
 
 Each mirrors its CPU forward (``numpy.linalg``): same result dtypes (integer input computes in
@@ -14,11 +14,11 @@ from . import dispatch
 
 
 def _k():
-    return dispatch.cuda_kernels("cuda_solver")
+    return dispatch.cuda_kernels("solver")
 
 
 def _jacobi():
-    return dispatch.cuda_kernels("cuda_jacobi")
+    return dispatch.cuda_kernels("jacobi")
 
 
 def _float(*arrays):

@@ -1,7 +1,7 @@
 """Reductions: sum, mean, prod, max/min, amax/amin, var/std, logsumexp, argmax/argmin.
 
 Forward: every reduction is laid out as the device layer's canonical C-contiguous
-``(outer, r, inner)`` array (``device.cpu_reduce``): reduced dims that are adjacent need only a
+``(outer, r, inner)`` array (``kernels.cpu.reduce``): reduced dims that are adjacent need only a
 reshape; others are moved to the end first (one copy). float16 is reduced in float32.
 
 Backward rules use Tensor ops only (``reshape``/``expand`` from ``shape``, elementwise ops and
@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
-from ..device import cpu_reduce, pool
+from ..kernels.cpu import reduce as cpu_reduce, pool
 from . import binary, dispatch, reduce_cuda, unary, upper
 from . import shape as _shape
 from .registry import LINEAR, OPS, def_composite, public

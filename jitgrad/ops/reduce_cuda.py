@@ -1,7 +1,7 @@
 """The CUDA forwards of the ``ops.reduce`` rows (their ``cuda_forward=``).
 
 Each mirrors its CPU forward in ``ops.reduce`` (same ctx attributes, dtypes, shapes and
-empty-reduction values and errors) over ``device.cuda_reduce`` (reached lazily: Note [lazy
+empty-reduction values and errors) over ``kernels.cuda.reduce`` (reached lazily: Note [lazy
 cuda]), which reads any strided input in place: no ``_to3`` copy. float16 is reduced in float32
 and cast back, as on the CPU.
 """
@@ -17,7 +17,7 @@ from . import dispatch
 
 
 def cuda_kernels():
-    return dispatch.cuda_kernels("cuda_reduce")
+    return dispatch.cuda_kernels("reduce")
 
 
 def cuda_in(a):

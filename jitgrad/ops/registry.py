@@ -6,7 +6,7 @@ An **elementwise** row gives scalar bodies::
     def _tanh_dx(g, result): return g * (1.0 - result * result)
     def_elementwise("tanh", "TanhBackward0", ("x",), _tanh, {"x": _tanh_dx})
 
-The forward body becomes a Numba kernel (``device.cpu``). Each backward body names what it
+The forward body becomes a Numba kernel (``kernels.cpu.elementwise``). Each backward body names what it
 needs by its parameters (``g`` first, then input names, ``result`` or attribute names), so only
 that is saved. Without ``create_graph`` the body is compiled into one fused kernel; with it, the
 same body is called on Tensors and records its own graph (double backward for free).
@@ -86,7 +86,7 @@ class OpDef:
     # vmap rule (func/_batching.py): fn(args, batched, **attrs) -> output(s), batch dim first;
     # elementwise rows are batched by broadcasting
     batch_rule: object = None
-    # composite: the forward over CUDA arrays (``device.cuda.CudaArray``), same contract as
+    # composite: the forward over CUDA arrays (``kernels.cuda.backend.CudaArray``), same contract as
     # ``forward``; None: the op raises a clear error on CUDA tensors. Elementwise rows need none:
     # their scalar bodies compile for CUDA too.
     cuda_forward: object = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..device import pool
+from ..kernels.cpu import pool
 from . import dispatch, scatter_cuda, upper
 from . import shape as _shape
 from .indexing import _batch_all, _ci, copy_array, host_index, positions, put_flat

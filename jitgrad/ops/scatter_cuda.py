@@ -1,5 +1,5 @@
 """The CUDA forwards of the ``ops.scatter`` read rows (their ``cuda_forward=``), with the
-kernels of ``device.cuda_index`` (reached lazily: Note [lazy cuda]). The writing rows' writers
+kernels of ``kernels.cuda.index`` (reached lazily: Note [lazy cuda]). The writing rows' writers
 serve both devices (``ops.scatter``).
 """
 from __future__ import annotations
@@ -8,7 +8,7 @@ from . import dispatch
 
 
 def _ci():
-    return dispatch.cuda_kernels("cuda_index")
+    return dispatch.cuda_kernels("index")
 
 
 def index_select_forward(ctx, x, dim, index):

@@ -71,7 +71,7 @@ def infer_shape(op: str, shape: tuple, numel: int) -> tuple:
 def _reshape_view(a: np.ndarray, shape: tuple):
     """``a`` reshaped without copying, or None when NumPy would have to copy."""
     if dispatch.device_of(a) != "cpu":  # the same rule for CUDA arrays' strides
-        return dispatch.cuda_kernels("cuda_index").reshape_view(a, shape)
+        return dispatch.cuda_kernels("index").reshape_view(a, shape)
     try:
         return np.reshape(a, shape, copy=False)
     except ValueError:

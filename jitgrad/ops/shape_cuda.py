@@ -1,6 +1,6 @@
 """The CUDA forwards of the ``ops.shape`` rows (their ``cuda_forward=``): the same views and
-joins over ``device.cuda.CudaArray`` operands (Note [cuda storage] in device/cuda.py), with the
-kernels of ``device.cuda_index`` (reached lazily: Note [lazy cuda]).
+joins over ``kernels.cuda.backend.CudaArray`` operands (Note [cuda storage] in kernels/cuda/backend.py), with the
+kernels of ``kernels.cuda.index`` (reached lazily: Note [lazy cuda]).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from . import dispatch
 
 
 def _ci():
-    return dispatch.cuda_kernels("cuda_index")
+    return dispatch.cuda_kernels("index")
 
 
 def view_forward(ctx, a, shape):

@@ -5,7 +5,7 @@ sees ``cos`` through the ``@overload`` below) and, for ``create_graph``, called 
 Python function dispatches to the registry op, recording the graph). One formula, both paths.
 
 Inside kernels the transcendentals are jitgrad's vectorisable implementations
-(``device/vmath.py``, <= 1.5 ulp, NumPy's special values) unless ``JITGRAD_FAST_MATH=0`` asks for
+(``kernels/cpu/vmath.py``, <= 1.5 ulp, NumPy's special values) unless ``JITGRAD_FAST_MATH=0`` asks for
 libm through Numba's ``math`` module (docs/fastmath.md). Every op body calls these functions, never
 ``math.*`` directly, so the switch is made here, in one place.
 """
@@ -19,7 +19,8 @@ from numba import njit, types
 from numba.extending import overload
 
 from .. import _config
-from ..device import special_scalar, vmath
+from ..kernels import special_scalar
+from ..kernels.cpu import vmath
 from .registry import OPS
 
 
@@ -151,9 +152,9 @@ def _cuda_only_impls() -> dict:
 
 
 def _cuda_special():
-    """The gamma-family device functions (``device.cuda_special``, compiled from
+    """The gamma-family device functions (``kernels.cuda.special``, compiled from
     ``device.special_scalar``)."""
-    from ..device import cuda_special
+    from ..kernels.cuda import special as cuda_special
 
     return cuda_special.SPECIAL
 
@@ -311,7 +312,7 @@ copysign = _binary("copysign", lambda x, y: math.copysign(x, y), np.copysign,
 fmod = _binary("fmod", lambda x, y: np.fmod(x, y), np.fmod, int_impl=_fmod_int, cuda_impl="fmod")
 
 
-# --- the gamma family (ops/special.py): device/special_scalar.py's scalar code, compiled with
+# --- the gamma family (ops/special.py): kernels/special_scalar.py's scalar code, compiled with
 # njit here and with cuda.jit for the device (Note [gamma family scalars]); float64 inside
 _SPECIAL = special_scalar.build(njit)
 _gammaln_cpu, _digamma_cpu, _polygamma_cpu = _SPECIAL.gammaln, _SPECIAL.digamma, _SPECIAL.polygamma

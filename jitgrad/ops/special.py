@@ -2,7 +2,7 @@
 (``jitgrad.scipy.special``).
 
 Ordinary elementwise rows (``registry.def_elementwise``): the scalar math is
-``device/special_scalar.py``'s, reached through ``ops.smath`` (compiled with njit for the CPU
+``kernels/special_scalar.py``'s, reached through ``ops.smath`` (compiled with njit for the CPU
 kernels and with cuda.jit for CUDA: Note [gamma family scalars]), so each row gets the CPU
 kernels, CUDA, fused backward, ``create_graph``, jvp and vmap from the one mechanism. Each
 derivative is the next function of the family::

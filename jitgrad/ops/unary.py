@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..device import pool
+from ..kernels.cpu import pool
 from . import dispatch, unary_cuda
 from .registry import LINEAR, def_composite, def_elementwise, negate, public
 from . import smath

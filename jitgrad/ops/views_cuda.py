@@ -1,5 +1,5 @@
 """The CUDA forward of the ``ops.views`` row (its ``cuda_forward=``), with the kernels of
-``device.cuda_index`` (reached lazily: Note [lazy cuda])."""
+``kernels.cuda.index`` (reached lazily: Note [lazy cuda])."""
 from __future__ import annotations
 
 from . import dispatch
@@ -9,4 +9,4 @@ def as_strided_view_forward(ctx, x, geom):
     from .views import flat_index  # call time: ops.views imports this module at its top
 
     ctx.input_shape = x.shape
-    return dispatch.cuda_kernels("cuda_index").take(x, flat_index(geom))
+    return dispatch.cuda_kernels("index").take(x, flat_index(geom))

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
-from ..device import cpu, pool
+from ..kernels.cpu import elementwise as cpu, pool
 from . import devices, upper
 from .devices import MIXED_DEVICES_MSG, device_of, on_cuda, shares_memory
 from .operands import complex_error

@@ -1,7 +1,7 @@
 """``Optimizer``: parameter groups, per-parameter state, ``zero_grad`` and ``state_dict``.
 
 Each concrete optimizer's ``step`` runs one fused Numba kernel per parameter
-(``jitgrad.device.cpu_optim.optimizer_step``, or its CUDA twin ``device.cuda_optim`` for CUDA
+(``jitgrad.kernels.cpu.optim.optimizer_step``, or its CUDA twin ``kernels.cuda.optim`` for CUDA
 parameters) that reads the gradient and updates the parameter and its state arrays in place,
 in the parameter's dtype. State buffers live on their parameter's device; ``step`` counters
 stay 0-d float32 CPU tensors (as PyTorch's non-capturable optimizers).
@@ -14,7 +14,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..autograd.grad_mode import enable_grad
-from ..device import cpu_optim
+from ..kernels.cpu import optim as cpu_optim
 from ..ops import dispatch
 from ..ops.upper import guard_writes
 from ..tensor import Tensor
@@ -168,7 +168,7 @@ class Optimizer:
     def _run(kind, p, *args):
         pd, gd = _flat_pair(p)
         if p.is_cuda:
-            dispatch.cuda_kernels("cuda_optim").optimizer_step(kind, pd, gd, *args)
+            dispatch.cuda_kernels("optim").optimizer_step(kind, pd, gd, *args)
         else:
             cpu_optim.optimizer_step(kind, pd, gd, *args)
         p._version_counter.bump()

@@ -97,14 +97,14 @@ def _find_kernel(kid):
     import importlib
 
     if kid[0] == "elementwise":
-        from jitgrad.device import cuda as backend
+        from jitgrad.kernels.cuda import backend
 
         _, module, qualname, modes, flat = kid
         body = importlib.import_module(module)
         for part in qualname.split("."):
             body = getattr(body, part)
         return backend._get_kernel(body, modes, flat).py_func
-    if kid[0] == "factory":  # device.cuda.tag_kernel: rebuild the kernel from its factory
+    if kid[0] == "factory":  # kernels.cuda.backend.tag_kernel: rebuild the kernel from its factory
         _, module, qualname, args = kid
         factory = _resolve(module, qualname)
         built = factory(*[_resolve(*a["fn"]) if isinstance(a, dict) and "fn" in a else

@@ -1,6 +1,6 @@
 """No cache file can break jitgrad, and no compiled function is stale (issue 32).
 
-Note [healing cache] (jitgrad/device/kernel_cache.py) and Note [cache key] (jitgrad/_config.py).
+Note [healing cache] (jitgrad/kernels/cpu/kernel_cache.py) and Note [cache key] (jitgrad/_config.py).
 Every check runs a real next process (a child of the test) on a temporary cache dir, against a
 snapshot copy of the package (so the package digest that keys the cache dir cannot move while
 others edit the tree, and so one copy can be edited). The children are few: each damages many
@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import jitgrad as jg
-from jitgrad.device import cpu, sources
+from jitgrad.kernels.cpu import elementwise as cpu
+from jitgrad.kernels import sources
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 900  # seconds per child: a cold compile on a loaded 2-core CI machine is slow
@@ -46,7 +47,7 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import jitgrad as jg
     from jitgrad import _config
-    from jitgrad.device import kernel_cache
+    from jitgrad.kernels.cpu import kernel_cache
 
     _config.FUSION_MIN_ELEMENTS = 1  # fuse the small backward (ops/fusion.py's kernels)
     x0 = np.linspace(-1.0, 2.0, 12)
@@ -135,7 +136,7 @@ def _assert_values(got: dict, want: dict) -> None:
 
 def _module(path: Path) -> str:
     """The kernel a cache file belongs to: a generated module's name, or the function's index
-    name for a hand-written kernel (``nb_jitgrad.device/cpu_reduce._sum_flat_float64-364``)."""
+    name for a hand-written kernel (``nb_jitgrad.kernels.cpu/reduce._sum_flat_float64-364``)."""
     if path.suffix == ".py":
         return path.stem
     if path.parent.name == "nb_kernels":
@@ -179,8 +180,8 @@ def _plan(kdir: Path) -> list:
         (pick(fused_bodies, "jg_fused_"), "garbage"),  # a fused backward's body module
         (pick(py, "jg_"), "deleted"),               # (a cold file: rewritten, no warning)
         (pick(nbi, "jgc_"), "truncated"),
-        # a hand-written kernel (device/; one that loads, not only a callee of another)
-        (pick(nbi, "cpu_reduce._sum_flat"), "empty"),
+        # a hand-written kernel (kernels/; one that loads, not only a callee of another)
+        (pick(nbi, "reduce._sum_flat"), "empty"),
         (pick(nbi, "jgl_"), "garbage"),
         (pick(nbc, "jg_"), "truncated"),
         (pick(nbc, "jg_"), "empty"),
@@ -373,7 +374,7 @@ def test_old_kernel_dirs_are_pruned(tmp_path):
 
 
 def test_no_kernel_bypasses_the_healing_cache():
-    """Every disk-cached kernel goes through ``device/kernel_cache.njit`` (Note [healing
+    """Every disk-cached kernel goes through ``kernels/cpu/kernel_cache.njit`` (Note [healing
     cache]): no ``cache=True`` keyword, and no generated source text that asks for it."""
     import ast
 

@@ -1,4 +1,4 @@
-"""``jitgrad.numpy.linalg`` on CUDA (``device.cuda_solver``'s batched kernels) against the CPU
+"""``jitgrad.numpy.linalg`` on CUDA (``kernels.cuda.solver``'s batched kernels) against the CPU
 (``numpy.linalg``): the ``db_numpy`` linalg entries through ``check_device_matches_cpu``
 (forward and gradients, float64 and float32), batched and broadcast inputs, strided views, and
 the same errors (singular, not positive definite, not converged) with the same messages.

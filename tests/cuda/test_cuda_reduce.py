@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jitgrad
-from jitgrad.device import cuda_reduce
+from jitgrad.kernels.cuda import reduce as cuda_reduce
 from jitgrad.ops import reduce as R
 from jitgrad.ops import shape as S
 from jitgrad.testing import assert_close

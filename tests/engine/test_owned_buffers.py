@@ -17,7 +17,7 @@ import pytest
 import jitgrad as jg
 from jitgrad.autograd import Function
 from jitgrad.autograd.node import sole_owner
-from jitgrad.device import pool
+from jitgrad.kernels.cpu import pool
 
 
 def arr(t):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jitgrad import _config
-from jitgrad.device import cpu
+from jitgrad.kernels.cpu import elementwise as cpu
 
 
 def _add(x, y):
@@ -70,7 +70,7 @@ def test_kernels_are_generated_as_cached_source_files():
 
 def test_import_compiles_nothing_and_is_fast(tmp_path):
     code = ("import time; t=time.perf_counter(); import jitgrad, numba; "
-            "dt=time.perf_counter()-t; import jitgrad.device.cpu as c; "
+            "dt=time.perf_counter()-t; import jitgrad.kernels.cpu.elementwise as c; "
             "print(len(c._kernels), dt)")
     env = dict(os.environ, JITGRAD_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,

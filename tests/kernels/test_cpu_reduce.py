@@ -1,4 +1,4 @@
-"""jitgrad/device/cpu_reduce.py against NumPy (and brute force for prod_others).
+"""jitgrad/kernels/cpu/reduce.py against NumPy (and brute force for prod_others).
 
 The contract test loads a second, uncompiled copy by file path (its kernels are never called, so
 nothing of it reaches the on-disk cache). Parallel
@@ -28,7 +28,7 @@ def _load(name, rel):
 
 # Imported under its real name: Numba's on-disk cache records the module name, so loading the
 # same file under another name would leave cache entries the package cannot load.
-from jitgrad.device import cpu_reduce as cr  # noqa: E402
+from jitgrad.kernels.cpu import reduce as cr  # noqa: E402
 
 RNG = np.random.default_rng(12345)
 THRESHOLDS = ("PARALLEL_MIN_SIZE", "_PAR_MIN_ARG", "_PAR_MIN_EXP", "_PAR_MIN_PO")
@@ -162,7 +162,7 @@ def test_reduction_like_ops_bitwise_equal_for_any_thread_count(dtype, lowered, m
     reduction-like op give the same bits with 1 and 2 kernel threads, at the real thresholds
     (a (400, 300) input runs logsumexp's parallel variant) and with every threshold at 0."""
     import jitgrad
-    from jitgrad.device import cpu
+    from jitgrad.kernels.cpu import elementwise as cpu
 
     if lowered:
         for threshold in THRESHOLDS:
@@ -408,12 +408,12 @@ def test_prod_others_zeros_exact():
 # ---------------------------------------------------------------- module contract
 def test_nothing_compiles_at_import():
     # a fresh copy inside the package, so its relative imports resolve
-    fresh = _load("jitgrad.device._cpu_reduce_fresh", "jitgrad/device/cpu_reduce.py")
+    fresh = _load("jitgrad.kernels.cpu._reduce_fresh", "jitgrad/kernels/cpu/reduce.py")
     disps = [d for k in ("_K_SUM", "_K_PROD", "_K_EXP", "_K_SQ", "_K_MAX", "_K_MIN")
              for pair in getattr(fresh, k) for d in pair] + list(fresh._K_PO)
     assert len(disps) == 26 and all(not d.signatures for d in disps)
     assert all(d.targetoptions["nogil"] for d in disps)
-    # disk-cached (Note [healing cache] in device/kernel_cache.py: Numba's cache, healing)
+    # disk-cached (Note [healing cache] in kernels/cpu/kernel_cache.py: Numba's cache, healing)
     assert all(type(d._cache).__name__ == "HealingCache" for d in disps)
 
 

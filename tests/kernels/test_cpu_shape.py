@@ -1,9 +1,9 @@
-"""device/cpu_shape.py: the compiled flat roll gives np.roll's values and dtype, and declines
+"""kernels/cpu/shape.py: the compiled flat roll gives np.roll's values and dtype, and declines
 the arrays it has no kernel for."""
 import numpy as np
 import pytest
 
-from jitgrad.device import cpu_shape
+from jitgrad.kernels.cpu import shape as cpu_shape
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int8, np.complex128,

@@ -98,7 +98,7 @@ print(max(errs))
 def test_cached_kernels_keep_their_own_huge_argument_paths(tmp_path):
     """Kernels built in different processes (each numbering its compiled functions from the
     start) and loaded together from the cache must not share the huge-argument reduction
-    (Note [distinct symbol names] in device/vmath.py)."""
+    (Note [distinct symbol names] in kernels/cpu/vmath.py)."""
     env = dict(os.environ, JITGRAD_FAST_MATH="1", JITGRAD_CACHE_DIR=str(tmp_path))
 
     def run(*names):

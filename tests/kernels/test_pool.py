@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import jitgrad
-from jitgrad.device import pool
-from jitgrad.device.pool import BufferPool, size_class
+from jitgrad.kernels.cpu import pool
+from jitgrad.kernels.cpu.pool import BufferPool, size_class
 
 MB = 1 << 20
 
@@ -178,7 +178,7 @@ def test_pooled_creation_matches_numpy():
 
 
 def test_pool_can_be_switched_off():
-    code = ("import numpy as np, jitgrad; from jitgrad.device import pool; "
+    code = ("import numpy as np, jitgrad; from jitgrad.kernels.cpu import pool; "
             "a = pool.empty(1 << 22, np.uint8); assert a.flags.owndata; "
             "assert not jitgrad.memory_stats()['enabled']; print('ok')")
     env = dict(os.environ, JITGRAD_POOL="0")

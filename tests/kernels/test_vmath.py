@@ -1,4 +1,4 @@
-"""Accuracy, special values and vectorisation of jitgrad.device.vmath.
+"""Accuracy, special values and vectorisation of jitgrad.kernels.cpu.vmath.
 
 Accuracy is measured in ulps against a float64 reference for float32 results and against an
 80-bit ``np.longdouble`` reference (glibc's ``sinl``, ``expl``, ... are accurate to well below
@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from jitgrad.device import vmath as V
+from jitgrad.kernels.cpu import vmath as V
 
 LD = np.longdouble
 pytestmark = pytest.mark.skipif(np.finfo(LD).nmant < 63,

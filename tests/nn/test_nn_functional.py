@@ -7,7 +7,7 @@ import pytest
 
 import jitgrad
 import jitgrad.nn.functional as F
-from jitgrad.device import cpu_nn
+from jitgrad.kernels.cpu import nn as cpu_nn
 from jitgrad.testing import assert_close, gradcheck
 from jitgrad.testing.db_nn import ref_conv2d
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jitgrad
-from jitgrad.device import cpu
+from jitgrad.kernels.cpu import elementwise as cpu
 from jitgrad.testing import assert_close
 
 SIZES = [7, cpu.UFUNC_MIN_SIZE + 3, 2 * cpu.PARALLEL_MIN_SIZE + 5]  # parallel in both dtypes

@@ -8,7 +8,7 @@ import pytest
 
 import jitgrad
 from jitgrad.compile.loop import fori_loop
-from jitgrad.device import cpu
+from jitgrad.kernels.cpu import elementwise as cpu
 from jitgrad.ops import dispatch, fastpath
 from jitgrad.ops import reduce as reduce_ops
 from jitgrad.ops.registry import OPS

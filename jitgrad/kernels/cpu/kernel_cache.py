@@ -42,8 +42,8 @@ import warnings
 import numba
 from numba.core import caching, sigutils
 
-from .. import _config
-from . import sources
+from ... import _config
+from .. import sources
 
 _reported: set = set()      # files reported in this process (each once)
 _write_error: list = []     # the first failed write of this process: no more writes after it
@@ -205,7 +205,8 @@ def enable_cache(disp) -> None:
         disp._cache = HealingCache(disp.py_func)
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: jitgrad/ (this file is jitgrad/kernels/cpu/kernel_cache.py)
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class _Locator(caching._CacheLocator):
@@ -213,7 +214,7 @@ class _Locator(caching._CacheLocator):
     differences: a dir that is not writable still serves loads (a read-only cache); the source
     stamp is a content hash of the function's file; and the subdir of a file inside the kernel
     cache dir or inside jitgrad is named by its path relative to those (``nb_kernels``,
-    ``nb_jitgrad.device``), not by a hash of its absolute path, so a populated cache still
+    ``nb_jitgrad.kernels.cpu``), not by a hash of its absolute path, so a populated cache still
     serves when it (or jitgrad) is copied or mounted elsewhere (the dir is keyed by contents:
     Note [cache key])."""
 

@@ -1,6 +1,6 @@
 """Hand-written Numba kernels for the neural-network layers (convolution and pooling here; the
-norms, NLL and embedding gradient in ``device/cpu_norm.py``; the optimizer updates in
-``device/cpu_optim.py``), and the kernel builder they share.
+norms, NLL and embedding gradient in ``kernels/cpu/norm.py``; the optimizer updates in
+``kernels/cpu/optim.py``), and the kernel builder they share.
 
 Layout: every kernel takes flat 1-D C-contiguous arrays plus the sizes as ints (compile time
 grows with ndim, DESIGN-NUMBA.md), and works on the natural NCHW / row-major order:
@@ -30,12 +30,12 @@ from numba import njit, prange
 
 from . import pool
 from .kernel_cache import njit as cached_njit  # the healing disk cache
-from .rebind import bind as _bind
+from ..rebind import bind as _bind
 
 try:  # serial kernels while several threads run backward work (the engine's policy)
-    from .._config import parallel_kernels
+    from ..._config import parallel_kernels
 except ImportError:  # pragma: no cover - a core without the policy: honour NUM_THREADS only
-    from .. import _config
+    from ... import _config
 
     def parallel_kernels() -> bool:
         if _config.NUM_THREADS <= 1:
@@ -45,7 +45,7 @@ except ImportError:  # pragma: no cover - a core without the policy: honour NUM_
         return True
 
 # A parallel variant pays a thread-pool launch, so small calls run serially. The thresholds
-# follow the core's crossovers (device/cpu.py: memory-bound loops; compute-bound loops win
+# follow the core's crossovers (kernels/cpu/elementwise.py: memory-bound loops; compute-bound loops win
 # earlier). The measurements: docs/cuda.md, "Measurements behind the device code".
 PAR_MIN_WORK = 1 << 15      # conv / pool / norm: multiply-adds or elements per call
 PAR_MIN_OPTIM = 1 << 16     # optimizer updates: parameter elements

@@ -1,5 +1,5 @@
 """CPU kernels for batch and layer norm, the NLL of cross-entropy and the embedding gradient
-(fused Numba loops, serial and parallel variants; split from ``device/cpu_nn.py``, whose kernel
+(fused Numba loops, serial and parallel variants; split from ``kernels/cpu/nn.py``, whose kernel
 builder ``_get`` and thresholds they share)."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 from numba import prange
 
 from . import pool
-from .cpu_nn import _flat, _get, _par
+from .nn import _flat, _get, _par
 
 
 # ---- normalisation ------------------------------------------------------------------------

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from . import optim_updates
-from .cpu_nn import PAR_MIN_OPTIM, _get, _par
+from .. import optim_updates
+from .nn import PAR_MIN_OPTIM, _get, _par
 
 # inline='always': the loop body must be one straight block for LLVM to vectorise it
 _jit = njit(nogil=True, error_model="numpy", inline="always")

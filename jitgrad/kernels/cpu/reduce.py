@@ -32,8 +32,8 @@ from numba import njit, prange
 
 from . import pool
 from .kernel_cache import njit as cached_njit  # the healing disk cache
-from .rebind import bind as _bind
-from .. import _config  # _config.parallel_kernels: the engine's kernel policy
+from ..rebind import bind as _bind
+from ... import _config  # _config.parallel_kernels: the engine's kernel policy
 
 # Parallel variants run only above a size threshold, and only when there is more than one work
 # item. The thresholds are the measured crossovers of each kernel (docs/design.md, 'Measurements
@@ -346,7 +346,7 @@ def sum_all(x):
     caller's alias check has nothing to look at), where ``reduce_sum`` would run its serial row
     kernel on the flat array: a non-empty C-contiguous float32/float64 ndarray below the
     parallel size. The same kernel and bits, without the 3-D set-up, through the compiled entry
-    point (Note [direct kernel entry] in device/cpu.py) of ``_sum_flat``, which calls it. None
+    point (Note [direct kernel entry] in kernels/cpu/elementwise.py) of ``_sum_flat``, which calls it. None
     elsewhere."""
     if type(x) is not np.ndarray:
         return None

@@ -1,7 +1,7 @@
 """Numba kernels of shape ops on CPU arrays: the flat roll.
 
 ``roll_flat`` is ``np.roll(a, shift)`` of a 1-D C-contiguous array: two contiguous copies in one
-compiled call through the kernel's entry point (Note [direct kernel entry] in device/cpu.py).
+compiled call through the kernel's entry point (Note [direct kernel entry] in kernels/cpu/elementwise.py).
 NumPy's ``np.roll`` spends most of a small roll on its argument handling, and two slice copies
 still make four views and two assignments per call; the kernel's argument types are known from
 the array, so its compiled specialisation is called directly (``nogil``; no state of its own:

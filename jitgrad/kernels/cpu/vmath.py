@@ -40,7 +40,7 @@ __all__ = ["exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "sigmoid
            "sinh", "cosh", "FUNCTIONS", "MAX_ULP"]
 
 # Stated error bounds in ulps, over the whole domain, for (function, dtype). Measured maxima
-# (docs/fastmath.md has the table) are below these; tests/device/test_vmath.py asserts them.
+# (docs/fastmath.md has the table) are below these; tests/kernels/test_vmath.py asserts them.
 MAX_ULP: dict = {
     ("exp", "float64"): 1.0, ("exp", "float32"): 1.0,
     ("expm1", "float64"): 1.5, ("expm1", "float32"): 1.0,
@@ -1363,7 +1363,7 @@ _marked: set = set()
 def _always_inline(disp, argtypes) -> None:
     """Compile ``disp`` for ``argtypes`` and mark its LLVM function ``alwaysinline`` before any
     kernel links it. Uses Numba internals; if they change, kernels stay correct but may not
-    vectorise (tests/device/test_vmath.py checks the packed instructions)."""
+    vectorise (tests/kernels/test_vmath.py checks the packed instructions)."""
     key = (disp, argtypes)
     if key in _marked:
         return

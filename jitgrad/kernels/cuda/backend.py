@@ -25,7 +25,7 @@ import numpy as np
 from numba import config as numba_config
 from numba import cuda
 
-from .rebind import bind
+from ..rebind import bind
 
 SIMULATOR = bool(numba_config.ENABLE_CUDASIM)
 #: threads per block; the simulator runs every thread as a Python thread, so it gets few
@@ -350,7 +350,7 @@ class _Block:
 
 
 def _take_block(nbytes: int, index: int) -> _Block:
-    from .pool import size_class
+    from ..cpu.pool import size_class
 
     key = (index, size_class(max(nbytes, 1)))
     with _free_lock:
@@ -555,7 +555,7 @@ def _flat_buffer(a: CudaArray, n: int):
 def elementwise(body, operands, out_shape, out_dtype, compute_dtype=None, out=None):
     """Apply the scalar ``body`` over broadcast ``operands`` (CudaArrays or scalars).
 
-    The CUDA twin of ``device.cpu.elementwise``: arrays are cast to ``compute_dtype`` when
+    The CUDA twin of ``kernels.cpu.elementwise.elementwise``: arrays are cast to ``compute_dtype`` when
     given, scalars converted to it (so float32 math stays float32), ``out`` may be any strided
     CudaArray of ``out_shape``. Returns ``out``.
     """

@@ -1,6 +1,6 @@
 """CUDA kernels for indexing and scatter, and the stride-only views the shape ops need.
 
-Imported lazily by the ops (``dispatch.cuda_kernels("cuda_index")``) once a CUDA tensor exists.
+Imported lazily by the ops (``dispatch.cuda_kernels("index")``) once a CUDA tensor exists.
 
 Note [cuda index positions]: every read or write addressed by an index reduces to *flat
 positions*: the C-order flat index, into an array's logical shape, of each element read or
@@ -21,11 +21,11 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from . import cuda as cuda_backend
-from .cuda import CudaArray
+from . import backend as cuda_backend
+from .backend import CudaArray
 
 
-# --- views (no data moves; Note [cuda storage] in device/cuda.py) ----------------------------
+# --- views (no data moves; Note [cuda storage] in kernels/cuda/backend.py) ----------------------------
 def as_strided(a: CudaArray, shape, strides, offset) -> CudaArray:
     """A view of ``a``'s buffer with the given shape, element strides and element offset
     (it holds ``a``'s pool block, so the memory stays allocated while the view lives)."""

@@ -1,6 +1,6 @@
 """Batched small-matrix Jacobi methods on CUDA: cyclic Jacobi for ``eigh``, one-sided
 (Hestenes) Jacobi for ``svd``/``svdvals``/``pinv`` (Note [cuda solver layout] in
-``device.cuda_solver``: one thread per matrix, scratch in device buffers, status flags read back
+``kernels.cuda.solver``: one thread per matrix, scratch in device buffers, status flags read back
 once to raise NumPy's ``LinAlgError``)."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import cuda as cuda_backend
-from .cuda_solver import MAX_SWEEPS, _check, _launch, _mat, _off, _tol, load_matrix
+from . import backend as cuda_backend
+from .solver import MAX_SWEEPS, _check, _launch, _mat, _off, _tol, load_matrix
 
 
 @cuda.jit(device=True)

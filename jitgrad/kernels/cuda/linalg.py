@@ -18,8 +18,8 @@ import threading
 import numpy as np
 from numba import cuda
 
-from . import cuda as cuda_backend
-from . import cuda_reduce
+from . import backend as cuda_backend
+from . import reduce as cuda_reduce
 
 #: matmul tile edge; a block is TILE x TILE threads (the simulator runs each as a Python thread)
 TILE = 4 if cuda_backend.SIMULATOR else 16

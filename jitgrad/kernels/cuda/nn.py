@@ -1,12 +1,12 @@
 """CUDA kernels for the neural-network layers: softmax, addmm, convolution and pooling (the
-twin of ``device.cpu_nn``; normalisation, embedding and the losses are in ``cuda_nn_norm``).
+twin of ``kernels.cpu.nn``; normalisation, embedding and the losses are in ``cuda/nn_norm.py``).
 
 Conventions (the brief every CUDA kernel module follows):
 
-* Host functions take :class:`device.cuda.CudaArray` operands, make them contiguous on the
+* Host functions take :class:`kernels.cuda.backend.CudaArray` operands, make them contiguous on the
   device when they are not (a copy kernel, never a host round trip), and hand the kernels flat
   1-D buffers plus sizes as ints or tuples of ints.
-* Element-parallel kernels are grid-stride loops launched with ``device.cuda._launch_config``.
+* Element-parallel kernels are grid-stride loops launched with ``kernels.cuda.backend._launch_config``.
 * Reductions (a softmax row, a weight-gradient entry) are one block each: every thread folds a
   strided share of the elements, then a shared-memory tree (``block_sum`` / ``block_max``) of
   ``BLOCK`` lanes combines them. The order is fixed, so results do not depend on timing.
@@ -23,9 +23,9 @@ from collections import namedtuple
 import numpy as np
 from numba import cuda, float64
 
-from . import cuda as cuda_backend
-from . import cuda_linalg
-from .cpu_nn import ConvGeom, pool_out_size
+from . import backend as cuda_backend
+from . import linalg as cuda_linalg
+from ..cpu.nn import ConvGeom, pool_out_size
 
 #: lanes of the shared-memory tree reductions (a power of two; one block per reduced row)
 BLOCK = cuda_backend.THREADS_PER_BLOCK
@@ -46,7 +46,7 @@ def dummy(dtype=np.float64, index: int = 0):
 
 
 def launch(kern, n: int, *args) -> None:
-    """``kern`` over ``n`` work items, grid-stride (``device.cuda._launch_config``)."""
+    """``kern`` over ``n`` work items, grid-stride (``kernels.cuda.backend._launch_config``)."""
     if n > 0:
         blocks, threads = cuda_backend._launch_config(n)
         kern[blocks, threads](*args)

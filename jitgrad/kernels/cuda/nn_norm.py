@@ -1,5 +1,5 @@
 """CUDA kernels for batch norm, layer norm, embedding and the losses (the twins of the
-matching ``device.cpu_nn`` kernels; conventions in ``device.cuda_nn``'s docstring).
+matching ``kernels.cpu.nn`` kernels; conventions in ``kernels.cuda.nn``'s docstring).
 
 Statistics (means, inverse standard deviations, loss totals) are float64 device arrays: the
 backward kernels read them on the device, so nothing comes back to the host.
@@ -11,11 +11,10 @@ import math
 import numpy as np
 from numba import cuda, float64
 
-from . import cuda as cuda_backend
-from .cuda_nn import (BLOCK, block_sum, channel_pos, dummy, flat, launch, launch_rows,
-                      safe_div)
+from . import backend as cuda_backend
+from .nn import BLOCK, block_sum, channel_pos, dummy, flat, launch, launch_rows, safe_div
 
-# the messages of the device-side checks (Note [device asserts] in device/cuda.py)
+# the messages of the device-side checks (Note [device asserts] in kernels/cuda/backend.py)
 _NLL_RANGE = cuda_backend.assert_code("nll_loss: a target is out of bounds (targets must lie in "
                             "[0, n_classes) or equal ignore_index)")
 _EMB_RANGE = cuda_backend.assert_code("embedding: an index is out of range (indices must lie in "

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from numba import cuda
 
-from . import optim_updates
-from .cuda_nn import launch
+from .. import optim_updates
+from .nn import launch
 
 
 _sgd_dev = cuda.jit(device=True)(optim_updates.sgd_at)

@@ -1,6 +1,6 @@
 """CUDA reduction kernels: sum, prod, max/min (+ indices), var, logsumexp, gather/put along a dim.
 
-Every reduction over a set of axes of a strided :class:`~jitgrad.device.cuda.CudaArray` is seen
+Every reduction over a set of axes of a strided :class:`~jitgrad.kernels.cuda.backend.CudaArray` is seen
 as an ``(M, K)`` problem read through strides, nothing copied (Note [cuda storage]): the kept
 axes (in order) unravel the output row ``m < M``, the reduced axes (in order, C order) unravel
 the reduced position ``k < K``. Adjacent axes whose strides chain are merged first, so a
@@ -11,7 +11,7 @@ are few rows and many elements (then the kernel writes per-chunk partials and a 
 of a kernel over the ``(M, P)`` partials finishes, recursively if needed). One block per work
 item, grid-stride over the items; inside a block each thread folds a strided slice of the chunk
 and a shared-memory tree combines the threads (block size a power of two). float32 sums
-accumulate in float32 like the CPU kernels (``device.cpu_reduce``); only the order differs, so
+accumulate in float32 like the CPU kernels (``kernels.cpu.reduce``); only the order differs, so
 results agree to rounding.
 
 max/min keep the CPU semantics: the value and the smallest index where it occurs, and any NaN
@@ -30,8 +30,8 @@ import numba
 import numpy as np
 from numba import cuda
 
-from . import cuda as cuda_backend
-from .rebind import bind as _bind
+from . import backend as cuda_backend
+from ..rebind import bind as _bind
 
 #: threads per reduction block: a power of two (the tree halves it); few under the simulator
 _T = cuda_backend.THREADS_PER_BLOCK
@@ -339,7 +339,7 @@ def _fold_public(x, dims, out_dtype, op):
 
 def reduce_sum(x, dims, out_dtype=None):
     """sum over ``dims``; 0 when empty. Floats accumulate in their dtype, int/bool in int64;
-    ``out_dtype`` overrides (``device.cpu_reduce.reduce_sum``'s rules)."""
+    ``out_dtype`` overrides (``kernels.cpu.reduce.reduce_sum``'s rules)."""
     return _fold_public(x, dims, out_dtype, _add)
 
 

@@ -1,6 +1,6 @@
 """Batched small-matrix solvers on CUDA: LU with partial pivoting (inv, det, slogdet, solve),
 Cholesky and Householder QR here; cyclic Jacobi (eigh) and one-sided Jacobi (svd, svdvals,
-pinv) in ``device.cuda_jacobi``, which shares this module's layout helpers.
+pinv) in ``kernels.cuda.jacobi``, which shares this module's layout helpers.
 
 Note [cuda solver layout]: one thread per matrix of the (broadcast) batch, grid-stride over the
 batch. Inputs are strided CudaArrays read in place through their batch, row and column strides
@@ -30,7 +30,7 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import cuda as cuda_backend
+from . import backend as cuda_backend
 
 #: the Jacobi methods' sweep limit (they converge quadratically: ~6-10 sweeps for small n)
 MAX_SWEEPS = 60

@@ -2,7 +2,7 @@
 ``round``, ``stdtr`` and the scans, and the gamma family's device functions for the elementwise
 rows of ``ops.special`` (the other elementwise rows compile their own scalar bodies).
 
-The scalar bodies below are applied by ``device.cuda.elementwise`` (one generated grid-stride
+The scalar bodies below are applied by ``kernels.cuda.backend.elementwise`` (one generated grid-stride
 kernel per body and operand layout). They reproduce NumPy's and SciPy's results, special values
 included: domain errors give nan, poles give NumPy's/SciPy's infinities, rounding is
 round-half-even (``rint``) and keeps the sign of zero. Each body also runs as plain Python
@@ -10,7 +10,7 @@ under Numba's simulator, where ``math.*`` raises on domain/overflow errors (``ma
 ``math.pow`` overflowing) where the GPU returns nan/inf: hence the explicit guards before every such
 call (they give the GPU's answer, so both targets agree).
 
-The gamma family: Note [gamma family scalars] (device/special_scalar.py). ``stdtr`` is
+The gamma family: Note [gamma family scalars] (kernels/special_scalar.py). ``stdtr`` is
 ``I_{df/(df+t^2)}(df/2, 1/2) / 2`` (regularized incomplete beta by its continued fraction,
 modified Lentz), computed in float64.
 
@@ -24,8 +24,9 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import cuda as cuda_backend
-from . import special_scalar, vmath
+from . import backend as cuda_backend
+from .. import special_scalar
+from ..cpu import vmath
 
 NAN = math.nan
 
@@ -51,7 +52,7 @@ def round_neg(x, f):
 
 
 # ---- gamma family -----------------------------------------------------------------------------
-#: gammaln, digamma, polygamma(n, x) as device functions: device/special_scalar.py's scalar code
+#: gammaln, digamma, polygamma(n, x) as device functions: kernels/special_scalar.py's scalar code
 #: (the CPU kernels compile the same code: Note [gamma family scalars])
 SPECIAL = special_scalar.build(cuda.jit(device=True))
 
