@@ -222,7 +222,7 @@ class _HostReads:
 
     def __enter__(self):
         try:
-            from jitgrad.ops import upper
+            from jitgrad.ops.core import upper
         except ImportError:
             return self
         setter = getattr(upper, "set_tracing_hooks", None)

@@ -15,8 +15,8 @@ from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                            linspace, manual_seed, ones, ones_like, rand, randint, randn, tensor,
                            zeros, zeros_like)
-from .ops import registry as _registry
-# the op functions the rows name (``export=``, Note [derived surface] in ops/registry.py); the
+from .ops.core import registry as _registry
+# the op functions the rows name (``export=``, Note [derived surface] in ops/core/registry.py); the
 # rows' modules are imported by ``.tensor`` above
 globals().update({_name: _fn for _names, _fn, _op in _registry.surface("export")
                   for _name in _names})

@@ -20,7 +20,7 @@ JITGRAD_FAST_MATH        "1" (default): kernels use jitgrad's vectorised transce
 JITGRAD_POOL, JITGRAD_POOL_LIMIT_MB   the buffer pool switch and cap (``kernels/cpu/pool.py``).
 JITGRAD_FUSION           "1" (default): backward runs each region of elementwise nodes with large
                          gradients as one generated kernel (Note [fused backward],
-                         ``ops/fusion.py``); "0": one kernel per node and input.
+                         ``ops/core/fusion.py``); "0": one kernel per node and input.
 JITGRAD_COMPILE          "1" (default); "0": functions wrapped by ``jitgrad.compile`` run eagerly.
 """
 from __future__ import annotations

@@ -78,7 +78,7 @@ def _out_data(out):
         return type(out)(_out_data(o) for o in out)
     if not isinstance(out, Tensor):
         return out
-    from .ops import upper
+    from .ops.core import upper
 
     if upper.write_guard is not None:
         upper.write_guard(out)

@@ -1,7 +1,7 @@
 """PyTorch's functions that no single registry row backs, with PyTorch's names and signatures
 (``dim=``, ``keepdim=``, named-tuple results like ``torch.return_types.sort``).
 
-Note [derived surface] (ops/registry.py): a function that is one row's is derived from the row
+Note [derived surface] (ops/core/registry.py): a function that is one row's is derived from the row
 (``export=`` / ``method=``); the functions here each span several rows (a choice among rows by
 the arguments, or a composition of them), so they are listed once, here: ``jitgrad/__init__.py``
 re-exports ``FUNCTIONS`` and ``install`` puts ``METHODS`` on ``Tensor``. Most compose the same
@@ -17,7 +17,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from .ops import binary, dispatch, elementwise_np, linalg, npfuncs, scatter, shape, unary
+from .ops import binary, elementwise_np, linalg, npfuncs, scatter, shape, unary
+from .ops.core import dispatch
 from .ops.scatter import index_select, masked_fill  # (their rows live in scatter.py)
 from .ops.shape import narrow
 from .tensor import Tensor

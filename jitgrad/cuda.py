@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 def _backend():
-    from .ops import dispatch
+    from .ops.core import dispatch
 
     return dispatch.cuda_backend()
 

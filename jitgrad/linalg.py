@@ -12,7 +12,8 @@ from collections import namedtuple
 import numpy as np
 
 from . import dtypes
-from .ops import dispatch, nplinalg, reduce, shape, unary
+from .ops.core import dispatch
+from .ops import nplinalg, reduce, shape, unary
 from .tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "solve", "inv", "det", "slogdet", "cholesky",

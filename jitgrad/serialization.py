@@ -285,7 +285,7 @@ class _Reader:
 
 def _to_device(arr, device):
     from . import cuda
-    from .ops import dispatch
+    from .ops.core import dispatch
 
     if not cuda.is_available():
         raise RuntimeError(f"jitgrad.load: attempting to load a tensor onto {device}, but "

@@ -9,21 +9,22 @@ import numpy as np
 from . import dtypes
 from ._device import Device
 from .autograd import api as autograd_api
-from .autograd import grad_mode
-from .autograd.node import AccumulateGrad, HookDict, sink_of
-from .autograd.version import VersionCounter
-from .ops import binary, dispatch, indexing, linalg, reduce, shape, unary
+from .graph import grad_mode
+from .graph.node import AccumulateGrad, HookDict, sink_of
+from .graph.version import VersionCounter
+from .ops import binary, indexing, linalg, reduce, shape, unary
+from .ops.core import dispatch
 # (declare their rows: their methods are derived below)
 from .ops import elementwise_np, nn, npfuncs, nplinalg, roll, scatter, scatter_reduce  # noqa: F401
 from .ops import complex as complex_ops
-from .ops import registry
+from .ops.core import registry
 from .ops.format import format_tensor
 
 # Note [compile tracing] (jitgrad/compile/trace.py): while jitgrad.compile traces, ``_make``
 # calls ``creation_hook(tensor)`` for every tensor made, and ``_host`` (the one accessor of a
 # tensor's values for Python: ``item``, ``bool``, ``numpy``, ``tolist``, ``repr``...) calls
 # ``host_read_hook(tensor, what)`` before the values leave the graph; None otherwise. Both are
-# registered with ``ops/upper.py`` (``set_tracing_hooks``), which keeps these globals current.
+# registered with ``ops/core/upper.py`` (``set_tracing_hooks``), which keeps these globals current.
 creation_hook = host_read_hook = None
 
 _NON_LEAF_GRAD_MSG = (
@@ -46,7 +47,7 @@ class Tensor:
     ``backward`` follow PyTorch.
     """
 
-    # _view_version / _view_nograd are set only on views (Note [view tracking], ops/recording.py)
+    # _view_version / _view_nograd are set only on views (Note [view tracking], ops/core/recording.py)
     __slots__ = ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter",
                  "_base", "_grad_acc_ref", "_leaf_hooks", "_post_accumulate_hooks",
                  "_retains_grad", "_views", "_view_version", "_view_nograd", "__weakref__")
@@ -86,7 +87,7 @@ class Tensor:
         t._leaf_hooks = None
         t._post_accumulate_hooks = None
         t._retains_grad = False
-        t._views = None  # LiveViews of this base (ops/recording.py, ops/inplace.py)
+        t._views = None  # LiveViews of this base (ops/core/recording.py, ops/inplace.py)
         if creation_hook is not None:  # Note [compile tracing]
             creation_hook(t)
         return t
@@ -299,7 +300,7 @@ class Tensor:
 
         The first gradient is stored as a buffer of our own: ``new_grad``'s own array when
         ``owned`` (the engine found nothing else referencing it, Note [owned buffers] in
-        autograd/node.py) and it has this tensor's shape and dtype and is C-contiguous, else a
+        graph/node.py) and it has this tensor's shape and dtype and is C-contiguous, else a
         copy (the incoming tensor may be shared with other edges, other leaves or the caller);
         a recorded clone when grad mode is on (``create_graph``). Later ones are added in
         place, or out of place when recording.
@@ -326,7 +327,7 @@ class Tensor:
         """The engine's in-place gradient sum: add ``other`` into this buffer (raw, unrecorded)
         when that is exactly ``self + other``, and say whether it did. Not while a transform is
         active (a dual tensor's tangent must be added too: Note [transform hooks] in
-        ops/dispatch.py), nor for subclasses (they may define their own ``+``, as in PyTorch)."""
+        ops/core/dispatch.py), nor for subclasses (they may define their own ``+``, as in PyTorch)."""
         if (dispatch.transform_hook is not None or type(self) is not Tensor
                 or type(other) is not Tensor):
             return False
@@ -640,7 +641,7 @@ def _rebuild(data, requires_grad, device="cpu"):
 
 # Methods that are the op functions themselves (a module-level function set on the class is a
 # method: the tensor arrives as its first argument, so ``x.sin()`` costs what ``sin(x)`` does).
-# The rows name them (``method=``, Note [derived surface] in ops/registry.py).
+# The rows name them (``method=``, Note [derived surface] in ops/core/registry.py).
 for _names, _fn, _op in registry.surface("method"):
     for _name in _names:
         setattr(Tensor, _name, _fn)
@@ -657,9 +658,9 @@ Tensor.view_as = lambda self, other: shape.view(self, other.shape)
 Tensor.reshape_as = lambda self, other: shape.reshape(self, other.shape)
 
 from .ops import inplace as _inplace  # noqa: E402  (methods added after the class exists)
-from .ops import upper  # noqa: E402
+from .ops.core import upper  # noqa: E402
 
 _inplace.install(Tensor)
-upper.register_tensor_type(Tensor)  # Note [upper registrations] (ops/upper.py)
+upper.register_tensor_type(Tensor)  # Note [upper registrations] (ops/core/upper.py)
 upper.bind(globals(), "creation_hook", "host_read_hook")
 complex_ops.install(Tensor)  # .real .imag .conj() .angle(); the complex_ok rows

@@ -112,8 +112,8 @@ def unit_of(mod: str) -> str:
 
 
 def target_module(mod: str) -> str:
-    """The file-level module an imported name lives in (``jitgrad.ops.dispatch.unary_op`` ->
-    ``jitgrad.ops.dispatch``)."""
+    """The file-level module an imported name lives in (``jitgrad.ops.core.dispatch.unary_op`` ->
+    ``jitgrad.ops.core.dispatch``)."""
     while mod and not is_module(mod):
         mod = mod.rpartition(".")[0]
     return mod

@@ -15,7 +15,7 @@ functions count too):
 5. autograd's user API never imports ops at module level (ops imports the autograd package,
    whose ``__init__`` imports the API) and never imports tensor: it reaches the Tensor type
    through ops at call time.
-6. The layers above hand ops what it needs only through ``ops/upper.py`` (Note [upper
+6. The layers above hand ops what it needs only through ``ops/core/upper.py`` (Note [upper
    registrations]): no module assigns to an attribute of an ops module, and ``ops.dispatch``'s
    re-exported copies follow the registrations.
 7. No module imports another module's private name (``from m import _x``), apart from the known
@@ -28,16 +28,15 @@ import pytest
 
 PKG = pathlib.Path(__file__).resolve().parents[1] / "jitgrad"
 
-PRIMITIVES = ("jitgrad.autograd.node", "jitgrad.autograd.grad_mode", "jitgrad.autograd.version",
-              "jitgrad.autograd.anomaly")
-PRIMITIVE_FILES = tuple(f"autograd/{m.rsplit('.', 1)[1]}.py" for m in PRIMITIVES)
+PRIMITIVES = ("jitgrad.graph",)
+PRIMITIVE_FILES = ("graph",)
 API_FILES = ("autograd/api.py", "autograd/function.py", "autograd/gradcheck.py",
              "autograd/forward_ad.py", "autograd/transforms.py", "autograd/__init__.py")
 
 # layer -> (its files, the jitgrad modules it may import: these and their submodules)
 ALLOWED = {
     "kernels": (("kernels",), ("jitgrad.kernels", "jitgrad._config")),
-    "autograd primitives": (PRIMITIVE_FILES, ("jitgrad.kernels",) + PRIMITIVES),
+    "graph": (PRIMITIVE_FILES, ("jitgrad.kernels",) + PRIMITIVES),
     "engine": (("engine",), ("jitgrad.engine", "jitgrad._config") + PRIMITIVES),
     "ops": (("ops",), ("jitgrad.ops", "jitgrad.kernels", "jitgrad.dtypes", "jitgrad._config",
                        "jitgrad._device") + PRIMITIVES),
@@ -79,7 +78,7 @@ def _is_package(mod: str) -> bool:
 def _imports(path: pathlib.Path, module_level_only: bool = False):
     """``(module, lineno)`` for every module a file imports, and ``module.name`` for every name
     it imports from one (a name may be a submodule; ``from ..autograd import grad_mode`` yields
-    ``jitgrad.autograd.grad_mode`` only)."""
+    ``jitgrad.graph.grad_mode`` only)."""
     tree = ast.parse(path.read_text())
     for node in _walk(tree, module_level_only):
         if isinstance(node, ast.Import):
@@ -179,10 +178,10 @@ INSTRUMENTERS = {
 def test_ops_hears_from_above_only_through_upper():
     """Claim 6, statically: no ``dispatch.X = ...`` (nor ``setattr(dispatch, ...)``, nor an
     assignment to an attribute of a call's result, ``_ops().X = ...``) anywhere in the
-    package; ops/upper.py's setters are the only writers."""
+    package; ops/core/upper.py's setters are the only writers."""
     bad = []
     for path in sorted(PKG.rglob("*.py")):
-        if path == PKG / "ops" / "upper.py" or path.relative_to(PKG).as_posix() in INSTRUMENTERS:
+        if path == PKG / "ops" / "core" / "upper.py" or path.relative_to(PKG).as_posix() in INSTRUMENTERS:
             continue
         modules = _ops_module_names(path)
         for node in ast.walk(ast.parse(path.read_text())):
@@ -211,7 +210,7 @@ def test_upper_registrations_reach_dispatch():
     through ``upper`` and through every module that binds them (``upper.bind``)."""
     import jitgrad
     from jitgrad.autograd import forward_ad
-    from jitgrad.ops import allocation, dispatch, operands, recording, upper, writes
+    from jitgrad.ops.core import allocation, dispatch, operands, recording, upper, writes
 
     for module in (upper, dispatch, operands, recording, writes, allocation):
         assert module.Tensor is jitgrad.Tensor, module.__name__
@@ -230,7 +229,7 @@ def test_upper_registrations_reach_dispatch():
 
 def test_dispatch_exposes_every_name_used_through_it():
     """``ops.dispatch`` re-exports what call sites read from it (``dispatch.<name>``)."""
-    from jitgrad.ops import dispatch
+    from jitgrad.ops.core import dispatch
 
     used = set()
     for path in sorted(PKG.rglob("*.py")):
@@ -238,7 +237,7 @@ def test_dispatch_exposes_every_name_used_through_it():
                     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                     and node.value.id == "dispatch")
         for node in ast.walk(ast.parse(path.read_text())):  # from ..ops.dispatch import name
-            if isinstance(node, ast.ImportFrom) and _resolve(path, node) == "jitgrad.ops.dispatch":
+            if isinstance(node, ast.ImportFrom) and _resolve(path, node) == "jitgrad.ops.core.dispatch":
                 used.update(alias.name for alias in node.names)
     missing = sorted(n for n in used if not hasattr(dispatch, n))
     assert not missing, missing

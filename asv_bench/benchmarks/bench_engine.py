@@ -50,7 +50,7 @@ class TimeW5InteropThreads:
 
 
 class TimeOwnedBuffers:
-    """Gradient buffers the engine owns (Note [owned buffers] in ``autograd/node.py``): a
+    """Gradient buffers the engine owns (Note [owned buffers] in ``graph/node.py``): a
     gradient nobody else references becomes ``.grad`` without a copy, and gradients meeting at
     one node are added in place.
 

@@ -1,11 +1,9 @@
-"""Autograd: two layers in one package (docs/design.md "Layers", tests/test_layers.py).
+"""Autograd's user API, above ops (docs/design.md "Layers", tests/test_layers.py). The graph
+primitives it re-exports (Node, AccumulateGrad, SavedTensor, grad mode, anomaly mode, and the
+modules ``grad_mode``, ``anomaly``, ``node``, ``version`` as attributes, PyTorch's
+``torch.autograd.grad_mode``) live in ``jitgrad.graph``, below ops and the engine.
 
-Graph primitives, BELOW ops and the engine: ``node`` (Node, AccumulateGrad, SavedTensor),
-``grad_mode`` (no_grad...), ``version`` (version counters), ``anomaly`` (anomaly mode). They
-import only each other and the device layer, never ops, the engine, tensor or the user API
-(next paragraph), at any level; ops and the engine import only these.
-
-User API, ABOVE ops: ``api`` (backward, grad), ``function`` (custom Functions), ``gradcheck``,
+The API: ``api`` (backward, grad), ``function`` (custom Functions), ``gradcheck``,
 ``forward_ad``, ``transforms``. They import ops only inside functions (ops imports this
 package, so a module-level import would be a cycle) and reach the Tensor type through ops. What
 ops needs from them is handed over by registration: the transform dispatcher (``transforms``)
@@ -15,12 +13,13 @@ jitgrad.compile's tracer or anomaly mode's forward record (whose switch it regis
 """
 from .api import backward, grad
 from .function import Function, FunctionCtx
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .node import AccumulateGrad, Node, SavedTensor
+from ..graph.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from ..graph.node import AccumulateGrad, Node, SavedTensor
 from . import forward_ad, transforms  # noqa: F401  (transforms: registers itself)
-from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
-                      set_detect_anomaly)
+from ..graph.anomaly import (
+    detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from ..graph import anomaly, grad_mode, node, version  # noqa: F401  (torch.autograd.grad_mode)
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "enable_grad", "is_grad_enabled",
            "no_grad", "set_grad_enabled", "AccumulateGrad", "Node", "SavedTensor", "forward_ad",

@@ -5,8 +5,8 @@ import numpy as np
 
 from .. import engine
 from . import forward_ad
-from .grad_mode import set_grad_enabled
-from .node import grad_lock
+from ..graph.grad_mode import set_grad_enabled
+from ..graph.node import grad_lock
 
 
 def _as_tuple(x):
@@ -19,11 +19,11 @@ _dispatch = None  # ops.dispatch, imported on first use (autograd sits below ops
 
 
 def _ops_dispatch():
-    """``jitgrad.ops.dispatch``, imported once (an import statement per ``backward()`` call
+    """``jitgrad.ops.core.dispatch``, imported once (an import statement per ``backward()`` call
     showed in its fixed cost)."""
     global _dispatch
     if _dispatch is None:
-        from ..ops import dispatch
+        from ..ops.core import dispatch
 
         _dispatch = dispatch
     return _dispatch
@@ -128,7 +128,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    from ..ops.dispatch import gradient_edge
+    from ..ops.core.dispatch import gradient_edge
 
     for t in inputs:
         if not t.requires_grad:  # PyTorch retains grad on each input, hence its wording

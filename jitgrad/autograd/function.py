@@ -5,12 +5,12 @@ The ctx IS the graph node (as in PyTorch), an instance of the generated ``<Name>
 """
 from __future__ import annotations
 
-from .grad_mode import is_grad_enabled, no_grad
-from .node import SECOND_BACKWARD_MSG, Node, SavedTensor
+from ..graph.grad_mode import is_grad_enabled, no_grad
+from ..graph.node import SECOND_BACKWARD_MSG, Node, SavedTensor
 
 
 def _Tensor():
-    from ..ops import dispatch
+    from ..ops.core import dispatch
 
     return dispatch.Tensor
 
@@ -67,7 +67,7 @@ class BackwardCFunction(Node):
     # --- execution -------------------------------------------------------------------------
     def apply(self, grad_outputs: list) -> list:
         if self._materialize_grads:
-            from ..ops import dispatch
+            from ..ops.core import dispatch
 
             grad_outputs = [dispatch.zeros(*meta) if g is None and meta is not None else g
                             for g, meta in zip(grad_outputs, self._output_meta)]
@@ -130,7 +130,7 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def _apply(cls, *args, **kwargs):
         Tensor = _Tensor()
-        from ..ops.dispatch import gradient_edge
+        from ..ops.core.dispatch import gradient_edge
 
         ctx = cls._backward_cls()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)

@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from .grad_mode import enable_grad, no_grad
+from ..graph.grad_mode import enable_grad, no_grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
            "get_analytical_jacobian"]
@@ -37,7 +37,7 @@ class GradcheckError(RuntimeError):
 
 
 def _Tensor():
-    from ..ops import dispatch
+    from ..ops.core import dispatch
 
     return dispatch.Tensor
 

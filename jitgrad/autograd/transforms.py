@@ -1,8 +1,8 @@
 """The transform dispatcher: what every registry op call passes through while a transform is
-active (Note [transform hooks] in ops/dispatch.py).
+active (Note [transform hooks] in ops/core/dispatch.py).
 
 ops calls ``transform_hook(run, op, args, attrs)`` around each registry op while the hook is
-registered (``ops/upper.py``); this module is that hook (``_interpose``), and it composes the
+registered (``ops/core/upper.py``); this module is that hook (``_interpose``), and it composes the
 transforms that need to see ops, each registered here by the layer that owns it:
 
 - vmap's batching (``func/_batching.py``: ``set_batch_runner``);
@@ -11,7 +11,7 @@ transforms that need to see ops, each registered here by the layer that owns it:
 - jitgrad.compile's tracer (``compile/trace.py``: ``set_tracer``, per thread; Note [compile
   tracing]);
 - forward AD's tangent propagation (``autograd/forward_ad.py``: ``set_forward_mode``);
-- anomaly mode's record of where each node was made (``autograd/anomaly.py``).
+- anomaly mode's record of where each node was made (``graph/anomaly.py``).
 
 The hook is registered only while one of them is active (``refresh``), so plain eager ops pay
 one ``None`` check.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 
-from . import anomaly
+from ..graph import anomaly
 
 
 class _Local(threading.local):
@@ -41,10 +41,10 @@ _local = _Local()
 _n_local_users = [0]  # threads with collectors, substitutes or a tracer (the hook stays on)
 batch_runner = None  # func/_batching.py: run_batched(op, args, attrs) or NotImplemented
 batching = None  # the func/_batching module once imported (forward AD's batched duals)
-_anomaly_record = None  # autograd/anomaly.py: record(outputs) notes where nodes were made
+_anomaly_record = None  # graph/anomaly.py: record(outputs) notes where nodes were made
 _levels: list = []  # forward AD's open dual levels (its own list, registered)
 _propagate = None  # forward AD: propagate(op, args, attrs, out)
-_inplace_tangents = None  # forward AD's interface for in-place writes (ops/upper.py)
+_inplace_tangents = None  # forward AD's interface for in-place writes (ops/core/upper.py)
 _dispatch = None
 
 
@@ -52,7 +52,7 @@ def ops_dispatch():
     """``ops.dispatch``, imported at first use (ops imports the autograd package)."""
     global _dispatch
     if _dispatch is None:
-        from ..ops import dispatch
+        from ..ops.core import dispatch
 
         _dispatch = dispatch
     return _dispatch
@@ -60,11 +60,11 @@ def ops_dispatch():
 
 def refresh() -> None:
     """Register the dispatch hook while any transform needs it, remove it otherwise (Note
-    [upper registrations] in ops/upper.py)."""
+    [upper registrations] in ops/core/upper.py)."""
     active = (batch_runner is not None or _levels or _anomaly_record is not None
               or _n_local_users[0])
     ops_dispatch()  # _interpose reads _dispatch
-    from ..ops import upper
+    from ..ops.core import upper
 
     upper.set_transform_hook(_interpose if active else None, _inplace_tangents)
 

@@ -18,9 +18,9 @@ import warnings
 import numpy as np
 
 from .. import _config, dtypes
-from ..autograd.grad_mode import is_grad_enabled
+from ..graph.grad_mode import is_grad_enabled
 from ..func._pytree import tree_flatten, tree_unflatten
-from ..ops.recording import gradient_edge
+from ..ops.core.recording import gradient_edge
 from ..tensor import Tensor
 from . import guards
 from . import program as program_module

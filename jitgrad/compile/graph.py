@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ops import operands
+from ..ops.core import operands
 
 
 @dataclass

@@ -32,10 +32,10 @@ import hashlib
 import numpy as np
 
 from ..autograd import api as autograd_api
-from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
-from ..autograd.node import Node
+from ..graph.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..graph.node import Node
 from ..func._pytree import tree_flatten, tree_unflatten
-from ..ops.recording import gradient_edge
+from ..ops.core.recording import gradient_edge
 from ..tensor import Tensor
 from . import codegen, segment, trace
 
@@ -99,7 +99,7 @@ def _describe(leaves) -> str:
 
 class _LoopRow:
     """What a loop node says of itself where graph passes read a row's properties (Note
-    [what compile knows of a row] in ops/registry.py): a composite that is no view."""
+    [what compile knows of a row] in ops/core/registry.py): a composite that is no view."""
 
     elementwise = cheap = view = value_dependent_shape = False
     alias = identity = None

@@ -16,11 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import api as autograd_api
-from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor
+from ..graph.grad_mode import is_grad_enabled
+from ..graph.node import SECOND_BACKWARD_MSG, Node, SavedTensor
 from ..kernels.cpu import elementwise as cpu
 from ..func._pytree import tree_flatten, tree_unflatten
-from ..ops.recording import CompositeCtx, gradient_edge
+from ..ops.core.recording import CompositeCtx, gradient_edge
 from ..tensor import Tensor
 from . import codegen, guards
 from .trace import CtxRef

@@ -12,10 +12,10 @@ anything changes:
 - values leaving the graph: every read of a tensor's values for Python goes through
   ``Tensor._host`` (``item``, ``bool``, ``numpy``, ``tolist``, ``repr``, and the glue code
   of ``jitgrad.numpy``/``scipy``/``nn``...), which calls the host-read hook registered with
-  ``ops/upper.py``; hooks registered on traced tensors;
+  ``ops/core/upper.py``; hooks registered on traced tensors;
 - ops whose output shape depends on input values (``OpDef.value_dependent_shape``: mask
   indexing, ``nonzero``...): a program has fixed shapes;
-- writes (in-place ops, ``out=``: ``ops/upper.py``'s ``write_guard``);
+- writes (in-place ops, ``out=``: ``ops/core/upper.py``'s ``write_guard``);
 - random draws from jitgrad's generators (``ops/creation.py``'s ``generator`` calls the
   random hook);
 - a tensor made during the trace (``Tensor._make`` reports each to the creation hook) by
@@ -43,8 +43,8 @@ import numpy as np
 
 from ..autograd import transforms
 from ..engine import engine
-from ..ops import upper
-from ..ops.recording import save_plan
+from ..ops.core import upper
+from ..ops.core.recording import save_plan
 from ..tensor import Tensor
 from .graph import Graph, Node
 

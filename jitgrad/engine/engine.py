@@ -13,7 +13,7 @@ One ``execute`` call is one ``GraphTask`` (``graph_task.py``):
    buffer of the node it feeds (``InputBuffer``), whose dependency count goes down, and which
    goes into the ready queue when the count reaches zero. Gradients meeting in a buffer are added in place into one the engine holds
    alone, and AccumulateGrad keeps such a gradient as ``.grad`` without a copy (Note [owned
-   buffers] in ``autograd/node.py``); the engine moves gradients out of its lists as it passes
+   buffers] in ``graph/node.py``); the engine moves gradients out of its lists as it passes
    them on, so that reference counts show when nothing else holds them.
 
 Note [threaded engine]: the calling thread (the task's *owner*) always runs nodes. While at most
@@ -53,8 +53,8 @@ from contextlib import contextmanager
 from heapq import heappop, heappush
 
 from .. import _config
-from ..autograd import anomaly, grad_mode
-from ..autograd.node import GraphRoot
+from ..graph import anomaly, grad_mode
+from ..graph.node import GraphRoot
 from . import regions, workers
 from .graph_task import GraphTask, count_dependencies, reachable_needed
 from .input_buffer import InputBuffer, OrderedInputBuffer, sum_gradients, validate_outputs
@@ -257,7 +257,7 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
     # Note [plain step]: a node that nothing observes (no hooks, no retain_grad), in a task with
     # no captures, no graph of the backward recorded and no deterministic ordering, needs of
     # _run_node only apply and validate_outputs; a node class that can do both at once, and
-    # cheaper (an elementwise row on small arrays: ops/registry.py), offers ``_apply_plain``,
+    # cheaper (an elementwise row on small arrays: ops/core/registry.py), offers ``_apply_plain``,
     # and one whose running is its ``apply`` alone (``_plain_apply``: no hooks but those that
     # set ``_observed``, not fusible) has the two called directly.
     # The owner runs it while alone and not timing (a chain); nodes run shared or timed, in

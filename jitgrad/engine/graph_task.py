@@ -10,8 +10,8 @@ from __future__ import annotations
 from heapq import heappop, heappush
 
 from .. import _config
-from ..autograd import anomaly
-from ..autograd.node import bind_leaf_sinks
+from ..graph import anomaly
+from ..graph.node import bind_leaf_sinks
 from . import workers
 
 

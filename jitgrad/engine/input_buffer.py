@@ -15,7 +15,7 @@ backward rule unbroadcasts by hand. Tensors are handled by duck typing (``shape`
 """
 from __future__ import annotations
 
-from ..autograd.node import sole_owner
+from ..graph.node import sole_owner
 
 def validate_outputs(node, grads) -> list:
     """The engine's own list of ``node``'s gradients, one per next edge, each summed down to
@@ -50,7 +50,7 @@ def validate_outputs(node, grads) -> list:
 def sum_gradients(a, b, create_graph: bool):
     """``a + b`` for two gradients meeting in one input slot; the caller holds each in exactly
     one variable and nowhere else. Unless recorded (``create_graph``), the sum is written into
-    whichever of the two the engine holds alone (Note [owned buffers] in autograd/node.py), as
+    whichever of the two the engine holds alone (Note [owned buffers] in graph/node.py), as
     PyTorch's InputBuffer does: no new buffer per addition, and the result is again the
     engine's alone for the next one (and for AccumulateGrad to keep). The tensor decides
     whether a raw in-place add is exact (``_add_in_place``: not while a transform needs the

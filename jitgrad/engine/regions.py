@@ -8,7 +8,7 @@ partial gradient received yet, and nothing to observe their gradients (no hooks,
 capture). The engine hands the region to the root as a ``FusedRegion``: its members, where
 each member's gradient for each input goes (a ``Destination``: another member, or one of the
 region's outside edges) and its outside edges. The root's ``_apply_fused`` runs the region at
-once (Note [fused backward] in ``ops/fusion.py``: one kernel) and returns ``FusedGradients``:
+once (Note [fused backward] in ``ops/core/fusion.py``: one kernel) and returns ``FusedGradients``:
 the gradients leaving it, one per outside edge. The engine passes them on from the
 ``FusedRegion`` (it stands for the region as one node: named and ordered like its root), and
 releases the members' saved tensors. Members are never queued. A gradient already waiting at an
@@ -22,7 +22,7 @@ dependency counts and input buffers, under ``task.threads.lock`` when the task i
 """
 from __future__ import annotations
 
-from ..autograd.node import Destination, sole_owner
+from ..graph.node import Destination, sole_owner
 from .input_buffer import InputBuffer, validate_outputs
 
 # Note [fused regions]: at most this many nodes per region (a long chain fuses piecewise): the

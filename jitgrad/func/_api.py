@@ -20,9 +20,9 @@ import functools
 from .. import autograd
 from ..autograd import forward_ad
 from ..autograd.api import check_complex_match
-from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
-from ..autograd.node import AccumulateGrad
-from ..ops import dispatch
+from ..graph.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..graph.node import AccumulateGrad
+from ..ops.core import dispatch
 from ..tensor import Tensor
 from . import _batching as batching
 from ._common import (argnums_tuple, detach_keep_tangents, diff_input, from_numpy_tree,

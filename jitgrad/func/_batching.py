@@ -29,7 +29,8 @@ import inspect
 import numpy as np
 
 from ..autograd import transforms
-from ..ops import dispatch, shape as _shape
+from ..ops.core import dispatch
+from ..ops import shape as _shape
 from ..tensor import Tensor
 
 

@@ -46,7 +46,7 @@ def diff_input(x, fname: str, allow_complex: bool = True):
 
 
 # Note [complex transforms]: complex inputs follow PyTorch's convention ("Autograd for Complex
-# Numbers", Note [complex support] in ops/operands.py). For a real L of z = x + iy the gradient
+# Numbers", Note [complex support] in ops/core/operands.py). For a real L of z = x + iy the gradient
 # is dL/dx + i dL/dy (2 dL/d conj(z)): ``grad(lambda z: abs(z)**2)(z) == 2 z``. ``vjp`` of a
 # complex output with cotangent v gives v * conj(f'(z)) for holomorphic f (the vector-Jacobian
 # product of the real linear map, as ``autograd.grad``); ``jvp`` gives f'(z) t (real tangents

@@ -7,7 +7,7 @@ nor the helper modules those call. So every generated kernel source carries, in 
 edited body makes a new file (compiled afresh), never a stale hit. The cache directory itself
 is keyed by the hash of all of jitgrad's sources (``_config.package_digest``), which covers the
 helpers inside jitgrad (``vmath``, ``smath``, ...) and an upgrade between two commits of one
-version. ``kernels/cpu/elementwise.py``, ``ops/fusion.py``, ``compile/codegen.py`` and ``compile/loop.py``
+version. ``kernels/cpu/elementwise.py``, ``ops/core/fusion.py``, ``compile/codegen.py`` and ``compile/loop.py``
 (through codegen's imports) all key their files here, and nowhere else.
 
 The digests are content hashes (stable across processes and file copies), memoised per file by

@@ -12,13 +12,14 @@ import warnings
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
-from ..ops import binary, dispatch, inplace, shape, unary
+from ..graph.grad_mode import no_grad
+from ..ops import binary, inplace, shape, unary
+from ..ops.core import dispatch
 from ..ops import reduce as _red
 from ..ops import creation as _creation
 from ..ops import nn as _ops
 from ..ops.reduce import torch_dtype_name as _tname
-from ..ops.upper import guard_writes
+from ..ops.core.upper import guard_writes
 
 __all__ = ["relu", "relu_", "tanh", "sigmoid", "gelu", "silu", "softplus", "leaky_relu",
            "softmax", "log_softmax", "linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d",

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from ..ops import creation as _creation
-from ..ops.upper import guard_writes
+from ..ops.core.upper import guard_writes
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
@@ -27,7 +27,7 @@ def _rng(generator, tensor):
 
 
 def _fill(tensor, values):
-    from ..ops import dispatch
+    from ..ops.core import dispatch
 
     guard_writes(tensor)
     data = tensor._data  # device read: written in place (write guarded)

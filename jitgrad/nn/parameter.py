@@ -54,7 +54,7 @@ class Parameter(Tensor):
 
 def _rebuild_parameter(data, requires_grad, device="cpu"):
     if device != "cpu":
-        from ..ops import dispatch
+        from ..ops.core import dispatch
 
         data = dispatch.move(data, device)
     return Parameter(Tensor._make(data), requires_grad)

@@ -23,7 +23,7 @@ import numpy as _np
 
 from ..ops import binary as _binary_ops
 from ..autograd import forward_ad as _forward_ad
-from ..ops import registry as _registry
+from ..ops.core import registry as _registry
 from ..ops import complex as _complex_ops
 from ..ops import creation as _creation
 from ..ops import linalg as _linalg_ops
@@ -33,7 +33,7 @@ from ..ops import roll as _roll_ops
 from ..ops import shape as _shape_ops
 from ..ops import unary as _unary_ops
 from ..ops import scatter as _scatter_ops
-from ..ops import upper as _upper
+from ..ops.core import upper as _upper
 from ..tensor import Tensor
 from .. import dtypes as _dtypes
 from . import _plain
@@ -222,7 +222,7 @@ def _binary(fn, name):
     return f
 
 
-# the rows' NumPy names (``numpy=``, Note [derived surface] in ops/registry.py): sin, cos, tan,
+# the rows' NumPy names (``numpy=``, Note [derived surface] in ops/core/registry.py): sin, cos, tan,
 # tanh, sinh, cosh, exp, log, sqrt, expm1, log1p, negative, sign, reciprocal, absolute (= abs,
 # fabs); one wrapper per row, named by its first name
 for _names, _fn, _op in _registry.surface("numpy"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as _np
 
 from ..ops import indexing as _indexing
-from ..ops import upper as _upper
+from ..ops.core import upper as _upper
 from ..tensor import Tensor
 from ._passthrough import mark as _mark
 

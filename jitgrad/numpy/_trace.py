@@ -34,7 +34,7 @@ import numpy as _np
 
 from .. import autograd as _autograd
 from ..autograd import forward_ad as _forward_ad
-from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..graph.grad_mode import enable_grad, is_grad_enabled
 from ..func._pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 

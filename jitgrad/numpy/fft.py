@@ -17,7 +17,7 @@ from numpy.lib.array_utils import normalize_axis_index as _axis_index
 
 from ..ops import complex as _complex_ops
 from ..ops import fft as _fft_ops
-from ..ops import upper as _upper
+from ..ops.core import upper as _upper
 from ..tensor import Tensor
 from . import _plain
 from ._passthrough import mark as _mark

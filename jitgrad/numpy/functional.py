@@ -30,7 +30,7 @@ import inspect
 import numpy as _np
 
 from ..autograd import forward_ad as _forward_ad
-from ..autograd.grad_mode import enable_grad as _enable_grad
+from ..graph.grad_mode import enable_grad as _enable_grad
 from ..func._pytree import tree_flatten as _tree_flatten, tree_unflatten as _tree_unflatten
 from ..tensor import Tensor
 from . import _trace

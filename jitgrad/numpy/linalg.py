@@ -14,7 +14,7 @@ from collections import namedtuple as _namedtuple
 from ..ops import nplinalg as _nplinalg_ops
 from ..ops import reduce as _reduce_ops
 from ..ops import unary as _unary_ops
-from ..ops import upper as _upper
+from ..ops.core import upper as _upper
 from ..ops.linalg import matmul as _matmul
 from ..tensor import Tensor
 from ._passthrough import mark as _mark

@@ -1,3 +1,4 @@
 """WHAT is computed: the op registry, dispatch, and one module per op family."""
-from . import binary, dispatch, registry, smath, unary  # noqa: F401
-from .registry import OPS  # noqa: F401
+from . import binary, unary
+from .core import dispatch, registry, smath  # noqa: F401
+from .core.registry import OPS  # noqa: F401

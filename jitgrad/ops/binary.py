@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dispatch
-from . import smath
-from .registry import def_elementwise, negate, passthrough, public
+from .core import dispatch
+from .core import smath
+from .core.registry import def_elementwise, negate, passthrough, public
 
 
 # --- scalar bodies -------------------------------------------------------------------------
@@ -209,7 +209,7 @@ def _logical_or(x, y):
 # --- rows ----------------------------------------------------------------------------------
 XY = ("x", "y")
 # holomorphic=True: these also run on complex tensors, with PyTorch's conj(f'(z)) convention
-# (Note [complex support] in ops/operands.py)
+# (Note [complex support] in ops/core/operands.py)
 ADD = def_elementwise("add", "AddBackward0", XY, _add, {"x": passthrough, "y": passthrough},
                       holomorphic=True, method=True, inplace=True, export=True)
 SUB = def_elementwise("sub", "SubBackward0", XY, _sub, {"x": passthrough, "y": negate},

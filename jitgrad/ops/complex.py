@@ -1,5 +1,5 @@
 """Complex numbers: ``real``, ``imag``, ``conj``, ``angle`` and complex ``abs``, and the list of
-dtype-agnostic rows that accept complex tensors (Note [complex support] in ``ops/operands.py``).
+dtype-agnostic rows that accept complex tensors (Note [complex support] in ``ops/core/operands.py``).
 
 Gradient convention (PyTorch's, "Autograd for Complex Numbers"): for a real loss ``L`` of a
 complex ``z = x + iy``, ``z.grad = dL/dx + i dL/dy`` (twice the conjugate Wirtinger derivative),
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import binary, dispatch, unary
-from .registry import LINEAR, def_composite
+from . import binary, unary
+from .core import dispatch
+from .core.registry import LINEAR, def_composite
 
 # Rows that never look at element values (views, copies, index permutations, concatenation,
 # sums) work on complex tensors as they are, and say so with ``complex_ok=True``: clone, cast,

@@ -10,13 +10,14 @@ import math
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled
+from ..graph.grad_mode import is_grad_enabled
 from ..kernels.cpu import nn as cpu_nn
-from . import dispatch, nn_cuda
+from .core import dispatch
+from . import nn_cuda
 from . import reduce as _reduce
 from . import shape as _shape
 from .nn import _none_tensor, _sum_terms, _wrap
-from .registry import LINEAR, def_composite
+from .core.registry import LINEAR, def_composite
 
 
 # --- convolution -----------------------------------------------------------------------------

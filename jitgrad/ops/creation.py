@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import is_grad_enabled
+from ..graph.grad_mode import is_grad_enabled
 from ..kernels.cpu import pool
-from . import dispatch, upper
+from .core import dispatch, upper
 
 _rng = np.random.default_rng()
 # random tensors made with device="cuda" draw from their own generator (PyTorch keeps one per

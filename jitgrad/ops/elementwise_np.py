@@ -18,9 +18,9 @@ import numpy as np
 
 from .. import dtypes
 from ..kernels.cpu import elementwise as cpu
-from . import dispatch
-from . import smath
-from .registry import def_elementwise, passthrough, public
+from .core import dispatch
+from .core import smath
+from .core.registry import def_elementwise, passthrough, public
 from .unary import zero_dx
 
 LN2 = math.log(2.0)
@@ -283,7 +283,7 @@ def _row(name, node, inputs, forward, backward, np_fn, ufunc=None, numpy=True, d
          torch=None):
     """The row, and its public function (``jitgrad.numpy.<name>`` and the ``numpy=`` aliases;
     ``torch``: PyTorch's names for it, top-level ``jitgrad`` functions and Tensor methods:
-    Note [derived surface] in ops/registry.py) with the docstring ``doc``."""
+    Note [derived surface] in ops/core/registry.py) with the docstring ``doc``."""
     row = def_elementwise(name, node, inputs, forward, backward,
                           dtype_rule=_numpy_dtype(np_fn, len(inputs)), cpu_ufunc=ufunc,
                           numpy=numpy, export=torch, method=torch)

@@ -30,9 +30,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from . import binary, dispatch
+from . import binary
+from .core import dispatch
 from . import complex as _complex
-from .registry import LINEAR, def_composite
+from .core.registry import LINEAR, def_composite
 
 NORMS = ("backward", "ortho", "forward")
 DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}

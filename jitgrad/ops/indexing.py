@@ -21,10 +21,11 @@ import re
 import numpy as np
 
 from ..kernels.cpu import pool
-from . import dispatch, indexing_cuda
+from .core import dispatch
+from . import indexing_cuda
 from . import shape as _shape
-from ..autograd.grad_mode import is_grad_enabled
-from .registry import LINEAR, def_composite, public
+from ..graph.grad_mode import is_grad_enabled
+from .core.registry import LINEAR, def_composite, public
 
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
               "are valid indices (got {})")
@@ -211,7 +212,7 @@ def getitem(x, index):
     idx, kind = normalize_index(index)
     if kind != "advanced":
         out = dispatch.basic_view(GETITEM[kind], x, idx, kind)
-        if out is not None:  # Note [eager fast path] (ops/fastpath.py)
+        if out is not None:  # Note [eager fast path] (ops/core/fastpath.py)
             return out
     return dispatch.composite(GETITEM[kind], x, index=idx, kind=kind)
 

@@ -5,7 +5,7 @@ they are validated; positions go to the device.
 """
 from __future__ import annotations
 
-from . import dispatch
+from .core import dispatch
 
 
 def _ci():

@@ -28,10 +28,11 @@ import inspect
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..autograd.node import SavedTensor
-from . import binary, dispatch, indexing, recording, scatter, scatter_reduce, upper, views
-from .registry import LINEAR, def_composite, surface
+from ..graph.grad_mode import is_grad_enabled, no_grad
+from ..graph.node import SavedTensor
+from . import binary, indexing, scatter, scatter_reduce, views
+from .core import dispatch, recording, upper
+from .core.registry import LINEAR, def_composite, surface
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in an in-place "
@@ -276,7 +277,7 @@ def _check_result(name, self, result) -> None:
 
 def _forward_ad():
     """Forward AD's in-place interface while a dual level is open (tangents must follow
-    in-place writes), else None: registered with the transform hook (ops/upper.py)."""
+    in-place writes), else None: registered with the transform hook (ops/core/upper.py)."""
     tangents = upper.inplace_tangents
     return tangents if tangents is not None and tangents.has_levels() else None
 
@@ -504,7 +505,7 @@ def clamp_(self, min=None, max=None):  # noqa: A002 - PyTorch's argument names
 
 def _elementwise_method(names, fn, op):
     """The in-place method of an elementwise row flagged ``inplace=`` (Note [derived surface]
-    in ops/registry.py), named ``names[0]``: one operand, two, or two with ``alpha`` (as the
+    in ops/core/registry.py), named ``names[0]``: one operand, two, or two with ``alpha`` (as the
     row's public function takes)."""
     name = names[0]
     if len(op.inputs) == 1:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.cpu import pool
-from . import dispatch, linalg_cuda
-from .registry import def_composite
+from .core import dispatch
+from . import linalg_cuda
+from .core.registry import def_composite
 from .shape import reshape, squeeze, transpose, unsqueeze
 
 

@@ -1,7 +1,7 @@
 """The CUDA forward of the ``ops.linalg`` matmul rows (their ``cuda_forward=``)."""
 from __future__ import annotations
 
-from . import dispatch
+from .core import dispatch
 
 
 def matmul_forward(ctx, a, b):

@@ -10,13 +10,14 @@ import math
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled
+from ..graph.grad_mode import is_grad_enabled
 from ..kernels.cpu import norm as cpu_norm
-from . import binary, dispatch, nn_cuda, unary
+from . import binary, nn_cuda, unary
+from .core import dispatch
 from . import reduce as _reduce
 from . import shape as _shape
 from .nn import _none_tensor, _pad_batched, _sum_terms, _wrap
-from .registry import LINEAR, OPS, def_composite
+from .core.registry import LINEAR, OPS, def_composite
 
 
 # --- losses ----------------------------------------------------------------------------------

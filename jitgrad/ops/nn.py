@@ -19,14 +19,15 @@ from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
 from .. import dtypes
-from ..autograd.grad_mode import is_grad_enabled
+from ..graph.grad_mode import is_grad_enabled
 from ..kernels.cpu import norm as cpu_norm, reduce as cpu_reduce, pool
-from . import binary, dispatch, nn_cuda, unary, upper
+from . import binary, nn_cuda, unary
+from .core import dispatch, upper
 from . import linalg as _linalg
 from . import reduce as _reduce
 from . import shape as _shape
-from . import smath
-from .registry import LINEAR, OPS, def_composite, def_elementwise, public
+from .core import smath
+from .core.registry import LINEAR, OPS, def_composite, def_elementwise, public
 
 
 def _softmax_fwd(ctx, x, dim, log):

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from . import dispatch
+from .core import dispatch
 
 
 def _conv():

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dispatch, elementwise_np, npfuncs_cuda, upper
+from .core import dispatch, upper
+from . import elementwise_np, npfuncs_cuda
 from .special import gammaln
-from .registry import LINEAR, def_composite, public
+from .core.registry import LINEAR, def_composite, public
 
 
 def _round_fwd(ctx, x, decimals):
@@ -63,7 +64,7 @@ def _flip_batch(args, batched, axis):
     return dispatch.composite(FLIP, x, axis=axes)
 
 
-# complex_ok: a reversal never looks at the values (Note [complex support], ops/operands.py)
+# complex_ok: a reversal never looks at the values (Note [complex support], ops/core/operands.py)
 FLIP = def_composite("flip", "FlipBackward0", ("x",), _flip_fwd,
                      lambda ctx, g: (flip(g, ctx.axis),), attrs=("axis",), jvp=LINEAR,
                      batch_rule=_flip_batch, cuda_forward=npfuncs_cuda.flip_forward,

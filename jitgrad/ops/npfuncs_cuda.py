@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dispatch
+from .core import dispatch
 
 #: stdtr's continued fraction keeps ~1e-12 relative accuracy against SciPy up to this df, and
 #: loses digits above it (the measurements: docs/cuda.md, 'Measurements behind the device code');

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled
-from . import dispatch, nplinalg_cuda, nplinalg_jvp as J
+from ..graph.grad_mode import is_grad_enabled
+from .core import dispatch
+from . import nplinalg_cuda, nplinalg_jvp as J
 from .linalg import matmul
 from .nplinalg_jvp import constant_like as _const, inverse_gaps as _inv_gaps, mT as _T
-from .registry import def_composite
+from .core.registry import def_composite
 from .shape import squeeze, unsqueeze
 
 

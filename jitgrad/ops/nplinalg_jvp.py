@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dispatch
+from .core import dispatch
 from .linalg import matmul
 from .shape import squeeze, transpose, unsqueeze
 

@@ -20,11 +20,12 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import is_grad_enabled
+from ..graph.grad_mode import is_grad_enabled
 from ..kernels.cpu import reduce as cpu_reduce, pool
-from . import binary, dispatch, reduce_cuda, unary, upper
+from . import binary, reduce_cuda, unary
+from .core import dispatch, upper
 from . import shape as _shape
-from .registry import LINEAR, OPS, def_composite, public
+from .core.registry import LINEAR, OPS, def_composite, public
 from .reduce_cuda import cuda_in as _cuda_in, cuda_kernels as _cuda_kernels
 
 _TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
@@ -152,7 +153,7 @@ def _fold_fwd(kernel):
 
 def _sum3(x3, out_dtype=None):
     """``cpu_reduce.reduce_sum``; complex input takes NumPy's pairwise sum instead (the fold
-    kernels are compiled for real dtypes only; Note [complex support] in ops/operands.py)."""
+    kernels are compiled for real dtypes only; Note [complex support] in ops/core/operands.py)."""
     if x3.dtype.kind == "c":
         return x3.sum(axis=1, dtype=out_dtype)
     return cpu_reduce.reduce_sum(x3, out_dtype)
@@ -223,7 +224,7 @@ def sum(x, dim=None, keepdim=False, dtype=None, *, axis=None,  # noqa: A001 - Nu
     Records ``SumBackward0`` (full sum) or ``SumBackward1`` (with ``dim``/``keepdim``).
     """
     if dim is None and dtype is None and axis is None and not keepdim and keepdims is None:
-        result = dispatch.full_sum(SUM, x)  # Note [eager fast path] (ops/fastpath.py)
+        result = dispatch.full_sum(SUM, x)  # Note [eager fast path] (ops/core/fastpath.py)
         if result is not None:
             return result
     dim, keepdim = _numpy_keywords("sum", dim, keepdim, axis, keepdims)

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from . import dispatch
+from .core import dispatch
 
 
 def cuda_kernels():

@@ -13,8 +13,9 @@ import operator
 import numpy as np
 
 from ..kernels.cpu import shape as cpu_shape
-from . import dispatch, shape_cuda
-from .registry import LINEAR, def_composite, public
+from .core import dispatch
+from . import shape_cuda
+from .core.registry import LINEAR, def_composite, public
 from .shape import wrap_dim
 
 
@@ -29,7 +30,7 @@ def _roll_fwd(ctx, a, shifts, dims):
 def _roll_flat(a, shift):
     """``np.roll(a, shift)`` (over the flattened array, shape kept) as two slice copies: the
     same elements in the same places, without np.roll's argument handling (Note [eager fast
-    path] in ops/fastpath.py: it was most of a small roll's cost)."""
+    path] in ops/core/fastpath.py: it was most of a small roll's cost)."""
     if a.ndim == 1:  # the common call: one compiled copy (kernels/cpu/shape.py)
         out = cpu_shape.roll_flat(a, shift)
         if out is not None:

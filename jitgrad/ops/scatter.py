@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.cpu import pool
-from . import dispatch, scatter_cuda, upper
+from .core import dispatch, upper
+from . import scatter_cuda
 from . import shape as _shape
 from .indexing import _batch_all, _ci, copy_array, host_index, positions, put_flat
-from .registry import LINEAR, def_composite, public
+from .core.registry import LINEAR, def_composite, public
 from .shape import wrap_dim
 
 

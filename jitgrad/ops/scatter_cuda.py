@@ -4,7 +4,7 @@ serve both devices (``ops.scatter``).
 """
 from __future__ import annotations
 
-from . import dispatch
+from .core import dispatch
 
 
 def _ci():

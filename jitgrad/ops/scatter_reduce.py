@@ -22,10 +22,11 @@ import warnings
 
 import numpy as np
 
-from . import dispatch, scatter_cuda
+from .core import dispatch
+from . import scatter_cuda
 from .binary import div, mul, where
 from .indexing import copy_array, positions, put_flat, winners, write_flat
-from .registry import LINEAR, def_composite, public
+from .core.registry import LINEAR, def_composite, public
 from .scatter import (batch_all, box, check_scatter_index, gather, long_index, per_example,
                       scatter_add, scatter_add_args)
 from .shape import wrap_dim

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dispatch
-from .registry import def_composite
+from .core import dispatch
+from .core.registry import def_composite
 
 
 def _fwd(ctx, a, b, q):

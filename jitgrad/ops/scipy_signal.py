@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dispatch
-from .registry import def_composite
+from .core import dispatch
+from .core.registry import def_composite
 
 
 def _offsets(full, out):

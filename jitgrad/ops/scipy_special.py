@@ -36,8 +36,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import dispatch, upper
-from .registry import def_composite
+from .core import dispatch, upper
+from .core.registry import def_composite
 
 _SQRT_PI_2 = math.sqrt(math.pi) / 2.0
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)

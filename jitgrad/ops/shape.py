@@ -16,8 +16,9 @@ import operator
 
 import numpy as np
 
-from . import dispatch, shape_cuda
-from .registry import LINEAR, def_composite, public
+from .core import dispatch
+from . import shape_cuda
+from .core.registry import LINEAR, def_composite, public
 
 
 # --- argument helpers ----------------------------------------------------------------------

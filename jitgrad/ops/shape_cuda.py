@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dispatch
+from .core import dispatch
 
 
 def _ci():

@@ -21,9 +21,9 @@ float64 too); float32 results are rounded from it.
 from __future__ import annotations
 
 from .. import dtypes
-from . import dispatch
-from . import smath
-from .registry import def_elementwise, public
+from .core import dispatch
+from .core import smath
+from .core.registry import def_elementwise, public
 
 
 def _dtype_rule(keeps_float32):

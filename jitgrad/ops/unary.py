@@ -11,9 +11,10 @@ import math
 import numpy as np
 
 from ..kernels.cpu import pool
-from . import dispatch, unary_cuda
-from .registry import LINEAR, def_composite, def_elementwise, negate, public
-from . import smath
+from .core import dispatch
+from . import unary_cuda
+from .core.registry import LINEAR, def_composite, def_elementwise, negate, public
+from .core import smath
 
 
 # --- scalar bodies -------------------------------------------------------------------------
@@ -176,7 +177,7 @@ def zero_dx(g):
 
 
 # --- rows ----------------------------------------------------------------------------------
-# holomorphic=True: complex tensors too (Note [complex support] in ops/operands.py)
+# holomorphic=True: complex tensors too (Note [complex support] in ops/core/operands.py)
 NEG = def_elementwise("neg", "NegBackward0", ("x",), _neg, {"x": negate}, holomorphic=True,
                       method=("neg", "negative"), inplace=True, export=True, numpy="negative")
 EXP = def_elementwise("exp", "ExpBackward0", ("x",), _exp, {"x": _exp_dx}, dtype_rule="float",
@@ -386,7 +387,7 @@ def _clone_backward(ctx, g):
 def _cast_forward(ctx, x, dtype):
     if x.dtype.kind == "c" and dtype.np.kind != "c":
         # complex -> real keeps the real part (no ComplexWarning): this is also how a complex
-        # gradient reaching a real input becomes real (Note [complex support], ops/operands.py)
+        # gradient reaching a real input becomes real (Note [complex support], ops/core/operands.py)
         x = x.real
     return x.astype(dtype.np)
 

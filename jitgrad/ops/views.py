@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.node import SECOND_BACKWARD_MSG, Node
-from . import dispatch, indexing, recording, views_cuda
-from .registry import LINEAR, def_composite
+from ..graph.node import SECOND_BACKWARD_MSG, Node
+from .core import dispatch, recording
+from . import indexing, views_cuda
+from .core.registry import LINEAR, def_composite
 
 NO_GRAD_VIEW_REBASED_MSG = (
     "A view was created in no_grad mode and its base or another view of its base has been "

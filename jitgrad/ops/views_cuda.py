@@ -2,7 +2,7 @@
 ``kernels.cuda.index`` (reached lazily: Note [lazy cuda])."""
 from __future__ import annotations
 
-from . import dispatch
+from .core import dispatch
 
 
 def as_strided_view_forward(ctx, x, geom):

@@ -13,10 +13,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..autograd.grad_mode import enable_grad
+from ..graph.grad_mode import enable_grad
 from ..kernels.cpu import optim as cpu_optim
-from ..ops import dispatch
-from ..ops.upper import guard_writes
+from ..ops.core import dispatch
+from ..ops.core.upper import guard_writes
 from ..tensor import Tensor
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops import dispatch
+from ..ops.core import dispatch
 from ..tensor import Tensor
 from .optimizer import Optimizer, check_nonnegative
 

@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from ..ops import dispatch
-from ..ops.registry import def_composite
+from ..ops.core import dispatch
+from ..ops.core.registry import def_composite
 
 
 def _cdf(x, cov, abseps, releps, maxpts):

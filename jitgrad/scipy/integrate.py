@@ -22,7 +22,7 @@ import numpy as _np
 
 from ..autograd import Function
 from ..autograd.api import grad as _grad
-from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..graph.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..tensor import Tensor
 
 __all__ = ["odeint"]

@@ -10,7 +10,7 @@ import numpy as _np
 from ..ops import nplinalg as _nplinalg_ops
 from ..ops import scipy_linalg as _scipy_linalg_ops
 from ..ops.linalg import matmul as _matmul
-from ..ops import upper as _upper
+from ..ops.core import upper as _upper
 from ..ops.shape import cat as _cat, transpose as _transpose
 from ..tensor import Tensor
 

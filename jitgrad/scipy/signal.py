@@ -10,7 +10,7 @@ import numpy as _np
 from ..ops import npfuncs as _npfuncs
 from ..ops import reduce as _reduce_ops
 from ..ops import scipy_signal as _signal_ops
-from ..ops import upper as _upper
+from ..ops.core import upper as _upper
 from ..tensor import Tensor
 
 __all__ = ["convolve", "correlate", "fftconvolve", "convolve2d", "correlate2d"]

@@ -19,7 +19,7 @@ from ..ops import scipy_special as _scipy_ops
 from ..ops import special as _special_ops
 from ..ops import shape as _shape_ops
 from ..ops import unary as _unary_ops
-from ..ops import upper as _upper
+from ..ops.core import upper as _upper
 from ..tensor import Tensor
 
 __all__ = ["erf", "erfc", "gammaln", "digamma", "psi", "polygamma", "expit", "logit",

@@ -3,7 +3,7 @@
 Each family lists its entries in its own module (``db_elementwise``, ``db_reduce``,
 ``db_shape``, ``db_nn``, ``db_numpy``) as a module-level ``ENTRIES`` list; ``testing.op_db``
 collects them (``all_entries()``): constructing an ``OpInfo`` registers nothing. An entry gives
-the jitgrad call, a NumPy reference, sample inputs and the registry rows (``jitgrad.ops.registry.
+the jitgrad call, a NumPy reference, sample inputs and the registry rows (``jitgrad.ops.core.registry.
 OPS`` keys) its forward runs; the tests check the forward against NumPy, gradients against
 finite differences (float64), second derivatives, that plain backward equals ``create_graph``
 backward, that CUDA equals the CPU, and that every registry row has an entry.
@@ -131,7 +131,7 @@ def select(op: OpInfo, out):
 @contextlib.contextmanager
 def recording_rows():
     """Collect the names of the registry rows dispatched inside the block (forward calls)."""
-    from ..ops import dispatch
+    from ..ops.core import dispatch
 
     seen: set = set()
     saved = {n: getattr(dispatch, n) for n in

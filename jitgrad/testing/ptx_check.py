@@ -125,7 +125,7 @@ def check(records_path: str) -> list:
     from numba import cuda
     import numba.cuda.dispatcher as cuda_dispatcher
 
-    from jitgrad.ops import dispatch
+    from jitgrad.ops.core import dispatch
 
     class _TargetDevice:  # device functions ask the current device for its compute capability
         compute_capability = CC

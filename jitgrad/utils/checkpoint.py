@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..autograd import Function, transforms
 from ..autograd import grad as autograd_grad
-from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..graph.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..ops import creation
 from ..tensor import Tensor
 
@@ -65,7 +65,8 @@ class _Checkpoint(Function):
 
 
 def _alias(x):
-    from ..ops import dispatch, shape
+    from ..ops.core import dispatch
+    from ..ops import shape
 
     return dispatch.composite(shape.VIEW, x, shape=tuple(x.shape))
 

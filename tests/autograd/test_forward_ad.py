@@ -141,8 +141,8 @@ def test_forward_over_reverse_through_saved_outputs():
 
 
 def test_missing_jvp_rule_is_named():
-    from jitgrad.ops import dispatch
-    from jitgrad.ops.registry import OPS, def_composite
+    from jitgrad.ops.core import dispatch
+    from jitgrad.ops.core.registry import OPS, def_composite
 
     op = def_composite("_test_no_jvp", "TestNoJvpBackward0", ("x",), lambda ctx, x: x * 2,
                        lambda ctx, g: (g * 2,))

@@ -49,7 +49,7 @@ with warnings.catch_warnings(record=True) as caught:
     from jitgrad import _config
     from jitgrad.kernels.cpu import kernel_cache
 
-    _config.FUSION_MIN_ELEMENTS = 1  # fuse the small backward (ops/fusion.py's kernels)
+    _config.FUSION_MIN_ELEMENTS = 1  # fuse the small backward (ops/core/fusion.py's kernels)
     x0 = np.linspace(-1.0, 2.0, 12)
     out = {}
 

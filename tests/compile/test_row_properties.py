@@ -1,5 +1,5 @@
 """What jitgrad.compile knows of an op is a property of its row, never a list of names in
-``compile/`` (Note [what compile knows of a row] in jitgrad/ops/registry.py), and the tracer
+``compile/`` (Note [what compile knows of a row] in jitgrad/ops/core/registry.py), and the tracer
 meets eager only through registered hooks (Note [compile tracing])."""
 import ast
 import pathlib
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jitgrad
-from jitgrad.ops import registry, upper
+from jitgrad.ops.core import registry, upper
 
 COMPILE = pathlib.Path(jitgrad.__file__).resolve().parent / "compile"
 TRANSCENDENTAL = ("exp", "log", "tanh", "sin", "cos", "sigmoid", "erf", "sqrt", "pow", "rpow",
@@ -86,7 +86,7 @@ def test_a_value_dependent_row_is_refused(monkeypatch):
 
 
 def test_tracing_registers_hooks_and_swaps_nothing():
-    """While a trace runs, the tracer's hooks are registered with ops/upper.py; the Tensor
+    """While a trace runs, the tracer's hooks are registered with ops/core/upper.py; the Tensor
     class and ops' bound constructor are never replaced."""
     from jitgrad.ops import creation
     from jitgrad.tensor import Tensor

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jitgrad as jg
-from jitgrad.ops import dispatch
+from jitgrad.ops.core import dispatch
 from jitgrad.testing import assert_close
 
 DEV = "cuda:0"

@@ -1,5 +1,5 @@
 """Fused backward regions (Note [fused regions] in engine/regions.py, Note [fused backward] in
-ops/fusion.py).
+ops/core/fusion.py).
 
 Every test compares against finite differences or against the same backward run node by node
 (``FUSION`` off), and checks that fusion did (or did not) happen by counting the regions the
@@ -12,7 +12,7 @@ import pytest
 import jitgrad as jg
 from jitgrad import _config
 from jitgrad.autograd import Function, gradcheck
-from jitgrad.ops import fusion
+from jitgrad.ops.core import fusion
 
 RNG = np.random.default_rng(7)
 ADDED_INTO = []  # regions that added a partial sum waiting at an edge to their gradient

@@ -1,4 +1,4 @@
-"""Lazy leaf edges (Note [lazy leaf edges] in autograd/node.py): an op on a leaf with no live
+"""Lazy leaf edges (Note [lazy leaf edges] in graph/node.py): an op on a leaf with no live
 sink records the leaf itself; ``next_functions`` and the engine see the leaf's ``AccumulateGrad``,
 one per leaf per graph, with PyTorch's lifetimes and hooks."""
 import gc

@@ -1,4 +1,4 @@
-"""Gradient buffers the engine owns (Note [owned buffers] in autograd/node.py).
+"""Gradient buffers the engine owns (Note [owned buffers] in graph/node.py).
 
 AccumulateGrad keeps an incoming gradient as ``.grad`` without copying it, and a node's input
 buffer adds several gradients in place, only when nothing else can see that tensor or its
@@ -16,7 +16,7 @@ import pytest
 
 import jitgrad as jg
 from jitgrad.autograd import Function
-from jitgrad.autograd.node import sole_owner
+from jitgrad.graph.node import sole_owner
 from jitgrad.kernels.cpu import pool
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import jitgrad as jg
-from jitgrad.autograd.node import GraphRoot, Node
+from jitgrad.graph.node import GraphRoot, Node
 from jitgrad.engine import regions
 from jitgrad.engine.graph_task import GraphTask, ReadyQueue, count_dependencies
 from jitgrad.engine.input_buffer import InputBuffer, OrderedInputBuffer, validate_outputs

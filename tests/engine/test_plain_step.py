@@ -7,8 +7,8 @@ import pytest
 
 import jitgrad as jg
 from jitgrad import _config
-from jitgrad.autograd.node import SECOND_BACKWARD_MSG
-from jitgrad.ops.registry import ElementwiseNode
+from jitgrad.graph.node import SECOND_BACKWARD_MSG
+from jitgrad.ops.core.registry import ElementwiseNode
 
 RNG = np.random.default_rng(7)
 
@@ -193,7 +193,7 @@ def _springs(x):
 @pytest.fixture
 def composite_applies(monkeypatch):
     """Counts the composite nodes whose apply ran, by node name."""
-    from jitgrad.ops.registry import OpNode
+    from jitgrad.ops.core.registry import OpNode
 
     seen = []
     original = OpNode.apply
@@ -208,7 +208,7 @@ def composite_applies(monkeypatch):
 
 
 def test_composite_plain_apply_equals_run_node_bitwise(monkeypatch, composite_applies):
-    from jitgrad.ops.registry import OpNode
+    from jitgrad.ops.core.registry import OpNode
 
     x0 = RNG.standard_normal(9)
     plain = _grads(_springs, [x0])[0]

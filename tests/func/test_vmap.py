@@ -5,8 +5,8 @@ import pytest
 import jitgrad as jg
 import jitgrad.func as F
 from jitgrad.func import BatchingRuleError
-from jitgrad.ops import dispatch
-from jitgrad.ops.registry import OPS, def_composite
+from jitgrad.ops.core import dispatch
+from jitgrad.ops.core.registry import OPS, def_composite
 from jitgrad.testing import assert_close
 
 RNG = np.random.default_rng(1)

@@ -1,4 +1,4 @@
-"""Every registry row (``jitgrad.ops.registry.OPS``) has an op-database entry, and every row an
+"""Every registry row (``jitgrad.ops.core.registry.OPS``) has an op-database entry, and every row an
 entry names exists. The rows an entry names are rows its calls run: tests/ops/test_ops.py checks
 ``rows`` in the forward test and ``gradient_rows`` in the gradgradcheck with a recorder
 (``opinfo.recording_rows``). A row covered otherwise is in ``COVERED_ELSEWHERE``, with where."""
@@ -12,7 +12,7 @@ import jitgrad.scipy.linalg  # noqa: F401
 import jitgrad.scipy.signal  # noqa: F401
 import jitgrad.scipy.stats  # noqa: F401
 import jitgrad.scipy._mvn_cdf  # noqa: F401  (its rows are made when stats first needs them)
-from jitgrad.ops.registry import OPS
+from jitgrad.ops.core.registry import OPS
 from jitgrad.testing.op_db import all_entries
 
 #: rows made on first use, one per operand count (``einsum2``, ``einsum3``...): they exist only

@@ -1,4 +1,4 @@
-"""Note [eager fast path] (ops/fastpath.py): the cached small-array path gives exactly what the
+"""Note [eager fast path] (ops/core/fastpath.py): the cached small-array path gives exactly what the
 general path gives (values to the bit, dtypes, node names, gradients, errors), and falls back
 wherever its key does not fit."""
 import re
@@ -9,9 +9,9 @@ import pytest
 import jitgrad
 from jitgrad.compile.loop import fori_loop
 from jitgrad.kernels.cpu import elementwise as cpu
-from jitgrad.ops import dispatch, fastpath
+from jitgrad.ops.core import dispatch, fastpath
 from jitgrad.ops import reduce as reduce_ops
-from jitgrad.ops.registry import OPS
+from jitgrad.ops.core.registry import OPS
 from jitgrad.ops.roll import _roll_fwd
 from jitgrad.tensor import Tensor
 

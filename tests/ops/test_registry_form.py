@@ -1,4 +1,4 @@
-"""The form of the op rows (ops/registry.py): every property of a row is a keyword of its
+"""The form of the op rows (ops/core/registry.py): every property of a row is a keyword of its
 ``def_*`` call, and the public surface (Tensor methods, in-place methods, top-level and
 ``jitgrad.numpy`` names) is derived from the rows (Note [derived surface])."""
 import ast
@@ -12,14 +12,15 @@ import pytest
 import jitgrad
 import jitgrad.numpy as jnp
 from jitgrad import Tensor
-from jitgrad.ops import binary, registry, unary
+from jitgrad.ops import binary, unary
+from jitgrad.ops.core import registry
 
-OPS_DIR = pathlib.Path(registry.__file__).parent
+OPS_DIR = pathlib.Path(registry.__file__).parent.parent
 ROW_FIELDS = {f.name for f in dataclasses.fields(registry.OpDef)} - {"node_cls", "save_plans"}
 
 
 def _sources():
-    for path in sorted(OPS_DIR.glob("*.py")):
+    for path in sorted(OPS_DIR.rglob("*.py")):
         yield path, ast.parse(path.read_text())
 
 

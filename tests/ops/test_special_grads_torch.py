@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import jitgrad
-from jitgrad.ops import dispatch
-from jitgrad.ops.registry import OPS
+from jitgrad.ops.core import dispatch
+from jitgrad.ops.core.registry import OPS
 
 from _special_grads_pinned import CASES, DATA, FUNCTIONS, POINTS, TORCH_VERSION
 

@@ -11,8 +11,8 @@ import pytest
 import scipy.special
 
 import jitgrad
-from jitgrad.ops import dispatch
-from jitgrad.ops.registry import OPS
+from jitgrad.ops.core import dispatch
+from jitgrad.ops.core.registry import OPS
 from jitgrad.testing.op_db import all_entries
 
 DTYPES = ["float64", "float32"]

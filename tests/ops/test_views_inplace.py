@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import jitgrad as jg
-from jitgrad.ops import dispatch, indexing, scatter, shape, unary
+from jitgrad.ops.core import dispatch
+from jitgrad.ops import indexing, scatter, shape, unary
 from jitgrad.testing import assert_close, gradcheck, gradgradcheck
 from jitgrad.testing.db_shape import NumPyOps, TensorOps
 

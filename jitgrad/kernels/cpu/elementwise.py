@@ -98,7 +98,7 @@ def _kernel_source(body, modes: str, grid: bool, parallel: bool, n_out: int = 1)
         f"@cached_njit({flags})",
         f"def kernel({outs}, {args}):",
     ]
-    # a body with several results (fused backward, ops/fusion.py) returns a tuple: one store each
+    # a body with several results (fused backward, ops/core/fusion.py) returns a tuple: one store each
     if grid:
         lines += [f"    m, n = {first}.shape",
                   f"    for r in {loop}(m):",
@@ -343,7 +343,7 @@ def _identity(x):
 # Note [direct kernel entry]: a Numba dispatcher call resolves the argument types on every call
 # (typeof of each argument, then a signature lookup): about half the cost of calling a tiny
 # kernel (measured: 466 ns through the dispatcher, 236 ns through the compiled entry point, on
-# (100,) float64). The small-array fast paths (ops/dispatch.py) know the argument types from
+# (100,) float64). The small-array fast paths (ops/core/dispatch.py) know the argument types from
 # their cache key, so they call the compiled specialisation's entry point directly: the same
 # machine code and CPython wrapper the dispatcher ends up in (nogil: the wrapper releases the
 # GIL around the loop; no state of its own: thread-safe). Only the serial flat kernel is called

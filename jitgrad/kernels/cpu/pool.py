@@ -58,7 +58,7 @@ def size_class(nbytes: int) -> int:
 
 class Lease:
     """Owner of one pooled block while any array uses it (see the module docstring); the base
-    of every pooled array, which is how ``autograd.node.sole_owner`` recognises one."""
+    of every pooled array, which is how ``graph.node.sole_owner`` recognises one."""
 
     __slots__ = ("__array_interface__", "block", "pool")
 

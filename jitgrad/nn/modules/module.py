@@ -11,12 +11,12 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 
 from ... import dtypes
-from ...autograd.grad_mode import no_grad
-from ...autograd.node import HookDict
+from ...graph.grad_mode import no_grad
+from ...graph.node import HookDict
 from ..._device import Device
-from ...ops import dispatch, upper
+from ...ops.core import dispatch, upper
 from ...tensor import Tensor
-from ...ops.upper import guard_writes
+from ...ops.core.upper import guard_writes
 from ..parameter import Parameter
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])

@@ -7,9 +7,9 @@ from ... import dtypes
 from ...ops import creation
 from .. import functional
 from .. import init
-from ...ops.upper import guard_writes
+from ...ops.core.upper import guard_writes
 from ..parameter import Parameter
-from ...ops import dispatch
+from ...ops.core import dispatch
 from .linear import _check_device, _empty, _place
 from .module import Module
 

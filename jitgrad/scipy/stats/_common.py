@@ -12,7 +12,7 @@ import numpy as _np
 
 from ...ops import binary as _binary_ops
 from ...ops import unary as _unary_ops
-from ...ops import upper as _upper
+from ...ops.core import upper as _upper
 from ...tensor import Tensor
 
 

@@ -15,13 +15,13 @@ ops what it needs once, through the functions here, and nothing else writes thes
   ``ops/inplace.py`` uses instead of importing ``autograd/forward_ad.py``.
 
 - ``write_guard``: called with a tensor before any in-place or ``out=`` write into it
-  (``ops/writes.py``, ``check_writable``); set by jitgrad.compile while a trace runs (Note
+  (``ops/core/writes.py``, ``check_writable``); set by jitgrad.compile while a trace runs (Note
   [compile tracing] in jitgrad/compile/trace.py), None otherwise.
 - ``creation_hook`` and ``host_read_hook``: jitgrad.compile's view of eager while it traces
   (``set_tracing_hooks``): ``Tensor._make`` reports every tensor made, ``Tensor._host`` every
   read of a tensor's values for Python, ``creation.generator`` every random draw;
   ``constant_maker`` marks the constructors whose tensors are constants of a traced program;
-  ``host_read`` and ``guard_writes`` are how code outside ``_host`` and ``ops/writes.py``
+  ``host_read`` and ``guard_writes`` are how code outside ``_host`` and ``ops/core/writes.py``
   reports a read or asks before a write.
 
 Readers read them as module attributes at call time (``upper.inplace_tangents``), or, on a hot
@@ -135,7 +135,7 @@ def host_read(t, what: str) -> None:
 def guard_writes(*tensors) -> None:
     """Ask the write guard (if one is set) about each tensor a layer above ops is about to
     write in place outside the ops (``nn.init``, gradient clipping, ``load_state_dict``,
-    buffers, optimizer steps), as ``ops/writes.py`` does for the ops' own writes: while
+    buffers, optimizer steps), as ``ops/core/writes.py`` does for the ops' own writes: while
     jitgrad.compile traces, a write the trace did not record would not happen on a later call,
     so the guard refuses it. Outside a trace this costs one check."""
     if write_guard is not None:

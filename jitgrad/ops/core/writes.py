@@ -9,15 +9,15 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes
-from ..autograd.grad_mode import is_grad_enabled
-from ..kernels.cpu import elementwise as cpu, pool
+from ... import dtypes
+from ...graph.grad_mode import is_grad_enabled
+from ...kernels.cpu import elementwise as cpu, pool
 from . import devices, upper
 from .devices import MIXED_DEVICES_MSG, device_of, on_cuda, shares_memory
 from .operands import complex_error
 from .recording import needs_grad
 
-# the registered class and write guard: ops/upper.py keeps them current (Note [upper
+# the registered class and write guard: ops/core/upper.py keeps them current (Note [upper
 # registrations])
 Tensor = write_guard = None
 upper.bind(globals(), "Tensor", "write_guard")

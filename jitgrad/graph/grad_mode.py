@@ -16,7 +16,7 @@ class _State(threading.local):
 
 _state = _State()
 #: the thread's flag object: ``state.enabled`` is ``is_grad_enabled()`` without the call (for
-#: the eager hot path, ops/fastpath.py)
+#: the eager hot path, ops/core/fastpath.py)
 state = _state
 
 

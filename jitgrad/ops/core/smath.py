@@ -18,9 +18,9 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from .. import _config
-from ..kernels import special_scalar
-from ..kernels.cpu import vmath
+from ... import _config
+from ...kernels import special_scalar
+from ...kernels.cpu import vmath
 from .registry import OPS
 
 
@@ -154,7 +154,7 @@ def _cuda_only_impls() -> dict:
 def _cuda_special():
     """The gamma-family device functions (``kernels.cuda.special``, compiled from
     ``device.special_scalar``)."""
-    from ..kernels.cuda import special as cuda_special
+    from ...kernels.cuda import special as cuda_special
 
     return cuda_special.SPECIAL
 

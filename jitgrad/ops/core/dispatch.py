@@ -3,13 +3,13 @@
 ``elementwise`` and ``composite`` (and their ``out=`` forms) tie the jobs of the modules below
 together, each in a file of its own:
 
-- ``ops/devices.py``: which device an op runs on, moves between devices (Note [lazy cuda]);
-- ``ops/operands.py``: operand coercion, dtype promotion, broadcast checks (Note [plain float
+- ``ops/core/devices.py``: which device an op runs on, moves between devices (Note [lazy cuda]);
+- ``ops/core/operands.py``: operand coercion, dtype promotion, broadcast checks (Note [plain float
   path], Note [complex support]);
-- ``ops/recording.py``: the node an op records and what it saves (Note [view tracking]);
-- ``ops/writes.py``: ``out=`` and in-place writes into existing tensors;
-- ``ops/allocation.py``: new Tensors without history (zeros, filled, copies);
-- ``ops/upper.py``: what the layers above register into ops (Note [upper registrations]).
+- ``ops/core/recording.py``: the node an op records and what it saves (Note [view tracking]);
+- ``ops/core/writes.py``: ``out=`` and in-place writes into existing tensors;
+- ``ops/core/allocation.py``: new Tensors without history (zeros, filled, copies);
+- ``ops/core/upper.py``: what the layers above register into ops (Note [upper registrations]).
 
 This module re-exports the names of those modules that call sites read as ``dispatch.<name>``.
 
@@ -23,25 +23,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..kernels.cpu import elementwise as cpu
+from ... import dtypes
+from ...graph.grad_mode import is_grad_enabled, no_grad
+from ...kernels.cpu import elementwise as cpu
 from . import devices, upper
 from .allocation import copy_data, full_like, zeros
-from .fastpath import (basic_view, elementwise_fast, fresh_result, full_sum, run_body_entry,
-                       run_body_fast, unrolled_fast)
-from .devices import (MIXED_DEVICES_MSG, backend_for, cuda_backend, cuda_kernels, device_of,
-                      move, on_cuda, shares_memory)
-from .operands import (broadcast_shapes, check_complex_ok, complex_error, compute_dtype,
-                       operand, plain_float_args, prepare, result_shape, tensor_operand)
-from .recording import (CompositeCtx, gradient_edge, needs_grad, record_composite,
-                        record_elementwise, refresh_view, save_plan, view_tensor)
+from .fastpath import (
+    basic_view, elementwise_fast, fresh_result, full_sum, run_body_entry, run_body_fast,
+    unrolled_fast)
+from .devices import (
+    MIXED_DEVICES_MSG, backend_for, cuda_backend, cuda_kernels, device_of, move, on_cuda,
+    shares_memory)
+from .operands import (
+    broadcast_shapes, check_complex_ok, complex_error, compute_dtype, operand, plain_float_args,
+    prepare, result_shape, tensor_operand)
+from .recording import (
+    CompositeCtx, gradient_edge, needs_grad, record_composite, record_elementwise, refresh_view,
+    save_plan, view_tensor)
 from .upper import register_tensor_type as set_tensor_type
-from .writes import (OVERLAP_WRITE_MSG, add_into, check_cast, check_out_device,
-                     check_out_tensor, check_writable, compute_into, prepare_out,
-                     scalar_type_name, write_out)
+from .writes import (
+    OVERLAP_WRITE_MSG, add_into, check_cast, check_out_device, check_out_tensor, check_writable,
+    compute_into, prepare_out, scalar_type_name, write_out)
 
-# the registered class and hook, kept current by ops/upper.py (Note [upper registrations]): plain
+# the registered class and hook, kept current by ops/core/upper.py (Note [upper registrations]): plain
 # globals for the hot path, and read as ``dispatch.Tensor`` / ``dispatch.transform_hook`` elsewhere
 Tensor = make_tensor = transform_hook = None
 upper.bind(globals(), "Tensor", "make_tensor", "transform_hook")

@@ -15,15 +15,15 @@ import weakref
 
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import SavedTensor, next_sequence_nr
-from ..dtypes import BY_NUMPY
+from ...graph.grad_mode import is_grad_enabled
+from ...graph.node import SavedTensor, next_sequence_nr
+from ...dtypes import BY_NUMPY
 from . import upper
 from .devices import shares_memory
 
 _ndarray = np.ndarray
 
-# the registered class and its bound ``_make``: ops/upper.py keeps them current (Note [upper
+# the registered class and its bound ``_make``: ops/core/upper.py keeps them current (Note [upper
 # registrations])
 Tensor = make_tensor = None
 upper.bind(globals(), "Tensor", "make_tensor")
@@ -32,7 +32,7 @@ upper.bind(globals(), "Tensor", "make_tensor")
 def refresh_view(view) -> None:
     """Regenerate a stale view's ``grad_fn`` (Note [view tracking]; ``ops/views.py``, imported
     on this rare path because it builds on this module)."""
-    from . import views
+    from .. import views
 
     views.refresh_view(view)
 
@@ -52,7 +52,7 @@ def operand_edge(o, node) -> tuple:
     """``gradient_edge(o)`` of an operand of ``node`` that requires grad, the common cases
     inline: a result of another op (not a view: no stale history to check), or a leaf: its
     live sink, or ``(o, 0)`` with ``node._leaf_edges`` set when it has none (Note [lazy leaf
-    edges] in autograd/node.py)."""
+    edges] in graph/node.py)."""
     if o._base is None:
         source = o._grad_fn
         if source is not None:

@@ -9,7 +9,7 @@ import importlib
 
 import numpy as np
 
-from ..kernels.cpu import elementwise as cpu
+from ...kernels.cpu import elementwise as cpu
 
 #: ``kernels.cuda.backend`` once the first CUDA tensor was made, else None (Note [lazy cuda]). Read it
 #: as ``devices.loaded_cuda`` (it changes after import).
@@ -24,7 +24,7 @@ def cuda_backend():
     """``kernels.cuda.backend``, loaded on first use (Note [lazy cuda])."""
     global loaded_cuda
     if loaded_cuda is None:
-        from ..kernels.cuda import backend
+        from ...kernels.cuda import backend
         from . import smath
 
         smath.register_cuda()

@@ -27,14 +27,13 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .. import dtypes
-from ..autograd.grad_mode import state as _grad_mode  # ``.enabled``: is_grad_enabled()
-from ..kernels.cpu import elementwise as cpu, reduce as cpu_reduce
+from ... import dtypes
+from ...graph.grad_mode import state as _grad_mode  # ``.enabled``: is_grad_enabled()
+from ...kernels.cpu import elementwise as cpu, reduce as cpu_reduce
 from . import upper
-from .recording import (record_elementwise, record_one, record_unrolled, save_plan,
-                        view_tensor)
+from .recording import record_elementwise, record_one, record_unrolled, save_plan, view_tensor
 
-# the registered class, its bound ``_make`` and the hook: ops/upper.py keeps them current (Note
+# the registered class, its bound ``_make`` and the hook: ops/core/upper.py keeps them current (Note
 # [upper registrations])
 Tensor = make_tensor = transform_hook = None
 upper.bind(globals(), "Tensor", "make_tensor", "transform_hook")

@@ -1,11 +1,11 @@
 """New Tensors without history on a given device: zeros, filled, copies (pooled on the CPU)."""
 from __future__ import annotations
 
-from ..kernels.cpu import pool
+from ...kernels.cpu import pool
 from . import devices, upper
 from .devices import cuda_backend, device_of
 
-Tensor = None  # the registered class: ops/upper.py keeps it current (Note [upper registrations])
+Tensor = None  # the registered class: ops/core/upper.py keeps it current (Note [upper registrations])
 upper.bind(globals(), "Tensor")
 
 

@@ -31,9 +31,9 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .. import _config
-from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.node import SECOND_BACKWARD_MSG, Node, SavedTensor, unshared
+from ... import _config
+from ...graph.grad_mode import is_grad_enabled
+from ...graph.node import SECOND_BACKWARD_MSG, Node, SavedTensor, unshared
 from . import dispatch
 
 OPS: dict = {}
@@ -73,7 +73,7 @@ class OpDef:
     cpu_ufunc: object = None  # elementwise: NumPy ufunc for large CPU forwards (Note [NumPy forward])
     save_plans: dict = field(default_factory=dict)  # needs_input_grad -> what to save (dispatch)
     # (dtype, operand pattern) -> the cached eager decision (Note [eager fast path] in
-    # ops/fastpath.py)
+    # ops/core/fastpath.py)
     fast_plans: dict = field(default_factory=dict)
     # the same plans of ``fastpath.unrolled_fast``'s three patterns, each keyed by dtype alone
     unrolled_plans: tuple = field(default_factory=lambda: ({}, {}, {}))
@@ -90,7 +90,7 @@ class OpDef:
     # ``forward``; None: the op raises a clear error on CUDA tensors. Elementwise rows need none:
     # their scalar bodies compile for CUDA too.
     cuda_forward: object = None
-    # Note [complex support] (ops/operands.py): the row accepts complex tensors; ``holomorphic``
+    # Note [complex support] (ops/core/operands.py): the row accepts complex tensors; ``holomorphic``
     # (elementwise rows): its backward bodies are ``g * f'(...)`` with real coefficients, so the
     # complex gradient ``g * conj(f'(z))`` is the same body run on conjugated saved operands
     complex_ok: bool = False
@@ -148,7 +148,7 @@ class OpNode(Node):
     # and the two dicts; read-only, so no node writes into another's)
     _attrs = _saved = MappingProxyType({})
 
-    # a recorder (ops/recording.py) sets every field of its node itself: the class call then
+    # a recorder (ops/core/recording.py) sets every field of its node itself: the class call then
     # allocates without an ``__init__`` frame (``new_node``, Note [eager fast path])
     __init__ = object.__init__
     needs_input_grad: tuple = ()
@@ -211,7 +211,7 @@ class OpNode(Node):
         return [r if need else None for r, need in zip(result, needs)]
 
     def _apply_fused(self, region, g):
-        """Note [fused backward] (ops/fusion.py): this node and the ``FusedRegion`` below it at
+        """Note [fused backward] (ops/core/fusion.py): this node and the ``FusedRegion`` below it at
         once, from this node's gradient ``g``: ``FusedGradients``, or None to decline."""
         return fusion.apply_fused(region, g)
 
@@ -379,7 +379,7 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
                     cpu_ufunc=None, jvp=None, complex_ok=False, holomorphic=False, method=None,
                     inplace=None, export=None, numpy=None):
     """Declare an elementwise op from scalar bodies (see the module docstring); ``complex_ok``
-    and ``holomorphic``: Note [complex support] (ops/operands.py); ``method``, ``inplace``,
+    and ``holomorphic``: Note [complex support] (ops/core/operands.py); ``method``, ``inplace``,
     ``export``, ``numpy``: Note [derived surface]."""
     backward = backward or {}
     params = {inp: tuple(inspect.signature(body).parameters)[1:] for inp, body in backward.items()}

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from ... import dtypes
 from . import devices, upper
 
-Tensor = None  # the registered class: ops/upper.py keeps it current (Note [upper registrations])
+Tensor = None  # the registered class: ops/core/upper.py keeps it current (Note [upper registrations])
 upper.bind(globals(), "Tensor")
 
 

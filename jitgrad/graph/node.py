@@ -397,7 +397,7 @@ class GraphRoot(Node):
 
 
 # --- the fused-region interface (Note [fused regions] in engine/regions.py): the types the
-# engine and a fusible node's ``_apply_fused`` (ops/fusion.py) exchange, kept here below both
+# engine and a fusible node's ``_apply_fused`` (ops/core/fusion.py) exchange, kept here below both
 class Destination(NamedTuple):
     """Where the gradient a region member computes for one of its inputs goes: into member
     ``index`` of the region (``outside`` False), or out of the region through its outside edge
