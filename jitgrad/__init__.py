@@ -9,6 +9,7 @@ from .dtypes import (bool_, complex64, complex128, dtype, float16, float32, floa
                      get_default_dtype, int8, int16, int32, int64, is_complex, set_default_dtype,
                      uint8)
 from .tensor import Tensor
+from . import _protocols  # noqa: F401  (registers NumPy's protocols for Tensor)
 from .kernels.cpu.pool import empty_cache, memory_stats
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled

@@ -1,8 +1,10 @@
 """NumPy's dispatch protocols for Tensor: ``numpy.sin(t)``, ``numpy.sum(t, axis=0)``,
 ``ndarray + t`` record the graph and return Tensors.
 
-Both hooks look NumPy's callable up in ONE table, built by ``jitgrad.numpy`` (imported lazily,
-so ``import jitgrad`` stays cheap): ``UFUNCS`` (ufunc -> implementation) and ``FUNCTIONS``
+``Tensor``'s class body declares the protocol methods and calls the handlers this module
+registers with ``tensor.set_numpy_protocols`` at import (it builds on ``jitgrad.numpy``, above
+``tensor.py``). Both handlers look NumPy's callable up in ONE table, built by ``jitgrad.numpy``
+(imported on the first protocol call, so ``import jitgrad`` stays cheap): ``UFUNCS`` (ufunc -> implementation) and ``FUNCTIONS``
 (function -> implementation). The namespace path (``jitgrad.numpy.sin``) and the protocol path
 (``numpy.sin``) therefore run the same code and record the same graph.
 
@@ -13,6 +15,11 @@ names the function: never a silently missing gradient.
 from __future__ import annotations
 
 import numpy as np
+
+from . import tensor as _tensor_module
+from .graph.grad_mode import is_grad_enabled
+from .ops.core import upper
+from .tensor import Tensor
 
 _TABLE = None
 
@@ -27,8 +34,6 @@ def _tables():
 
 
 def _tensor_type():
-    from .tensor import Tensor
-
     return Tensor
 
 
@@ -57,8 +62,6 @@ def _to_data(o, what):
 
 
 def _fallback(name, func, args, kwargs):
-    from .autograd import is_grad_enabled
-
     if is_grad_enabled() and _any_requires_grad(list(args) + list(kwargs.values())):
         raise TypeError(
             f"numpy.{name} is not differentiable in jitgrad (no derivative rule); it was called "
@@ -78,8 +81,6 @@ def _out_data(out):
         return type(out)(_out_data(o) for o in out)
     if not isinstance(out, Tensor):
         return out
-    from .ops.core import upper
-
     if upper.write_guard is not None:
         upper.write_guard(out)
     return out._data  # device read: the array NumPy writes into (write guarded)
@@ -165,3 +166,13 @@ def array_function(self, func, types, args, kwargs):
     if out is not None:
         return _write_out(out, result, name)
     return result
+
+
+def array_namespace(self, api_version=None):
+    """``Tensor.__array_namespace__``: the Array API namespace for Tensors, ``jitgrad.numpy``."""
+    import jitgrad.numpy
+
+    return jitgrad.numpy
+
+
+_tensor_module.set_numpy_protocols(array_ufunc, array_function, array_namespace)

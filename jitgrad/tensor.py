@@ -27,6 +27,22 @@ from .ops.format import format_tensor
 # registered with ``ops/core/upper.py`` (``set_tracing_hooks``), which keeps these globals current.
 creation_hook = host_read_hook = None
 
+
+def _protocols_not_ready(self, *args):
+    raise TypeError("NumPy's protocols on jitgrad Tensors are registered by jitgrad._protocols "
+                    "when jitgrad is imported: import jitgrad")
+
+
+#: the handlers of NumPy's dispatch protocols (``__array_ufunc__``, ``__array_function__``,
+#: ``__array_namespace__``): ``jitgrad._protocols`` registers them (``set_numpy_protocols``) at
+#: import; it builds on ``jitgrad.numpy``, above this module
+_numpy_protocols = (_protocols_not_ready,) * 3
+
+
+def set_numpy_protocols(array_ufunc, array_function, array_namespace) -> None:
+    global _numpy_protocols
+    _numpy_protocols = (array_ufunc, array_function, array_namespace)
+
 _NON_LEAF_GRAD_MSG = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
@@ -36,6 +52,7 @@ _NON_LEAF_GRAD_MSG = (
 
 
 _dtype_of = dtypes.BY_NUMPY.get
+_shape_ops = shape
 
 
 class Tensor:
@@ -55,21 +72,15 @@ class Tensor:
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """NumPy ufuncs on Tensors record the graph (``jitgrad._protocols``)."""
-        from . import _protocols
-
-        return _protocols.array_ufunc(self, ufunc, method, *inputs, **kwargs)
+        return _numpy_protocols[0](self, ufunc, method, *inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         """NumPy functions on Tensors record the graph (``jitgrad._protocols``)."""
-        from . import _protocols
-
-        return _protocols.array_function(self, func, types, args, kwargs)
+        return _numpy_protocols[1](self, func, types, args, kwargs)
 
     def __array_namespace__(self, *, api_version=None):
         """The Array API namespace for Tensors: ``jitgrad.numpy``."""
-        import jitgrad.numpy
-
-        return jitgrad.numpy
+        return _numpy_protocols[2](self, api_version)
 
     @classmethod
     def _make(cls, data: np.ndarray, requires_grad: bool = False, counter=None) -> "Tensor":
@@ -617,6 +628,29 @@ class Tensor:
     def __setitem__(self, index, value):
         indexing.setitem(self, index, value)
 
+    # methods no single row backs: wrappers that pick among rows by their arguments, or compose
+    argmax, argmin = reduce.argmax, reduce.argmin
+    reshape, flatten, narrow, select = (_shape_ops.reshape, _shape_ops.flatten, _shape_ops.narrow,
+                                        _shape_ops.select)  # (``shape`` is the property here)
+    matmul = linalg.matmul
+
+    @property
+    def T(self):
+        return shape.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        return shape.transpose(self, -2, -1)
+
+    def expand_as(self, other):
+        return shape.expand(self, other.shape)
+
+    def view_as(self, other):
+        return shape.view(self, other.shape)
+
+    def reshape_as(self, other):
+        return shape.reshape(self, other.shape)
+
     # in-place operators
     def __iadd__(self, other):
         return self.add_(other)
@@ -645,17 +679,6 @@ def _rebuild(data, requires_grad, device="cpu"):
 for _names, _fn, _op in registry.surface("method"):
     for _name in _names:
         setattr(Tensor, _name, _fn)
-# Methods no single row backs: wrappers that pick among rows by their arguments, or compose ops
-for _fn in (reduce.argmax, reduce.argmin, shape.reshape, shape.flatten, shape.narrow,
-            shape.select, linalg.matmul):
-    setattr(Tensor, _fn.__name__, _fn)
-
-
-Tensor.T = property(lambda self: shape.permute(self, tuple(range(self.ndim - 1, -1, -1))))
-Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))
-Tensor.expand_as = lambda self, other: shape.expand(self, other.shape)
-Tensor.view_as = lambda self, other: shape.view(self, other.shape)
-Tensor.reshape_as = lambda self, other: shape.reshape(self, other.shape)
 
 from .ops import inplace as _inplace  # noqa: E402  (methods added after the class exists)
 from .ops.core import upper  # noqa: E402

@@ -27,6 +27,10 @@ import warnings
 import numpy as np
 
 from ..graph.grad_mode import enable_grad, no_grad
+from ..ops import creation
+from ..ops.core import dispatch
+from . import forward_ad
+from .api import grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "get_numerical_jacobian",
            "get_analytical_jacobian"]
@@ -37,15 +41,29 @@ class GradcheckError(RuntimeError):
 
 
 def _Tensor():
-    from ..ops.core import dispatch
-
     return dispatch.Tensor
 
 
 def _tensor(a):
-    from ..ops.creation import tensor
+    return creation.tensor(a)
 
-    return tensor(a)
+
+#: ``jitgrad.func``'s ``vmap`` and ``jacfwd``, registered by that package at import (it builds
+#: on this one): the checks ``check_batched_grad`` and ``check_batched_forward_grad`` run
+_batching = {}
+
+
+def set_batching_transforms(vmap, jacfwd) -> None:
+    _batching.update(vmap=vmap, jacfwd=jacfwd)
+
+
+def _transform(name: str):
+    try:
+        return _batching[name]
+    except KeyError:
+        raise RuntimeError(f"gradcheck: the batched checks need jitgrad.func's {name}, which "
+                           "registers itself when jitgrad is imported: import jitgrad "
+                           "first") from None
 
 
 def _as_tuple(x) -> tuple:
@@ -125,8 +143,6 @@ def get_numerical_jacobian(func, inputs, eps=1e-6) -> dict:
 def get_analytical_jacobian(func, inputs) -> dict:
     """Reverse-mode Jacobians ``{(i, j): array (out_j.numel, in_i.numel)}``: one
     vector-Jacobian product per output element."""
-    from . import grad
-
     inputs = _as_tuple(inputs)
     ins = _diff_inputs(inputs)
     with enable_grad():
@@ -151,8 +167,6 @@ def get_analytical_jacobian(func, inputs) -> dict:
 
 def _forward_jacobian(func, inputs) -> dict:
     """Forward-mode Jacobians: one Jacobian-vector product per input element."""
-    from . import forward_ad
-
     ins = _diff_inputs(inputs)
     with no_grad():
         outs = _outputs(func, inputs)
@@ -218,8 +232,6 @@ def _fast_check(func, inputs, outs, eps, atol, rtol):
     """One random projection per (input, output) pair: numerical ``v^T (J u)`` by one
     directional central difference per input vs analytical ``(v^T J) u`` by one vjp per
     output. Returns the first failing pair or None."""
-    from . import grad
-
     rng = np.random.default_rng(0)
     ins, js = _diff_inputs(inputs), _diff_outputs(outs)
     us = {}
@@ -336,8 +348,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 
 def _other_backward_checks(func, inputs, undefined, dtypes, batched, atol, rtol):
-    from . import grad
-
     ins = _diff_inputs(inputs)
     with enable_grad():
         outs = _outputs(func, inputs)
@@ -370,9 +380,7 @@ def _other_backward_checks(func, inputs, undefined, dtypes, batched, atol, rtol)
 
 def _batched_vjp_check(o, j, xs, ins, atol, rtol):
     """vmap over ``autograd.grad`` with a batch of cotangents == one call per cotangent."""
-    from ..func import vmap
-    from . import grad
-
+    vmap = _transform("vmap")
     rng = np.random.default_rng(1)
     cts = rng.standard_normal((3,) + tuple(o.shape)).astype(o._data.dtype)
     batched = vmap(lambda v: grad(o, xs, v, retain_graph=True, allow_unused=True))(_tensor(cts))
@@ -390,8 +398,7 @@ def _batched_vjp_check(o, j, xs, ins, atol, rtol):
 
 
 def _batched_forward_jacobian(func, inputs) -> dict:
-    from ..func import jacfwd
-
+    jacfwd = _transform("jacfwd")
     ins = _diff_inputs(inputs)
     with no_grad():
         outs = _outputs(func, inputs)
@@ -441,8 +448,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     n = len(inputs)
 
     def first_grads(*args):
-        from . import grad
-
         xs, vs = args[:n], args[n:]
         with enable_grad():
             res = _outputs(func, xs)

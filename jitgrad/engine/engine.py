@@ -348,6 +348,9 @@ def run_nodes(task: GraphTask, owner: bool) -> None:
             workers.POOL.request(task)
 
 
+workers.set_task_runner(run_nodes)
+
+
 def _next_shared(task: GraphTask, owner: bool):
     """Under the task's lock, in shared mode: the next ``(node, buffer)`` to run, counted in
     ``threads.running``; None when this thread should stop (the task is done or failed, and for

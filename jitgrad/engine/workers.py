@@ -151,8 +151,7 @@ class Pool:
         return None
 
     def _loop(self, index: int) -> None:
-        from .engine import run_nodes
-
+        run_nodes = run_shared_task
         _tls.in_engine = True
         while True:
             with self.lock:
@@ -183,6 +182,15 @@ class Pool:
 
 
 POOL = Pool()
+
+#: what a worker runs a shared task with: ``engine.run_nodes(task, owner=False)``, registered
+#: by the engine module at import (the engine builds on this module, not the other way round)
+run_shared_task = None
+
+
+def set_task_runner(run) -> None:
+    global run_shared_task
+    run_shared_task = run
 
 
 def _after_fork_in_child() -> None:

@@ -12,6 +12,9 @@ from ._functional_call import functional_call
 from ._jacobian import hessian, jacfwd, jacrev
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 from ._vmap import vmap
+from ..autograd.gradcheck import set_batching_transforms as _register_for_gradcheck
+
+_register_for_gradcheck(vmap, jacfwd)  # the transforms check_batched_grad runs
 
 __all__ = ["grad", "grad_and_value", "value_and_grad", "vjp", "jvp", "linearize", "hvp",
            "jacrev", "jacfwd", "hessian", "vmap", "functional_call", "BatchedTensor",
