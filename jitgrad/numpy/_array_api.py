@@ -18,6 +18,8 @@ from .. import autograd as _autograd
 from ..ops import shape as _shape_ops
 from ..tensor import Tensor
 from ._passthrough import mark as _mark
+from . import _constants, _creation, _join, _reductions, _shape, _sorting
+from ._common import constant_array as _constant_array, to_tensor as _t
 
 __all__ = ["argsort", "cumulative_sum", "cumulative_prod", "unstack", "broadcast_arrays",
            "meshgrid", "nextafter", "unique_values", "unique_counts", "unique_inverse",
@@ -27,16 +29,6 @@ __all__ = ["argsort", "cumulative_sum", "cumulative_prod", "unstack", "broadcast
 UniqueAllResult = _namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 UniqueCountsResult = _namedtuple("UniqueCountsResult", ["values", "counts"])
 UniqueInverseResult = _namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
-
-
-def _ns():
-    import jitgrad.numpy as jnp
-
-    return jnp
-
-
-def _t(x):
-    return _ns()._t(x)
 
 
 def _wrap(a):
@@ -53,12 +45,11 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False)
     d = _t(a)._host("jitgrad.numpy.argsort")
     if axis is None:
         d, axis = d.ravel(), 0
-    idx = _ns()._argsort_data(d, int(axis) % max(d.ndim, 1), kind, descending)
+    idx = _sorting.argsort_data(d, int(axis) % max(d.ndim, 1), kind, descending)
     return _wrap(idx.astype(_np.int64))
 
 
 def _cumulative(fn, x, axis, dtype, include_initial, fill):
-    jnp = _ns()
     x = _t(x)
     if axis is None:
         if x.ndim > 1:
@@ -72,21 +63,21 @@ def _cumulative(fn, x, axis, dtype, include_initial, fill):
         axis = int(axis) % x.ndim
         shape = list(out.shape)
         shape[axis] = 1
-        out = jnp.concatenate([jnp._constant_array(_np.full(shape, fill, dtype=out.dtype.np), out),
-                               out], axis)
+        out = _join.concatenate([_constant_array(_np.full(shape, fill, dtype=out.dtype.np),
+                                                 out), out], axis)
     return out
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     """``y_k = sum_{j<=k} x_j`` along ``axis`` (``include_initial``: a leading 0); gradient
     ``g_x_j = sum_{k>=j} g_y_k`` (reversed cumulative sum)."""
-    return _cumulative(_ns().cumsum, x, axis, dtype, include_initial, 0)
+    return _cumulative(_reductions.cumsum, x, axis, dtype, include_initial, 0)
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     """``y_k = prod_{j<=k} x_j`` along ``axis`` (``include_initial``: a leading 1); gradient
     ``g_x_j = sum_{k>=j} g_y_k prod_{i<=k, i!=j} x_i`` (exact also with zeros)."""
-    return _cumulative(_ns().cumprod, x, axis, dtype, include_initial, 1)
+    return _cumulative(_reductions.cumprod, x, axis, dtype, include_initial, 1)
 
 
 def unstack(x, /, *, axis=0):
@@ -100,10 +91,9 @@ def unstack(x, /, *, axis=0):
 def broadcast_arrays(*arrays):
     """The arrays broadcast to their common shape (a tuple); each gradient is summed back over
     the broadcast dims."""
-    jnp = _ns()
     ts = [_t(a) for a in arrays]
     shape = _np.broadcast_shapes(*(t.shape for t in ts))
-    return tuple(t if tuple(t.shape) == shape else jnp.broadcast_to(t, shape) for t in ts)
+    return tuple(t if tuple(t.shape) == shape else _shape.broadcast_to(t, shape) for t in ts)
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
@@ -125,7 +115,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         view = [1] * n
         view[pos] = t.shape[0]
         v = _shape_ops.reshape(t, tuple(view))
-        out.append(v if sparse else _ns().broadcast_to(v, tuple(shape)))
+        out.append(v if sparse else _shape.broadcast_to(v, tuple(shape)))
     return tuple(out)
 
 
@@ -210,9 +200,9 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
 @_mark
 def from_dlpack(x, /, *, device=None, copy=None):
     """A constant Tensor from a DLPack-capable array (a Tensor is returned as is)."""
-    _ns()._check_device(device)
+    _creation.check_device(device)
     if isinstance(x, Tensor):
-        return _ns().asarray(x, copy=copy)
+        return _creation.asarray(x, copy=copy)
     return Tensor._make(_np.from_dlpack(x, copy=copy) if copy is not None else _np.from_dlpack(x))
 
 
@@ -257,7 +247,7 @@ class _Info:
         table = {n: _np.dtype(n) for n in names}
         if kind is None:
             return table
-        return {n: d for n, d in table.items() if _ns().isdtype(d, kind)}
+        return {n: d for n, d in table.items() if _constants.isdtype(d, kind)}
 
 
 def __array_namespace_info__():

@@ -17,21 +17,13 @@ from ..ops import indexing as _indexing
 from ..ops.core import upper as _upper
 from ..tensor import Tensor
 from ._passthrough import mark as _mark
+from . import _creation, _elementwise, _join, _matrix, _shape
+from ._common import cast as _cast, to_tensor as _t
 
 __all__ = ["append", "insert", "delete", "block", "r_", "c_", "select", "piecewise", "choose",
            "compress", "extract", "put_along_axis", "fill_diagonal", "diagflat", "ix_",
            "apply_along_axis", "apply_over_axes", "fromfunction", "ediff1d", "trim_zeros",
            "resize"]
-
-
-def _ns():
-    import jitgrad.numpy as jnp
-
-    return jnp
-
-
-def _t(x):
-    return _ns()._t(x)
 
 
 def _host(x):
@@ -52,11 +44,10 @@ class _Labeller:
         return lab
 
     def gather(self, labels):
-        jnp = _ns()
         labels = _np.asarray(labels)
         dt = _np.result_type(*(t.dtype.np for t in self.tensors)) if self.tensors else _np.float64
-        flats = [jnp.ravel(t if t.dtype.np == dt else jnp._cast(t, dt)) for t in self.tensors]
-        src = flats[0] if len(flats) == 1 else jnp.concatenate(flats)
+        flats = [_shape.ravel(t if t.dtype.np == dt else _cast(t, dt)) for t in self.tensors]
+        src = flats[0] if len(flats) == 1 else _join.concatenate(flats)
         if labels.size == 0:
             return Tensor._make(_np.zeros(labels.shape, dt))
         return _indexing.take_flat(src, labels.astype(_np.intp))
@@ -69,11 +60,10 @@ def _by_labels(fn, *arrays, **kwargs):
 
 def append(arr, values, axis=None):
     """``concatenate((arr, values), axis)`` (both flattened when ``axis`` is None)."""
-    jnp = _ns()
     arr, values = _t(arr), _t(values)
     if axis is None:
-        return jnp.concatenate([jnp.ravel(arr), jnp.ravel(values)])
-    return jnp.concatenate([arr, values], axis)
+        return _join.concatenate([_shape.ravel(arr), _shape.ravel(values)])
+    return _join.concatenate([arr, values], axis)
 
 
 def insert(arr, obj, values, axis=None):
@@ -178,16 +168,15 @@ def select(condlist, choicelist, default=0):
         raise ValueError("list of cases must be same length as list of conditions")
     if len(condlist) == 0:
         raise ValueError("select with an empty condition list is not possible")
-    jnp = _ns()
     out = _t(default)
     for cond, choice in zip(reversed(condlist), reversed(choicelist)):
         c = _np.asarray(_host(cond))
         if c.dtype != bool:
             raise TypeError("invalid entry in condlist: should be boolean ndarray")
-        out = jnp.where(c, choice, out)
+        out = _elementwise.where(c, choice, out)
     shape = _np.broadcast_shapes(*(_np.shape(_host(c)) for c in condlist),
                                  *(_np.shape(_host(c)) for c in choicelist))
-    return jnp.broadcast_to(out, shape) if tuple(out.shape) != shape else out
+    return _shape.broadcast_to(out, shape) if tuple(out.shape) != shape else out
 
 
 def piecewise(x, condlist, funclist, *args, **kw):
@@ -195,7 +184,6 @@ def piecewise(x, condlist, funclist, *args, **kw):
     ``x[condlist[k]]`` only (so a function undefined elsewhere never sees those points) and
     written into zeros (a later condition wins, as NumPy); one extra function is the
     "otherwise" case. Gradients: each function's, at its own points."""
-    jnp = _ns()
     x = _t(x)
     if isinstance(condlist, (bool, _np.bool_)) or _np.ndim(_host(condlist)) == 0 or (
             not isinstance(condlist, list) and _np.ndim(_host(condlist)) == x.ndim
@@ -208,8 +196,8 @@ def piecewise(x, condlist, funclist, *args, **kw):
         conds.append(~_np.any(conds, axis=0) if n else _np.ones(x.shape, bool))
     elif len(funclist) != n:
         raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
-    flat = jnp.ravel(x)
-    out = jnp.ravel(jnp.zeros_like(x) + x * 0) if x.dtype.is_floating_point else \
+    flat = _shape.ravel(x)
+    out = _shape.ravel(_creation.zeros_like(x) + x * 0) if x.dtype.is_floating_point else \
         Tensor._make(_np.zeros(x.numel(), x.dtype.np))
     for cond, fn in zip(conds, funclist):
         pos = _np.flatnonzero(cond)
@@ -220,10 +208,10 @@ def piecewise(x, condlist, funclist, *args, **kw):
         else:
             vals = _t(fn)
         if vals.dtype != out.dtype:
-            vals = jnp._cast(vals, out.dtype.np)
-        out = _indexing.put_flat(out, pos.astype(_np.intp), jnp.broadcast_to(vals, pos.shape)
+            vals = _cast(vals, out.dtype.np)
+        out = _indexing.put_flat(out, pos.astype(_np.intp), _shape.broadcast_to(vals, pos.shape)
                                  if vals.ndim == 0 else vals)
-    return jnp.reshape(out, x.shape)
+    return _shape.reshape(out, x.shape)
 
 
 def put_along_axis(arr, indices, values, axis):
@@ -231,7 +219,6 @@ def put_along_axis(arr, indices, values, axis):
     ``indices`` points along ``axis`` (the last write to a repeated position wins); the
     gradient of the old values there is 0 and ``values`` get theirs (a copy into ``arr``,
     recorded like any in-place op). Returns None, as NumPy."""
-    jnp = _ns()
     if not isinstance(arr, Tensor):
         if isinstance(values, Tensor) and values.requires_grad:
             raise TypeError("jitgrad.numpy.put_along_axis: writing values that require grad "
@@ -243,17 +230,16 @@ def put_along_axis(arr, indices, values, axis):
         labels, axis = labels.ravel(), 0
     pos = _np.take_along_axis(labels, idx, axis)
     vals = _t(values)
-    vals = vals if vals.dtype == arr.dtype else jnp._cast(vals, arr.dtype.np)
-    new = _indexing.put_flat(jnp.ravel(arr), pos.ravel().astype(_np.intp),
-                             jnp.ravel(jnp.broadcast_to(vals, pos.shape)))
-    arr.copy_(jnp.reshape(new, arr.shape))
+    vals = vals if vals.dtype == arr.dtype else _cast(vals, arr.dtype.np)
+    new = _indexing.put_flat(_shape.ravel(arr), pos.ravel().astype(_np.intp),
+                             _shape.ravel(_shape.broadcast_to(vals, pos.shape)))
+    arr.copy_(_shape.reshape(new, arr.shape))
 
 
 def fill_diagonal(a, val, wrap=False):
     """``numpy.fill_diagonal``, in place on a Tensor (``val`` repeated along the diagonal as
     NumPy does; the old diagonal gets a zero gradient, ``val`` gets the diagonal's). Returns
     None."""
-    jnp = _ns()
     if not isinstance(a, Tensor):
         if isinstance(val, Tensor) and val.requires_grad:
             raise TypeError("jitgrad.numpy.fill_diagonal: writing values that require grad "
@@ -262,16 +248,15 @@ def fill_diagonal(a, val, wrap=False):
     mask = _np.zeros(a.shape, bool)
     _np.fill_diagonal(mask, True, wrap)
     pos = _np.flatnonzero(mask).astype(_np.intp)
-    v = jnp.ravel(_t(val))
-    v = v if v.dtype == a.dtype else jnp._cast(v, a.dtype.np)
+    v = _shape.ravel(_t(val))
+    v = v if v.dtype == a.dtype else _cast(v, a.dtype.np)
     vals = v[_np.arange(pos.size) % v.shape[0]] if v.shape[0] != pos.size else v
-    a.copy_(jnp.reshape(_indexing.put_flat(jnp.ravel(a), pos, vals), a.shape))
+    a.copy_(_shape.reshape(_indexing.put_flat(_shape.ravel(a), pos, vals), a.shape))
 
 
 def diagflat(v, k=0):
     """The flattened ``v`` on diagonal ``k`` of a square matrix (``diag(ravel(v), k)``)."""
-    jnp = _ns()
-    return jnp.diag(jnp.ravel(_t(v)), k)
+    return _matrix.diag(_shape.ravel(_t(v)), k)
 
 
 @_mark
@@ -284,33 +269,31 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     """``func1d`` applied to every 1-d slice of ``arr`` along ``axis``; its result's dims take
     the place of ``axis`` (NumPy's rule). Differentiable when ``func1d`` is written with
     ``jitgrad.numpy``: the results are stacked."""
-    jnp = _ns()
     arr = _t(arr)
     axis = int(axis) % arr.ndim
-    moved = jnp.moveaxis(arr, axis, -1)
+    moved = _shape.moveaxis(arr, axis, -1)
     outer = tuple(moved.shape[:-1])
     res = [_t(func1d(moved[idx], *args, **kwargs)) for idx in _np.ndindex(*outer)]
     if not res:
         raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
-    out = jnp.reshape(jnp.stack(res, 0), outer + tuple(res[0].shape))
+    out = _shape.reshape(_join.stack(res, 0), outer + tuple(res[0].shape))
     rnd = res[0].ndim
     if rnd == 0:
         return out
-    return jnp.moveaxis(out, list(range(len(outer), len(outer) + rnd)),
-                        list(range(axis, axis + rnd)))
+    return _shape.moveaxis(out, list(range(len(outer), len(outer) + rnd)),
+                           list(range(axis, axis + rnd)))
 
 
 def apply_over_axes(func, a, axes):
     """``func(a, axis)`` applied for each axis in turn, keeping the dimensions (NumPy's
     ``apply_over_axes``)."""
-    jnp = _ns()
     val = _t(a)
     n = val.ndim
     for axis in _np.atleast_1d(axes):
         axis = int(axis) + n if axis < 0 else int(axis)
         res = _t(func(val, axis))
         if res.ndim != n:
-            res = jnp.expand_dims(res, axis)
+            res = _shape.expand_dims(res, axis)
             if res.ndim != n:
                 raise ValueError("function is not returning an array of the correct shape")
         val = res
@@ -334,14 +317,13 @@ def _grids(shape, dtype):
 def ediff1d(ary, to_end=None, to_begin=None):
     """``concatenate((to_begin, diff(ravel(ary)), to_end))``; the gradient flows to ``ary``
     and to Tensor ``to_begin``/``to_end``."""
-    jnp = _ns()
-    a = jnp.ravel(_t(ary))
-    parts = [] if to_begin is None else [jnp.ravel(_t(to_begin))]
+    a = _shape.ravel(_t(ary))
+    parts = [] if to_begin is None else [_shape.ravel(_t(to_begin))]
     parts.append(a[1:] - a[:-1])
     if to_end is not None:
-        parts.append(jnp.ravel(_t(to_end)))
-    parts = [p if p.dtype == a.dtype else jnp._cast(p, a.dtype.np) for p in parts]
-    return parts[0] if len(parts) == 1 else jnp.concatenate(parts)
+        parts.append(_shape.ravel(_t(to_end)))
+    parts = [p if p.dtype == a.dtype else _cast(p, a.dtype.np) for p in parts]
+    return parts[0] if len(parts) == 1 else _join.concatenate(parts)
 
 
 def trim_zeros(filt, trim="fb", axis=None):
@@ -361,4 +343,3 @@ def trim_zeros(filt, trim="fb", axis=None):
             stop = int(nz[:, ax].max()) + 1 if "b" in trim else data.shape[ax]
         index[ax] = slice(start, stop)
     return f[tuple(index)]
-

@@ -105,7 +105,9 @@ def classify_one(module, name: str) -> str:
 
 def classify() -> dict:
     """``{"main"|"linalg"|"fft": {name: kind}}`` for the pinned names."""
-    import jitgrad.numpy as jnp
+    # the package this module belongs to, read (not imported: it is always loaded before its
+    # submodules); its namespace is what is classified, missing names included (__getattr__)
+    jnp = sys.modules[__package__]
 
     return {"main": {n: classify_one(jnp, n) for n in MAIN},
             "linalg": {n: classify_one(jnp.linalg, n) for n in LINALG},

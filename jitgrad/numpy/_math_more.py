@@ -14,20 +14,11 @@ import numpy as _np
 from ..ops import binary as _binary_ops
 from ..ops import unary as _unary_ops
 from ..tensor import Tensor
+from . import _elementwise, _reductions, _shape
+from ._common import cast as _cast, to_tensor as _t
 
 __all__ = ["divmod", "modf", "frexp", "ldexp", "spacing", "i0", "copy", "matvec", "vecmat",
-           "asanyarray", "ascontiguousarray", "asfortranarray", "asarray_chkfinite", "require",
            "copyto"]
-
-
-def _ns():
-    import jitgrad.numpy as jnp
-
-    return jnp
-
-
-def _t(x):
-    return _ns()._t(x)
 
 
 def _const_like(values, x):
@@ -37,8 +28,7 @@ def _const_like(values, x):
 def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
     """``(floor(x1 / x2), x1 - floor(x1 / x2) x2)`` (``floor_divide``, ``remainder``).
     Derivatives: 0 for the quotient; ``g``, ``-g floor(x1 / x2)`` for the remainder."""
-    jnp = _ns()
-    return jnp.floor_divide(x1, x2), jnp.remainder(x1, x2)
+    return _elementwise.floor_divide(x1, x2), _elementwise.remainder(x1, x2)
 
 
 def modf(x, /):
@@ -46,8 +36,8 @@ def modf(x, /):
     part, both float. Derivatives: ``g`` for the fractional part, 0 for the integral part."""
     x = _t(x)
     if not x.dtype.is_floating_point:
-        x = _ns()._cast(x, _np.float64)
-    whole = _ns().trunc(x)
+        x = _cast(x, _np.float64)
+    whole = _elementwise.trunc(x)
     return x - whole, whole
 
 
@@ -56,7 +46,7 @@ def frexp(x, /):
     ``x 2^-e`` (exact in binary floating point), so ``dm/dx = 2^-e``."""
     x = _t(x)
     if not x.dtype.is_floating_point:
-        x = _ns()._cast(x, _np.float64)
+        x = _cast(x, _np.float64)
     mant, expo = _np.frexp(x._host("jitgrad.numpy.frexp"))
     # 2^-e in two factors: one would overflow for subnormal x (e < -1021)
     half = -expo // 2
@@ -76,7 +66,7 @@ def ldexp(x1, x2, /):
         raise TypeError("jitgrad.numpy.ldexp: the exponent must be an integer array (NumPy's "
                         f"ufunc has no loop for {e.dtype}); x2 is not differentiable")
     if not x1.dtype.is_floating_point:
-        x1 = _ns()._cast(x1, _np.float64)
+        x1 = _cast(x1, _np.float64)
     factor = _np.ldexp(_np.ones((), x1.dtype.np), e).astype(x1.dtype.np)
     return x1 * _const_like(factor, x1)
 
@@ -87,7 +77,7 @@ def spacing(x, /):
     so ``x`` keeps a zero gradient path even at inf/nan)."""
     x = _t(x)
     if not x.dtype.is_floating_point:
-        x = _ns()._cast(x, _np.float64)
+        x = _cast(x, _np.float64)
     sp = _np.spacing(x._host("jitgrad.numpy.spacing"))
     return _binary_ops.where(_const_like(_np.ones(sp.shape, bool), x), _const_like(sp, x), x)
 
@@ -106,7 +96,7 @@ def i0(x):
     Derivative ``dI0/dx = I1(x)``; a composition of ``mul``/``add``, so all orders follow."""
     x = _t(x)
     if not x.dtype.is_floating_point:
-        x = _ns()._cast(x, _np.float64)
+        x = _cast(x, _np.float64)
     d = _np.abs(x._host("jitgrad.numpy.i0"))
     amax = float(d[_np.isfinite(d)].max()) if _np.isfinite(d).any() else 0.0
     t = x * x * 0.25
@@ -126,54 +116,21 @@ def copy(a, order="K", subok=False):
 def matvec(x1, x2, /):
     """``out[..., i] = sum_j x1[..., i, j] x2[..., j]`` (NumPy 2.2's ``matvec``, broadcasting
     the stack dims); gradients ``g_i x2_j`` and ``sum_i g_i x1_ij``."""
-    jnp = _ns()
     x1, x2 = _t(x1), _t(x2)
-    return jnp.sum(x1 * jnp.expand_dims(x2, -2), axis=-1)
+    return _reductions.sum(x1 * _shape.expand_dims(x2, -2), axis=-1)
 
 
 def vecmat(x1, x2, /):
     """``out[..., j] = sum_i conj(x1[..., i]) x2[..., i, j]`` (NumPy 2.2's ``vecmat``; real
     inputs here); gradients ``sum_j g_j x2_ij`` and ``x1_i g_j``."""
-    jnp = _ns()
     x1, x2 = _t(x1), _t(x2)
-    return jnp.sum(jnp.expand_dims(jnp.conj(x1), -1) * x2, axis=-2)
-
-
-# --- array conversion (NumPy-only names): a Tensor has one (C-contiguous) layout -------------
-def asanyarray(a, dtype=None, order=None, *, like=None, device=None, copy=None):
-    """``asarray`` (there are no ndarray subclasses to keep); the graph is kept."""
-    return _ns().asarray(a, dtype, device=device, copy=copy)
-
-
-def ascontiguousarray(a, dtype=None, *, like=None):
-    """``asarray`` (every Tensor is C-contiguous); the graph is kept."""
-    return _ns().asarray(a, dtype)
-
-
-def asfortranarray(a, dtype=None, *, like=None):
-    """``asarray``: the values (a Tensor has no Fortran layout; memory order does not change
-    the values or their gradient)."""
-    return _ns().asarray(a, dtype)
-
-
-def require(a, dtype=None, requirements=None, *, like=None):
-    """``asarray(a, dtype)`` (the layout flags are always met, apart from Fortran order)."""
-    return _ns().asarray(a, dtype)
-
-
-def asarray_chkfinite(a, dtype=None, order=None):
-    """``asarray``, raising ``ValueError`` if there is an inf or NaN (NumPy's check)."""
-    out = _ns().asarray(a, dtype)
-    if out.dtype.np.kind in "fc" and not _np.isfinite(out._host()).all():
-        raise ValueError("array must not contain infs or NaNs")
-    return out
+    return _reductions.sum(_shape.expand_dims(_elementwise.conj(x1), -1) * x2, axis=-2)
 
 
 def copyto(dst, src, casting="same_kind", where=True):
     """``dst[...] = src`` (broadcast; only where ``where``), in place: a Tensor ``dst`` records
     the write (the old values get a zero gradient where overwritten, ``src`` gets ``g`` there).
     Writing a ``src`` that requires grad into an ndarray raises (it would drop the gradient)."""
-    jnp = _ns()
     if not isinstance(dst, Tensor):
         if isinstance(src, Tensor) and src.requires_grad:
             raise TypeError("jitgrad.numpy.copyto: writing a src that requires grad into a "
@@ -182,9 +139,9 @@ def copyto(dst, src, casting="same_kind", where=True):
         return _np.copyto(dst, host(src), casting=casting, where=host(where))
     s = _t(src)
     _np.can_cast(s.dtype.np, dst.dtype.np, casting) or _refuse_cast(s, dst, casting)
-    s = s if s.dtype == dst.dtype else jnp._cast(s, dst.dtype.np)
+    s = s if s.dtype == dst.dtype else _cast(s, dst.dtype.np)
     mask = _np.asarray(where._host() if isinstance(where, Tensor) else where, dtype=bool)
-    new = jnp.broadcast_to(s, dst.shape) if mask.all() else jnp.where(mask, s, dst)
+    new = _shape.broadcast_to(s, dst.shape) if mask.all() else _elementwise.where(mask, s, dst)
     dst.copy_(new)
 
 

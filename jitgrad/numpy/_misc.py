@@ -18,19 +18,15 @@ from __future__ import annotations
 import numpy as _np
 
 from ..tensor import Tensor
-from . import _trace
+# (the topic modules' functions are read at call time: the public ones, wrappers included, as
+# jitgrad.numpy's _plain.install leaves them: Note [plain inputs])
+from . import _creation, _join, _shape, _trace
 from ._extend import defvjp, primitive
 
 __all__ = ["flatten", "flatten_func", "fixed_point"]
 
 
-def _jnp():
-    from .. import numpy as jitgrad_numpy
-
-    return jitgrad_numpy
-
-
-def _shape(x) -> tuple:
+def _shape_of(x) -> tuple:
     return tuple(x.shape) if isinstance(x, Tensor) else tuple(_np.shape(x))
 
 
@@ -47,7 +43,7 @@ def _leaves(value, out):
     if isinstance(value, dict):
         keys = sorted(value)
         return (dict, keys, [_leaves(value[k], out) for k in keys])
-    shape = _shape(value)
+    shape = _shape_of(value)
     out.append(value)
     return shape
 
@@ -72,19 +68,18 @@ def flatten(value):
     NumPy arrays."""
     leaves: list = []
     spec = _leaves(value, leaves)
-    shapes = [_shape(x) for x in leaves]
+    shapes = [_shape_of(x) for x in leaves]
     sizes = [int(_np.prod(s)) for s in shapes]
     if any(isinstance(x, Tensor) and x.requires_grad for x in leaves):
-        jnp = _jnp()
-        vector = (jnp.concatenate([jnp.ravel(x) for x in leaves]) if leaves
-                  else jnp.array([]))
+        vector = (_join.concatenate([_shape.ravel(x) for x in leaves]) if leaves
+                  else _creation.array([]))
     else:
         raw = [_np.ravel(_values(x, "flatten")) for x in leaves]
         vector = _np.concatenate(raw) if raw else _np.array([])
     offsets = _np.concatenate([[0], _np.cumsum(sizes)]).astype(int)
 
     def unflatten(vec):
-        n = int(_shape(vec)[0])
+        n = int(_shape_of(vec)[0])
         if n != offsets[-1]:
             raise ValueError(f"unflatten: the vector has {n} entries, the structure "
                              f"{offsets[-1]}")

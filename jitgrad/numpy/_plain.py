@@ -27,7 +27,8 @@ traced path), and JAX's arrays are immutable. ``jitgrad.numpy`` follows HIPS aut
   place; docs/numpy.md, "Plain inputs, NumPy results").
 
 The rule is applied in one place: ``install`` replaces each public function of a namespace
-(``jitgrad.numpy``, ``.linalg``, ``.fft``) by a wrapper that makes the choice. Only the
+(``jitgrad.numpy``, ``.linalg``, ``.fft``) by a wrapper that makes the choice (and the same
+names in the modules that define the functions, ``jitgrad.numpy``'s topic modules). Only the
 outermost call chooses: the wrapper counts the implementations running on this thread, and a
 call made inside one (jitgrad's functions call each other with NumPy data: index arrays,
 masks) always runs the implementation. An implementation marked ``leaf`` (it calls no public
@@ -181,10 +182,15 @@ def leaf(fn):
     return fn
 
 
-def install(namespace: dict, numpy_module, prefix: str) -> None:
+def install(namespace: dict, numpy_module, prefix: str, modules=()) -> None:
     """Apply Note [plain inputs] to the public functions of ``namespace`` (a module's
     ``globals()``); ``numpy_module``: NumPy's counterpart (``numpy``, ``numpy.linalg``...),
-    ``prefix``: the namespace's name for messages (``"numpy"``, ``"numpy.linalg"``)."""
+    ``prefix``: the namespace's name for messages (``"numpy"``, ``"numpy.linalg"``).
+
+    ``modules``: the modules the functions come from and those that call them by name
+    (``jitgrad.numpy``'s topic modules): each of their globals bound to a function wrapped here
+    is rebound to its wrapper, so a call from one function to another goes through the rule as
+    a call from outside does (as when they all lived in one namespace)."""
     made = {}  # id(impl) -> its wrapper: aliases (abs, absolute, fabs) stay one function
     for name in list(namespace.get("__all__", ())):
         fn = namespace.get(name)
@@ -201,6 +207,12 @@ def install(namespace: dict, numpy_module, prefix: str) -> None:
                 numpy_fn = None
             made[id(impl)] = _wrap(impl, numpy_fn, f"{prefix}.{name}")
         namespace[name] = made[id(impl)]
+    for module in modules:
+        env = vars(module)
+        for key, value in list(env.items()):
+            wrapper = made.get(id(value))
+            if wrapper is not None and wrapper.impl is value:
+                env[key] = wrapper
 
 
 def enter(fn):

@@ -13,41 +13,31 @@ import numpy as _np
 
 from ..autograd import forward_ad as _forward_ad
 from ..tensor import Tensor
+from . import _creation, _elementwise, _join, _matrix, _reductions, _shape, linalg
+from ._common import cast as _cast, slice_axis as _slice_axis, to_tensor as _t
 
 __all__ = ["convolve", "correlate", "interp", "trapezoid", "vander", "unwrap", "polyval",
            "polyadd", "polysub", "polymul", "polyder", "polyint", "polydiv", "polyfit", "poly",
            "roots"]
 
 
-def _ns():
-    import jitgrad.numpy as jnp
-
-    return jnp
-
-
-def _t(x):
-    return _ns()._t(x)
-
-
 def _float(x):
     x = _t(x)
-    return x if x.dtype.is_floating_point else _ns()._cast(x, _np.float64)
+    return x if x.dtype.is_floating_point else _cast(x, _np.float64)
 
 
 def _promote(*ts):
-    jnp = _ns()
     dt = _np.result_type(*(t.dtype.np for t in ts))
-    return [t if t.dtype.np == dt else jnp._cast(t, dt) for t in ts]
+    return [t if t.dtype.np == dt else _cast(t, dt) for t in ts]
 
 
 def _full_convolution(a, v):
     """``out[k] = sum_i a[i] v[k - i]``, ``k < n + m - 1``: windows of the padded ``a`` times the
     reversed ``v``."""
-    jnp = _ns()
     n, m = a.shape[0], v.shape[0]
-    ap = jnp.pad(a, (m - 1, m - 1))
+    ap = _shape.pad(a, (m - 1, m - 1))
     windows = ap[_np.arange(n + m - 1)[:, None] + _np.arange(m)[None, :]]
-    return jnp.matmul(windows, jnp.flip(v, 0))
+    return _matrix.matmul(windows, _shape.flip(v, 0))
 
 
 def convolve(a, v, mode="full"):
@@ -76,14 +66,13 @@ def convolve(a, v, mode="full"):
 def correlate(a, v, mode="valid"):
     """Cross-correlation ``c[k] = sum_n a[n + k] v[n]`` (real inputs), NumPy's ``correlate``:
     the convolution of ``a`` with reversed ``v``, in the same modes (default ``valid``)."""
-    jnp = _ns()
     a, v = _promote(_float(a), _float(v))
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError("object too deep for desired array")
     n, m = a.shape[0], v.shape[0]
     if m > n:  # NumPy swaps the operands and reverses the result
-        return jnp.flip(correlate(v, a, mode), 0)
-    return convolve(a, jnp.flip(v, 0), mode)
+        return _shape.flip(correlate(v, a, mode), 0)
+    return convolve(a, _shape.flip(v, 0), mode)
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
@@ -92,7 +81,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     (default ``fp[0]``/``fp[-1]``) outside. ``period``: ``x`` and ``xp`` taken modulo it.
     Gradients: the slope in ``x``, the interpolation weights in ``fp`` and the matching terms in
     ``xp`` (the interval choice is piecewise constant)."""
-    jnp = _ns()
     x, xp, fp = _float(x), _float(xp), _float(fp)
     if xp.ndim != 1 or fp.ndim != 1 or xp.shape[0] != fp.shape[0]:
         raise ValueError("fp and xp are not of the same length.")
@@ -102,17 +90,17 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         if period == 0:
             raise ValueError("period must be a non-zero value")
         period = abs(period)
-        x, xp = jnp.remainder(x, period), jnp.remainder(xp, period)
+        x, xp = _elementwise.remainder(x, period), _elementwise.remainder(xp, period)
         order = _np.argsort(xp._host("jitgrad.numpy.interp"), kind="stable")
         xp, fp = xp[order], fp[order]
-        xp = jnp.concatenate([xp[-1:] - period, xp, xp[0:1] + period])
-        fp = jnp.concatenate([fp[-1:], fp, fp[0:1]])
+        xp = _join.concatenate([xp[-1:] - period, xp, xp[0:1] + period])
+        fp = _join.concatenate([fp[-1:], fp, fp[0:1]])
         left = right = None
     xd, xpd = x._host("jitgrad.numpy.interp"), xp._host("jitgrad.numpy.interp")
     k = xp.shape[0]
     if k == 1:
         idx = _np.zeros(xd.shape, _np.int64)
-        out = jnp.broadcast_to(fp[0], x.shape) + x * 0.0
+        out = _shape.broadcast_to(fp[0], x.shape) + x * 0.0
     else:
         idx = _np.clip(_np.searchsorted(xpd, xd, side="right") - 1, 0, k - 2)
         x0, x1, f0, f1 = xp[idx], xp[idx + 1], fp[idx], fp[idx + 1]
@@ -120,12 +108,12 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         # x exactly at a sample point: NumPy returns fp there (no 0/0 for repeated xp)
         at = _np.isclose(xd, xpd[idx + 1], rtol=0, atol=0) if k > 1 else None
         if at is not None and at.any():
-            out = jnp.where(at, f1, out)
+            out = _elementwise.where(at, f1, out)
     below, above = xd < xpd[0], xd > xpd[-1]
     if below.any():
-        out = jnp.where(below, fp[0] if left is None else _t(left), out)
+        out = _elementwise.where(below, fp[0] if left is None else _t(left), out)
     if above.any():
-        out = jnp.where(above, fp[-1] if right is None else _t(right), out)
+        out = _elementwise.where(above, fp[-1] if right is None else _t(right), out)
     return out
 
 
@@ -133,37 +121,35 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     """``sum_i (y[i] + y[i+1]) / 2 * d_i`` along ``axis``, ``d = diff(x)`` (or ``dx``);
     gradients ``g (d_{i-1} + d_i) / 2`` for ``y`` and ``g (y_i - y_{i+1}) / 2``-type terms for
     ``x``."""
-    jnp = _ns()
     y = _float(y)
     axis = int(axis) % y.ndim
     n = y.shape[axis]
-    lo = jnp._slice_axis(y, axis, 0, n - 1)
-    hi = jnp._slice_axis(y, axis, 1, n)
+    lo = _slice_axis(y, axis, 0, n - 1)
+    hi = _slice_axis(y, axis, 1, n)
     if x is None:
         d = dx
     else:
         x = _float(x)
-        d = jnp.diff(x, axis=-1 if x.ndim == 1 else axis)
+        d = _reductions.diff(x, axis=-1 if x.ndim == 1 else axis)
         if x.ndim == 1:
-            d = jnp.reshape(d, tuple(-1 if i == axis else 1 for i in range(y.ndim)))
-    return jnp.sum((lo + hi) * d / 2.0, axis=axis)
+            d = _shape.reshape(d, tuple(-1 if i == axis else 1 for i in range(y.ndim)))
+    return _reductions.sum((lo + hi) * d / 2.0, axis=axis)
 
 
 def vander(x, N=None, increasing=False):
     """Columns ``x^0, x^1, ..., x^(N-1)`` (reversed unless ``increasing``), built by repeated
     multiplication (so ``x = 0`` has the exact gradient ``k x^(k-1)``)."""
-    jnp = _ns()
     x = _t(x)
     if x.ndim != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
     N = x.shape[0] if N is None else int(N)
     if N == 0:
         return Tensor._make(_np.zeros((x.shape[0], 0), x.dtype.np))
-    cols = [jnp.ones_like(x) + x * 0]
+    cols = [_creation.ones_like(x) + x * 0]
     for _ in range(1, N):
         cols.append(cols[-1] * x)
-    out = jnp.stack(cols, 1)
-    return out if increasing else jnp.flip(out, 1)
+    out = _join.stack(cols, 1)
+    return out if increasing else _shape.flip(out, 1)
 
 
 def unwrap(p, discont=None, axis=-1, *, period=2 * _np.pi):
@@ -178,19 +164,17 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * _np.pi):
 def polyval(p, x):
     """Horner's rule ``y = (...(p_0 x + p_1) x + ...) + p_n``; gradients ``x^(n-i)`` for
     ``p_i`` and ``p'(x)`` for ``x``."""
-    jnp = _ns()
     p, x = _t(p), _t(x)
-    y = jnp.zeros_like(x) + x * 0 if p.shape[0] else jnp.zeros_like(x)
+    y = _creation.zeros_like(x) + x * 0 if p.shape[0] else _creation.zeros_like(x)
     for i in range(p.shape[0]):
         y = y * x + p[i]
     return y
 
 
 def _pad_front(a, n):
-    jnp = _ns()
     if n <= 0:
         return a
-    return jnp.concatenate([Tensor._make(_np.zeros(n, a.dtype.np)).to(a.device), a])
+    return _join.concatenate([Tensor._make(_np.zeros(n, a.dtype.np)).to(a.device), a])
 
 
 def polyadd(a1, a2):
@@ -226,7 +210,6 @@ def polyder(p, m=1):
 def polyint(p, m=1, k=None):
     """The ``m``-th antiderivative: ``p_i / (n - i + 1)`` with the integration constants ``k``
     (0 by default) appended."""
-    jnp = _ns()
     p = _float(p)
     m = int(m)
     if m < 0:
@@ -242,16 +225,15 @@ def polyint(p, m=1, k=None):
     kt = _t(k) if isinstance(k, Tensor) else None
     for i in range(m):
         n = p.shape[0]
-        c = jnp.reshape(kt if kt.ndim == 0 else kt[i], (1,)) if kt is not None else \
+        c = _shape.reshape(kt if kt.ndim == 0 else kt[i], (1,)) if kt is not None else \
             Tensor._make(_np.asarray([ks[i]], p.dtype.np))
-        p = jnp.concatenate([p / Tensor._make(_np.arange(n, 0, -1).astype(p.dtype.np)), c])
+        p = _join.concatenate([p / Tensor._make(_np.arange(n, 0, -1).astype(p.dtype.np)), c])
     return p
 
 
 def polydiv(u, v):
     """Long division ``u = q v + r`` (NumPy's algorithm); quotient and remainder are rational
     functions of the coefficients, so both are differentiable in ``u`` and ``v``."""
-    jnp = _ns()
     u, v = _promote(_float(u), _float(v))
     m, n = u.shape[0] - 1, v.shape[0] - 1
     scale = 1.0 / v[0]
@@ -262,18 +244,17 @@ def polydiv(u, v):
         q.append(d)
         for j in range(n + 1):
             r[k + j] = r[k + j] - d * v[j]
-    qt = jnp.stack(q) if q else Tensor._make(_np.zeros(1, u.dtype.np))
+    qt = _join.stack(q) if q else Tensor._make(_np.zeros(1, u.dtype.np))
     rest = r[max(m - n + 1, 0):] if m >= n else r
     while len(rest) > 1 and _np.allclose(float(rest[0]._host()), 0, rtol=1e-14):
         rest = rest[1:]
-    return qt, jnp.stack(rest)
+    return qt, _join.stack(rest)
 
 
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """Least-squares fit of a degree-``deg`` polynomial (NumPy's scaled Vandermonde system,
     weights ``w``): ``c = lstsq(A / s, y)[0] / s``, ``A = vander(x, deg + 1)``, ``s`` the
     column norms; differentiable in ``x``, ``y`` and ``w`` where ``A`` has full rank."""
-    jnp = _ns()
     if full or cov:
         raise NotImplementedError("jitgrad.numpy.polyfit: full=True and cov=True are not "
                                   "supported (the coefficients only)")
@@ -287,18 +268,17 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     rhs = y
     if w is not None:
         wt = _float(w)
-        lhs = lhs * jnp.expand_dims(wt, 1)
-        rhs = rhs * (wt if y.ndim == 1 else jnp.expand_dims(wt, 1))
-    scale = jnp.sqrt(jnp.sum(lhs * lhs, axis=0))
-    sol = jnp.linalg.lstsq(lhs / scale, rhs, rcond=rcond)[0]
-    return sol / scale if sol.ndim == 1 else sol / jnp.expand_dims(scale, 1)
+        lhs = lhs * _shape.expand_dims(wt, 1)
+        rhs = rhs * (wt if y.ndim == 1 else _shape.expand_dims(wt, 1))
+    scale = _elementwise.sqrt(_reductions.sum(lhs * lhs, axis=0))
+    sol = linalg.lstsq(lhs / scale, rhs, rcond=rcond)[0]
+    return sol / scale if sol.ndim == 1 else sol / _shape.expand_dims(scale, 1)
 
 
 def poly(seq_of_zeros):
     """Coefficients of the monic polynomial with the given (real) roots:
     ``prod_k (x - r_k)`` by repeated convolution; a square matrix's characteristic polynomial
     needs its eigenvalues (``linalg.eigvals``, not covered) and raises."""
-    jnp = _ns()
     r = _float(seq_of_zeros)
     if r.ndim == 2 and r.shape[0] == r.shape[1] and r.shape[0] != 0:
         raise NotImplementedError("jitgrad.numpy.poly of a matrix needs linalg.eigvals, which "
@@ -308,7 +288,7 @@ def poly(seq_of_zeros):
         raise ValueError("input must be 1d or non-empty square 2d array.")
     out = Tensor._make(_np.ones(1, r.dtype.np))
     for k in range(r.shape[0]):
-        out = convolve(out, jnp.stack([Tensor._make(_np.ones((), r.dtype.np)), -r[k]]))
+        out = convolve(out, _join.stack([Tensor._make(_np.ones((), r.dtype.np)), -r[k]]))
     return out
 
 
@@ -342,12 +322,11 @@ def _roots_function():
     def powers_and_slope(p, r):
         """``powers[k, i] = r_k^(n-i)`` and ``p'(r_k)``: ``dr_k/dp_i = -powers[k, i] / p'(r_k)``.
         (Leading zeros of p, dropped by np.roots, get the terms of their powers.)"""
-        jnp = _ns()
         n = p.shape[0] - 1
-        cols = [jnp.ones_like(r)]
+        cols = [_creation.ones_like(r)]
         for _ in range(n):
             cols.append(cols[-1] * r)
-        return jnp.flip(jnp.stack(cols, 1), 1), polyval(polyder(p), r)
+        return _shape.flip(_join.stack(cols, 1), 1), polyval(polyder(p), r)
 
     class RootsBackward(Function):
         """``r`` with ``p(r) = 0``; ``g_p[i] = -sum_k g_k r_k^(n-i) / p'(r_k)``; tangent
@@ -362,17 +341,15 @@ def _roots_function():
 
         @staticmethod
         def backward(ctx, g):
-            jnp = _ns()
             p, r = ctx.saved_tensors
             powers, slope = powers_and_slope(p, r)
-            return -jnp.sum(jnp.expand_dims(g / slope, 1) * powers, 0)
+            return -_reductions.sum(_shape.expand_dims(g / slope, 1) * powers, 0)
 
         @staticmethod
         def jvp(ctx, t):
-            jnp = _ns()
             p, r = ctx.polynomial_and_roots
             powers, slope = powers_and_slope(p, r)
-            return -jnp.sum(powers * jnp.expand_dims(t, 0), 1) / slope
+            return -_reductions.sum(powers * _shape.expand_dims(t, 0), 1) / slope
 
     _ROOTS.append(RootsBackward)
     return RootsBackward

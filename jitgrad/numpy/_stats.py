@@ -20,6 +20,8 @@ import numpy as _np
 from ..ops import binary as _binary_ops
 from ..autograd import forward_ad as _forward_ad
 from ..tensor import Tensor
+from . import _elementwise, _join, _matrix, _reductions, _shape, _sorting
+from ._common import cast as _cast, to_tensor as _t
 
 __all__ = ["quantile", "percentile", "median", "nanquantile", "nanpercentile", "nanmedian",
            "nansum", "nanmean", "nanvar", "nanstd", "nanprod", "nanmax", "nanmin", "nancumsum",
@@ -28,48 +30,35 @@ __all__ = ["quantile", "percentile", "median", "nanquantile", "nanpercentile", "
 _METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
-def _ns():
-    import jitgrad.numpy as jnp
-
-    return jnp
-
-
-def _t(x):
-    return _ns()._t(x)
-
-
 def _const(values, like):
     return Tensor._make(_np.asarray(values)).to(like.device)
 
 
 def _to_last(a, axis):
     """``a`` with the reduced ``axis`` (int, tuple or None) as one last axis, and the axes."""
-    jnp = _ns()
     if axis is None:
-        return jnp.reshape(a, (-1,)), tuple(range(a.ndim))
+        return _shape.reshape(a, (-1,)), tuple(range(a.ndim))
     axes = tuple(sorted(int(x) % _builtins.max(a.ndim, 1)
                         for x in (axis if isinstance(axis, (tuple, list)) else (axis,))))
     rest = [d for d in range(a.ndim) if d not in axes]
-    moved = jnp.transpose(a, rest + list(axes))
-    return jnp.reshape(moved, tuple(a.shape[d] for d in rest) + (-1,)), axes
+    moved = _shape.transpose(a, rest + list(axes))
+    return _shape.reshape(moved, tuple(a.shape[d] for d in rest) + (-1,)), axes
 
 
 def _keep(out, axes, ndim, qdims):
     """Reinsert the reduced axes as length 1 (after ``qdims`` leading q dims)."""
-    jnp = _ns()
     for ax in sorted(axes):
-        out = jnp.expand_dims(out, qdims + ax)
+        out = _shape.expand_dims(out, qdims + ax)
     return out
 
 
 def _order_stat(name, a, q, axis, method, keepdims, skip_nan):
-    jnp = _ns()
     if method not in _METHODS:
         raise NotImplementedError(f"jitgrad.numpy.{name}: method={method!r} is not supported "
                                   f"(one of {', '.join(_METHODS)})")
     a = _t(a)
     if not a.dtype.is_floating_point:
-        a = jnp._cast(a, _np.float64)
+        a = _cast(a, _np.float64)
     what = f"jitgrad.numpy.{name}"
     qs = _np.asarray(q._host(what) if isinstance(q, Tensor) else q, dtype=_np.float64)
     if _forward_ad.needs_derivative(q):
@@ -80,7 +69,7 @@ def _order_stat(name, a, q, axis, method, keepdims, skip_nan):
     flat, axes = _to_last(a, axis)
     data = flat._host(what)
     nan = _np.isnan(data)
-    s = jnp.sort(flat, axis=-1)  # NaN sorts last
+    s = _sorting.sort(flat, axis=-1)  # NaN sorts last
     size = data.shape[-1]
     n = (size - nan.sum(-1)) if skip_nan else _np.full(data.shape[:-1], size)
     any_nan = nan.any(-1)
@@ -102,8 +91,8 @@ def _order_stat(name, a, q, axis, method, keepdims, skip_nan):
         last = _np.maximum(n - 1, 0)
         lo_i = _np.clip(lo, 0, last).astype(_np.int64)[..., None]
         hi_i = _np.clip(hi, 0, last).astype(_np.int64)[..., None]
-        v_lo = jnp.take_along_axis(s, lo_i, -1)[..., 0]
-        v_hi = jnp.take_along_axis(s, hi_i, -1)[..., 0]
+        v_lo = _shape.take_along_axis(s, lo_i, -1)[..., 0]
+        v_hi = _shape.take_along_axis(s, hi_i, -1)[..., 0]
         if method == "midpoint":
             frac = _np.where(lo_i[..., 0] == hi_i[..., 0], 0.0, 0.5)
         frac = _const(_np.asarray(frac, dtype=a.dtype.np) * _np.ones(v_lo.shape, a.dtype.np), a)
@@ -112,7 +101,8 @@ def _order_stat(name, a, q, axis, method, keepdims, skip_nan):
         if _np.any(bad):
             out = _binary_ops.where(_const(bad, a), _const(_np.full(bad.shape, _np.nan, a.dtype.np), a), out)
         outs.append(out)
-    out = outs[0] if qs.ndim == 0 else jnp.reshape(jnp.stack(outs, 0), qs.shape + tuple(outs[0].shape))
+    out = outs[0] if qs.ndim == 0 else _shape.reshape(_join.stack(outs, 0),
+                                                      qs.shape + tuple(outs[0].shape))
     return _keep(out, axes, a.ndim, qs.ndim) if keepdims else out
 
 
@@ -193,28 +183,27 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     """``sum`` with NaNs counted as 0 (gradient ``g`` to the non-NaN entries, 0 to NaNs)."""
     _no_where("nansum", out, initial, where)
     filled, _ = _filled(a, 0.0)
-    return _ns().sum(filled, axis, dtype, keepdims)
+    return _reductions.sum(filled, axis, dtype, keepdims)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """``prod`` with NaNs counted as 1 (exact gradient also with zeros; 0 to NaNs)."""
     _no_where("nanprod", out, initial, where)
     filled, _ = _filled(a, 1.0)
-    return _ns().prod(filled, axis, dtype, keepdims)
+    return _reductions.prod(filled, axis, dtype, keepdims)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """``nansum / count`` of the non-NaN entries: gradient ``g / count`` to each (NaN for an
     all-NaN slice, as NumPy)."""
     _no_where("nanmean", out, None, where)
-    jnp = _ns()
     a = _t(a)
     if dtype is not None or not a.dtype.is_floating_point:
-        a = jnp._cast(a, _np.dtype(dtype or _np.float64))
+        a = _cast(a, _np.dtype(dtype or _np.float64))
     filled, mask = _filled(a, 0.0)
     cnt = _count(mask, _tuple_axis(axis), keepdims).astype(a.dtype.np)
     with _np.errstate(divide="ignore", invalid="ignore"):
-        return jnp.sum(filled, axis, None, keepdims) / _const(cnt, a)
+        return _reductions.sum(filled, axis, None, keepdims) / _const(cnt, a)
 
 
 def _tuple_axis(axis):
@@ -228,31 +217,29 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     _no_where("nanvar", out, None, where)
     if mean is not None:
         raise NotImplementedError("jitgrad.numpy.nanvar: mean= is not supported")
-    jnp = _ns()
     ddof = ddof if correction is None else correction
     a = _t(a)
     if dtype is not None or not a.dtype.is_floating_point:
-        a = jnp._cast(a, _np.dtype(dtype or _np.float64))
+        a = _cast(a, _np.dtype(dtype or _np.float64))
     filled, mask = _filled(a, 0.0)
     ax = _tuple_axis(axis)
     cnt = _count(mask, ax, True).astype(a.dtype.np)
-    m = jnp.sum(filled, ax, None, True) / _const(cnt, a)
+    m = _reductions.sum(filled, ax, None, True) / _const(cnt, a)
     dev, _ = _filled(a - m, 0.0)
     denom = _np.maximum(_count(mask, ax, keepdims) - ddof, 0).astype(a.dtype.np)
-    return jnp.sum(dev * dev, ax, None, keepdims) / _const(denom, a)
+    return _reductions.sum(dev * dev, ax, None, keepdims) / _const(denom, a)
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
            mean=None, correction=None):
     """``sqrt(nanvar)``; gradient ``g (x - mean) / ((count - ddof) std)``."""
-    return _ns().sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
-                             correction=correction))
+    return _elementwise.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where,
+                                    mean=mean, correction=correction))
 
 
 def _nan_extreme(name, a, axis, keepdims, fill):
-    jnp = _ns()
     filled, mask = _filled(a, fill)
-    out = getattr(jnp, name)(filled, axis, keepdims=keepdims)
+    out = getattr(_reductions, name)(filled, axis, keepdims=keepdims)
     if mask is not None and mask.any():
         allnan = _np.all(mask, axis=_tuple_axis(axis), keepdims=keepdims)
         if allnan.any():
@@ -276,13 +263,13 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 def nancumsum(a, axis=None, dtype=None, out=None):
     """``cumsum`` with NaNs counted as 0."""
     _no_where("nancumsum", out, None, None)
-    return _ns().cumsum(_filled(a, 0.0)[0], axis, dtype)
+    return _reductions.cumsum(_filled(a, 0.0)[0], axis, dtype)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
     """``cumprod`` with NaNs counted as 1."""
     _no_where("nancumprod", out, None, None)
-    return _ns().cumprod(_filled(a, 1.0)[0], axis, dtype)
+    return _reductions.cumprod(_filled(a, 1.0)[0], axis, dtype)
 
 
 def _no_where(name, out, initial, where):
@@ -299,19 +286,18 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     ``C = (X - avg) w (X - avg)^T / fact`` with ``fact = sum(w) - ddof`` (``- ddof
     sum(w aweights) / sum(w)`` with ``aweights``); a composition, so the gradient flows to
     ``m``, ``y`` and the weights."""
-    jnp = _ns()
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
-    X = jnp.atleast_2d(_t(m))
+    X = _shape.atleast_2d(_t(m))
     if not X.dtype.is_floating_point or dtype is not None:
-        X = jnp._cast(X, _np.dtype(dtype or _np.float64))
+        X = _cast(X, _np.dtype(dtype or _np.float64))
     if not rowvar and X.shape[0] != 1:
-        X = jnp.transpose(X)
+        X = _shape.transpose(X)
     if y is not None:
-        Y = jnp.atleast_2d(_t(y))
+        Y = _shape.atleast_2d(_t(y))
         if not rowvar and Y.shape[0] != 1:
-            Y = jnp.transpose(Y)
-        X = jnp.concatenate([X, jnp._cast(Y, X.dtype.np) if Y.dtype != X.dtype else Y], 0)
+            Y = _shape.transpose(Y)
+        X = _join.concatenate([X, _cast(Y, X.dtype.np) if Y.dtype != X.dtype else Y], 0)
     if ddof is None:
         ddof = 0 if bias else 1
     w = None
@@ -325,31 +311,30 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         w = aw if w is None else w * aw
     n = X.shape[1]
     if w is None:
-        avg = jnp.mean(X, axis=1, keepdims=True)
+        avg = _reductions.mean(X, axis=1, keepdims=True)
         fact = float(n - ddof)
         Xc = X - avg
-        c = jnp.matmul(Xc, jnp.transpose(Xc)) / fact
+        c = _matrix.matmul(Xc, _shape.transpose(Xc)) / fact
     else:
-        v1 = jnp.sum(w)
-        avg = jnp.sum(X * w, axis=1, keepdims=True) / v1
+        v1 = _reductions.sum(w)
+        avg = _reductions.sum(X * w, axis=1, keepdims=True) / v1
         if ddof == 0:
             fact = v1
         elif aweights is None:
             fact = v1 - ddof
         else:
-            fact = v1 - ddof * jnp.sum(w * _t(aweights)) / v1
+            fact = v1 - ddof * _reductions.sum(w * _t(aweights)) / v1
         Xc = X - avg
-        c = jnp.matmul(Xc * w, jnp.transpose(Xc)) / fact
-    return jnp.squeeze(c)
+        c = _matrix.matmul(Xc * w, _shape.transpose(Xc)) / fact
+    return _shape.squeeze(c)
 
 
 def corrcoef(x, y=None, rowvar=True, bias=None, ddof=None, *, dtype=None):
     """Pearson coefficients ``R_ij = C_ij / sqrt(C_ii C_jj)`` of ``cov(x, y, rowvar)``
     (NumPy's ``bias``/``ddof`` cancel and are deprecated; NumPy also clips to [-1, 1], which
     changes values by rounding only, so it is not applied: the gradient stays smooth)."""
-    jnp = _ns()
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return c / c
-    d = jnp.sqrt(jnp.diagonal(c))
-    return c / jnp.expand_dims(d, 1) / jnp.expand_dims(d, 0)
+    d = _elementwise.sqrt(_matrix.diagonal(c))
+    return c / _shape.expand_dims(d, 1) / _shape.expand_dims(d, 0)

@@ -21,6 +21,7 @@ from ..ops.core import upper as _upper
 from ..tensor import Tensor
 from . import _plain
 from ._passthrough import mark as _mark
+from ._shape import roll as _roll
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
            "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"]
@@ -234,12 +235,10 @@ def ihfft(a, n=None, axis=-1, norm=None, out=None):
 
 # --- helpers ----------------------------------------------------------------------------------
 def _shift(x, axes, sign):
-    from . import roll
-
     x = _t(x)
     axes = tuple(range(x.ndim)) if axes is None else tuple(_np.atleast_1d(axes).tolist())
     shifts = tuple(sign * (x.shape[a] // 2) for a in axes)
-    return roll(x, shifts, axes)
+    return _roll(x, shifts, axes)
 
 
 def fftshift(x, axes=None):

@@ -33,7 +33,9 @@ from ..autograd import forward_ad as _forward_ad
 from ..graph.grad_mode import enable_grad as _enable_grad
 from ..func._pytree import tree_flatten as _tree_flatten, tree_unflatten as _tree_unflatten
 from ..tensor import Tensor
-from . import _trace
+# (the topic modules' functions are read at call time: the public ones, wrappers included, as
+# jitgrad.numpy's _plain.install leaves them: Note [plain inputs])
+from . import _creation, _elementwise, _join, _matrix, _reductions, _trace
 from ._extend import defjvp, defvjp, defvjp_argnum, primitive
 from ._misc import fixed_point, flatten, flatten_func
 
@@ -43,12 +45,6 @@ __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobi
            "make_jvp_reversemode", "make_ggnvp", "deriv", "holomorphic_grad", "grad_named",
            "flatten", "flatten_func", "fixed_point", "primitive", "defvjp", "defvjp_argnum",
            "defjvp"]
-
-
-def _jnp():
-    from .. import numpy as jitgrad_numpy
-
-    return jitgrad_numpy
 
 
 @_trace.nary
@@ -111,7 +107,7 @@ def jacobian(fun, x):
         raise TypeError("jacobian: the argument must be a scalar or an array, got dict; "
                         "flatten it first (jitgrad.numpy.functional.flatten_func)")
     if isinstance(x, (list, tuple)):  # nested lists of numbers (or Tensors): one array
-        x = _jnp().array(x)
+        x = _creation.array(x)
     vjp, ans = _trace.make_vjp_tree(fun, x, "jacobian")
     ans = _trace.check_tensor(ans, "jacobian")
     n = ans.numel()
@@ -123,7 +119,7 @@ def jacobian(fun, x):
     x_shape = tuple(x.shape) if isinstance(x, Tensor) else tuple(_np.shape(x))
     if not rows:
         return Tensor._make(_np.zeros(tuple(ans.shape) + x_shape))
-    return _jnp().stack(rows).reshape(tuple(ans.shape) + x_shape)
+    return _join.stack(rows).reshape(tuple(ans.shape) + x_shape)
 
 
 @_trace.nary
@@ -141,7 +137,7 @@ def make_hvp(fun, x):
 
 
 def _tensordot(a, b, ndim):
-    return _jnp().tensordot(a, b, axes=ndim)
+    return _matrix.tensordot(a, b, axes=ndim)
 
 
 def hessian_tensor_product(fun, argnum=0):
@@ -246,7 +242,7 @@ def make_ggnvp(f, g=None, f_argnum=0):
     Gauss-Newton product of ``g(f(x))`` (``J`` = Jacobian of ``f``, ``H_g`` = Hessian of
     ``g`` at ``f(x)``; default ``g(y) = sum(y**2, axis=-1) / 2``)."""
     if g is None:
-        g = lambda y: 0.5 * _jnp().sum(y ** 2, axis=-1)  # noqa: E731
+        g = lambda y: 0.5 * _reductions.sum(y ** 2, axis=-1)  # noqa: E731
 
     def _make_ggnvp(fun, x):
         f_vjp, f_x = _trace.make_vjp_tree(fun, x, "make_ggnvp")
@@ -282,7 +278,7 @@ def holomorphic_grad(fun, x):
         raise TypeError(f"holomorphic_grad: the function must return a complex scalar "
                         f"(f: C -> C), got {out.dtype.name}; a real-valued function of "
                         "z is not holomorphic: use grad for its gradient")
-    return _jnp().conj(vjp(_trace.ones_like(out), last=True))  # conj(grad_z Re f) = f'(z)
+    return _elementwise.conj(vjp(_trace.ones_like(out), last=True))  # conj(grad_z Re f) = f'(z)
 
 
 def grad_named(fun, argname):

@@ -7,6 +7,8 @@ vecdot cross diagonal trace outer tensordot matmul matrix_rank``, differentiable
 ``AttributeError`` naming them."""
 from __future__ import annotations
 
+import math as _math
+
 import numpy as _np
 
 from collections import namedtuple as _namedtuple
@@ -19,6 +21,12 @@ from ..ops.linalg import matmul as _matmul
 from ..tensor import Tensor
 from ._passthrough import mark as _mark
 from .. import dtypes as _dtypes
+from . import _reductions, _shape
+from ._common import to_tensor as _np_t
+from ._elementwise import astype as _astype
+from ._matrix import (cross as _cross, diagonal as _diag, outer as _outer, tensordot as _td,
+                      vecdot as _vecdot)
+from ._reductions import sum as _sum
 
 __all__ = ["inv", "det", "slogdet", "solve", "cholesky", "eigh", "eigvalsh", "norm",
            "matrix_power", "multi_dot", "pinv", "svd", "svdvals", "vector_norm", "matrix_norm",
@@ -287,47 +295,35 @@ def matrix_rank(x, /, tol=None, hermitian=False, *, rtol=None):
 def vecdot(x1, x2, /, *, axis=-1):
     """Array API ``linalg.vecdot``: ``sum(x1 * x2, axis)`` with broadcasting (real input);
     ``g1 = g x2``, ``g2 = g x1`` (summed over broadcast dims)."""
-    from . import vecdot as _vecdot
-
     return _vecdot(x1, x2, axis=axis)
 
 
 def cross(x1, x2, /, *, axis=-1):
     """Array API ``linalg.cross`` of 3-vectors along ``axis``; ``g1 = x2 x g``, ``g2 = g x x1``."""
-    from . import cross as _cross
-
     return _cross(x1, x2, axis=axis)
 
 
 def diagonal(x, /, *, offset=0):
     """Array API ``linalg.diagonal``: the ``offset`` diagonal of the last two axes (gradient
     scattered back onto that diagonal)."""
-    from . import diagonal as _diag
-
     return _diag(x, offset, -2, -1)
 
 
 def trace(x, /, *, offset=0, dtype=None):
     """Array API ``linalg.trace``: the sum of the ``offset`` diagonal of the last two axes;
     ``gX = g`` on that diagonal, 0 elsewhere."""
-    from . import astype as _astype, sum as _sum
-
     out = _sum(diagonal(x, offset=offset), axis=-1)
     return out if dtype is None else _astype(out, dtype, copy=False)
 
 
 def outer(x1, x2, /):
     """Outer product of two vectors ``x1_i x2_j``; ``g1 = g x2``, ``g2 = g^T x1``."""
-    from . import outer as _outer
-
     return _outer(x1, x2)
 
 
 def tensordot(x1, x2, /, *, axes=2):
     """``numpy.tensordot`` (contraction over ``axes``); gradients are the transposed
     contractions."""
-    from . import tensordot as _td
-
     return _td(x1, x2, axes=axes)
 
 
@@ -336,7 +332,54 @@ def matmul(x1, x2, /):
     return _matmul(_t(x1), _t(x2))
 
 
-from ._linalg_more import cond, tensorinv, tensorsolve  # noqa: E402  (they use the above)
+# --- composed of the above (issue 19): gradients those of svd/norm/inv/solve ----------------
+def cond(x, p=None):
+    """The condition number: ``s_max / s_min`` of the singular values for ``p`` None or 2
+    (``s_min / s_max`` for -2; gradient through ``svdvals``, distinct singular values needed),
+    else ``norm(x, p) norm(inv(x), p)`` for ``'fro'``, ``'nuc'``, +-1, +-inf (square ``x``)."""
+    x = _np_t(x)
+    if x.ndim < 2:
+        raise _np.linalg.LinAlgError(f"{x.ndim}-dimensional array given. Array must be at "
+                                     "least two-dimensional")
+    if p is None or p in (2, -2):
+        s = svd(x, compute_uv=False)
+        hi, lo = _reductions.max(s, axis=-1), _reductions.min(s, axis=-1)
+        return lo / hi if p == -2 else hi / lo
+    if x.shape[-1] != x.shape[-2]:
+        raise _np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+
+
+def tensorinv(a, ind=2):
+    """The inverse under ``tensordot(., ., ind)``: ``a`` reshaped to a square matrix
+    (``prod(shape[:ind])`` rows), inverted, reshaped to ``shape[ind:] + shape[:ind]``;
+    gradient through ``inv``."""
+    a = _np_t(a)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    old = tuple(a.shape)
+    rows = _math.prod(old[:ind])
+    inverse = inv(_shape.reshape(a, (rows, -1)))
+    return _shape.reshape(inverse, old[ind:] + old[:ind])
+
+
+def tensorsolve(a, b, axes=None):
+    """``x`` with ``tensordot(a, x, x.ndim) = b`` (NumPy's algorithm: ``axes`` moved last,
+    ``a`` reshaped to a square matrix, ``solve``); gradients through ``solve``."""
+    a, b = _np_t(a), _np_t(b)
+    if axes is not None:
+        allaxes = list(range(a.ndim))
+        for k in axes:
+            allaxes.remove(k)
+            allaxes.insert(a.ndim, k)
+        a = _shape.transpose(a, allaxes)
+    oldshape = tuple(a.shape[-(a.ndim - b.ndim):])
+    prod = _math.prod(oldshape)
+    if _math.prod(a.shape) != prod ** 2:
+        raise _np.linalg.LinAlgError("Input arrays must satisfy the requirement "
+                                     "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    x = solve(_shape.reshape(a, (prod, prod)), _shape.reshape(b, (prod,)))
+    return _shape.reshape(x, oldshape)
 
 
 def __getattr__(name):

@@ -27,6 +27,7 @@ import functools
 import numpy as _np
 
 from ..tensor import Tensor
+from . import _elementwise
 from ._misc import flatten
 
 __all__ = ["sgd", "rmsprop", "adam"]
@@ -34,9 +35,7 @@ __all__ = ["sgd", "rmsprop", "adam"]
 
 def _sqrt(x):
     if isinstance(x, Tensor):
-        from .. import numpy as jitgrad_numpy
-
-        return jitgrad_numpy.sqrt(x)
+        return _elementwise.sqrt(x)
     return _np.sqrt(x)
 
 
