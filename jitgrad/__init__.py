@@ -29,9 +29,11 @@ from .ops.linalg import dot, matmul, mm  # noqa: E402
 # PyTorch's functions that span several rows (jitgrad/_torch_functions.py), and torch.linalg
 from . import _torch_functions  # noqa: E402
 globals().update({_fn.__name__: _fn for _fn in _torch_functions.FUNCTIONS})
-_torch_functions.install(Tensor)
-from . import _ndarray_methods  # noqa: E402  (NumPy's ndarray methods, issue 19)
-_ndarray_methods.install(Tensor)
+from . import _ndarray_methods  # noqa: E402,F401  (NumPy's ndarray methods, issue 19)
+from .ops.core import methods as _methods  # noqa: E402
+
+_methods.install(Tensor)  # what the two modules above declared (Note [tensor methods])
+del _methods
 from . import linalg  # noqa: E402
 from . import nn, optim
 from . import func, utils

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ops.core import methods
+
 
 def _jnp():
     import jitgrad.numpy as jnp  # (above tensor: imported on first use)
@@ -86,64 +88,19 @@ def dot(self, b, out=None):
     return _jnp().dot(self, b)
 
 
-def _make_item(torch_item):
-    def item(self, *args):
-        """The element as a Python number: PyTorch's ``item()`` of a one-element tensor, or
-        NumPy's ``item(i)`` / ``item(i, j)`` of a flat or multi-dimensional index."""
-        if not args:
-            return torch_item(self)
-        return self._host().item(*args)
-    return item
+def _itemsize(self):
+    return self._data.dtype.itemsize
 
 
-def _make_round(torch_round):
-    def round(self, decimals=0):  # noqa: A001 - NumPy's and PyTorch's name
-        """Round half to even to ``decimals`` (positional, as NumPy, or keyword, as PyTorch);
-        zero gradient."""
-        return torch_round(self, decimals=decimals)
-    return round
+def _nbytes(self):
+    return self._data.dtype.itemsize * self.numel()
 
 
-_UNSET = object()
-
-
-def _make_argsort(torch_argsort):
-    def argsort(self, dim=-1, descending=False, stable=False, *, axis=_UNSET, kind=None,
-                order=None):
-        """PyTorch's ``argsort(dim, descending, stable)``; NumPy's ``argsort(axis, kind)``
-        (a string second argument is ``kind``; ``axis=None`` sorts the flattened tensor)."""
-        if isinstance(descending, str):
-            kind, descending = descending, False
-        if order is not None:
-            raise NotImplementedError("Tensor.argsort: order= (structured arrays) is not covered")
-        if axis is not _UNSET or kind is not None or dim is None:
-            return _jnp().argsort(self, dim if axis is _UNSET else axis, kind,
-                                  descending=descending)
-        return torch_argsort(self, dim, descending, stable)
-    return argsort
-
-
-def _make_flatten(torch_flatten):
-    def flatten(self, start_dim=0, end_dim=-1):
-        """PyTorch's ``flatten(start_dim, end_dim)``; a string argument is NumPy's ``order``
-        (``'C'`` only)."""
-        if isinstance(start_dim, str):
-            return _jnp().ravel(self, start_dim)
-        return torch_flatten(self, start_dim, end_dim)
-    return flatten
-
-
-def install(cls) -> None:
-    """Put the methods on ``cls`` (the Tensor class), wrapping PyTorch's where NumPy's
-    signature extends it."""
-    for fn in (__mod__, __rmod__, __floordiv__, __rfloordiv__, __divmod__, __rdivmod__, ravel,
-               astype, fill, copy, dot):
-        setattr(cls, fn.__name__, fn)
-    cls.itemsize = property(lambda self: self._data.dtype.itemsize,
-                            doc="Bytes per element (NumPy's and PyTorch's ``itemsize``).")
-    cls.nbytes = property(lambda self: self._data.dtype.itemsize * self.numel(),
-                          doc="Bytes of the elements (NumPy's and PyTorch's ``nbytes``).")
-    cls.item = _make_item(cls.item)
-    cls.round = _make_round(cls.round)
-    cls.argsort = _make_argsort(cls.argsort)
-    cls.flatten = _make_flatten(cls.flatten)
+# (``item(*index)`` and ``flatten(order)`` are in Tensor's class body; ``round(decimals)`` and
+# ``argsort(axis, kind)`` in _torch_functions.py: one method per name takes both signatures)
+methods.declare({fn.__name__: fn for fn in (
+    __mod__, __rmod__, __floordiv__, __rfloordiv__, __divmod__, __rdivmod__, ravel, astype, fill,
+    copy, dot)} | {
+    "itemsize": property(_itemsize, doc="Bytes per element (NumPy's and PyTorch's ``itemsize``)."),
+    "nbytes": property(_nbytes, doc="Bytes of the elements (NumPy's and PyTorch's ``nbytes``)."),
+}, __name__)

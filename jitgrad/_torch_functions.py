@@ -4,7 +4,8 @@
 Note [derived surface] (ops/core/registry.py): a function that is one row's is derived from the row
 (``export=`` / ``method=``); the functions here each span several rows (a choice among rows by
 the arguments, or a composition of them), so they are listed once, here: ``jitgrad/__init__.py``
-re-exports ``FUNCTIONS`` and ``install`` puts ``METHODS`` on ``Tensor``. Most compose the same
+re-exports ``FUNCTIONS``, and ``METHODS`` are declared in Tensor's method table (Note [tensor
+methods] in ops/core/methods.py). Most compose the same
 rows as their ``jitgrad.numpy`` counterparts (NumPy's argument names there), so a gradient here
 is that of the rows named in each docstring. Non-differentiable functions (``isnan``, ``sort``'s
 indices, ``unique``, ``nonzero``) return bool / int64 tensors as PyTorch does.
@@ -18,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 
 from .ops import binary, elementwise_np, linalg, npfuncs, scatter, shape, unary
-from .ops.core import dispatch
+from .ops.core import dispatch, methods
 from .ops.scatter import index_select, masked_fill  # (their rows live in scatter.py)
 from .ops.shape import narrow
 from .tensor import Tensor
@@ -471,13 +472,34 @@ FUNCTIONS = (round, square, isnan, isinf, isfinite, isclose, allclose, logical_a
              dist, diff, tril, triu, diag, trace, outer, kron, cross, tensordot, einsum, bmm,
              split, chunk, unbind, tile, repeat_interleave, nonzero, unique, view_as_real,
              index_select, masked_fill, narrow)
-#: the Tensor methods among them (PyTorch has no ``Tensor.einsum``, ``tensordot``, ...)
+_UNSET = object()
+
+
+def round_method(self, decimals=0):
+    """Round half to even to ``decimals`` (positional, as NumPy, or keyword, as PyTorch);
+    zero gradient."""
+    return round(self, decimals=decimals)
+
+
+def argsort_method(self, dim=-1, descending=False, stable=False, *, axis=_UNSET, kind=None,
+                   order=None):
+    """PyTorch's ``argsort(dim, descending, stable)``; NumPy's ``argsort(axis, kind)`` (a
+    string second argument is ``kind``; ``axis=None`` sorts the flattened tensor)."""
+    if isinstance(descending, str):
+        kind, descending = descending, False
+    if order is not None:
+        raise NotImplementedError("Tensor.argsort: order= (structured arrays) is not covered")
+    if axis is not _UNSET or kind is not None or dim is None:
+        return _jnp().argsort(self, dim if axis is _UNSET else axis, kind, descending=descending)
+    return argsort(self, dim, descending, stable)
+
+
+round_method.__name__ = round_method.__qualname__ = "round"
+argsort_method.__name__ = argsort_method.__qualname__ = "argsort"
+
+#: the Tensor methods among them (PyTorch has no ``Tensor.einsum``, ``tensordot``, ...);
+#: ``round`` and ``argsort`` also take NumPy's signatures (Note [tensor methods])
 METHODS = tuple(f for f in FUNCTIONS if f not in (
-    einsum, tensordot, view_as_real, index_select, masked_fill, narrow)) + (repeat,)
-
-
-def install(cls) -> None:
-    """Put ``METHODS`` on the Tensor class (a method is the function itself)."""
-    for fn in METHODS:
-        setattr(cls, fn.__name__, fn)
-
+    einsum, tensordot, view_as_real, index_select, masked_fill, narrow, round, argsort)) + (
+    repeat, round_method, argsort_method)
+methods.declare({fn.__name__: fn for fn in METHODS}, __name__)

@@ -17,7 +17,7 @@ from .ops.core import dispatch
 # (declare their rows: their methods are derived below)
 from .ops import elementwise_np, nn, npfuncs, nplinalg, roll, scatter, scatter_reduce  # noqa: F401
 from .ops import complex as complex_ops
-from .ops.core import registry
+from .ops.core import methods
 from .ops.format import format_tensor
 
 # Note [compile tracing] (jitgrad/compile/trace.py): while jitgrad.compile traces, ``_make``
@@ -420,7 +420,11 @@ class Tensor:
             host_read_hook(self, what)
         return self._data.get() if self.is_cuda else self._data  # device read: the accessor itself
 
-    def item(self):
+    def item(self, *index):
+        """The element as a Python number: PyTorch's ``item()`` of a one-element tensor, or
+        NumPy's ``item(i)`` / ``item(i, j)`` of a flat or multi-dimensional index."""
+        if index:
+            return self._host("Tensor.item()").item(*index)
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
                                "Scalar")
@@ -630,8 +634,16 @@ class Tensor:
 
     # methods no single row backs: wrappers that pick among rows by their arguments, or compose
     argmax, argmin = reduce.argmax, reduce.argmin
-    reshape, flatten, narrow, select = (_shape_ops.reshape, _shape_ops.flatten, _shape_ops.narrow,
-                                        _shape_ops.select)  # (``shape`` is the property here)
+    reshape, narrow, select = _shape_ops.reshape, _shape_ops.narrow, _shape_ops.select
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        """PyTorch's ``flatten(start_dim, end_dim)``; a string argument is NumPy's ``order``
+        (``'C'`` only)."""
+        if isinstance(start_dim, str):
+            if start_dim != "C":
+                raise NotImplementedError("jitgrad.numpy.reshape: only order='C' is supported")
+            return _shape_ops.reshape(self, (-1,))
+        return _shape_ops.flatten(self, start_dim, end_dim)
     matmul = linalg.matmul
 
     @property
@@ -673,12 +685,8 @@ def _rebuild(data, requires_grad, device="cpu"):
     return t
 
 
-# Methods that are the op functions themselves (a module-level function set on the class is a
-# method: the tensor arrives as its first argument, so ``x.sin()`` costs what ``sin(x)`` does).
-# The rows name them (``method=``, Note [derived surface] in ops/core/registry.py).
-for _names, _fn, _op in registry.surface("method"):
-    for _name in _names:
-        setattr(Tensor, _name, _fn)
+# The rows' methods and those the ops declare (Note [tensor methods] in ops/core/methods.py)
+methods.install(Tensor)
 
 from .ops import inplace as _inplace  # noqa: E402  (methods added after the class exists)
 from .ops.core import upper  # noqa: E402
