@@ -135,14 +135,13 @@ def test_the_layer_rules_can_fail():
     assert module_level == {2}
 
 
-def test_autograd_api_imports_ops_only_lazily_and_never_tensor():
-    """Claim 5."""
+def test_autograd_api_never_imports_tensor():
+    """Claim 5: autograd's user API reaches the Tensor type through ops (it sits below
+    ``tensor.py``, whose ``backward`` calls it); ops no longer imports the autograd package, so
+    the API may import ops at module level."""
     bad = []
     for path in _files(API_FILES):
         rel = path.relative_to(PKG.parent)
-        for mod, line in _imports(path, module_level_only=True):
-            if _within(mod, ("jitgrad.ops",)):
-                bad.append(f"{rel}:{line} imports {mod} at module level")
         for mod, line in _imports(path):
             if _within(mod, ("jitgrad.tensor",)):
                 bad.append(f"{rel}:{line} imports {mod}")
@@ -268,19 +267,6 @@ KNOWN_PRIVATE_IMPORTS = {
     ("nn/modules/sparse.py", "jitgrad.nn.modules.linear", "_empty"),
     ("nn/modules/sparse.py", "jitgrad.nn.modules.linear", "_place"),
     ("numpy/__init__.py", "jitgrad.numpy._array_api", "_missing_message"),
-    ("ops/conv.py", "jitgrad.ops.nn", "_none_tensor"),
-    ("ops/conv.py", "jitgrad.ops.nn", "_sum_terms"),
-    ("ops/conv.py", "jitgrad.ops.nn", "_wrap"),
-    ("ops/losses.py", "jitgrad.ops.nn", "_none_tensor"),
-    ("ops/losses.py", "jitgrad.ops.nn", "_pad_batched"),
-    ("ops/losses.py", "jitgrad.ops.nn", "_sum_terms"),
-    ("ops/losses.py", "jitgrad.ops.nn", "_wrap"),
-    ("ops/nn.py", "jitgrad.ops.conv", "_as4"),
-    ("ops/nn.py", "jitgrad.ops.conv", "_geo"),
-    ("ops/nn.py", "jitgrad.ops.conv", "_out_nd"),
-    ("ops/nn.py", "jitgrad.ops.conv", "_planes_shape"),
-    ("ops/scatter.py", "jitgrad.ops.indexing", "_batch_all"),
-    ("ops/scatter.py", "jitgrad.ops.indexing", "_ci"),
 }
 
 

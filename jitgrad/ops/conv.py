@@ -1,8 +1,8 @@
 """Convolution and pooling rows of the ``nn`` family: ``convolution`` (N-d via 2-d, groups,
 stride, padding, dilation) with its input/weight gradient rows (double backward), ``max_pool2d``
 and ``avg_pool2d`` with their backward rows, jvp and vmap rules. Split from ``ops/nn.py``
-(which re-exports these names); CPU kernels in ``kernels/cpu/nn.py``, CUDA forwards in
-``ops/nn_cuda.py``.
+(which re-exports these names); the geometry helpers, shared with the CUDA forwards, are in
+``ops/nn_common.py``; CPU kernels in ``kernels/cpu/nn.py``, CUDA forwards in ``ops/nn_cuda.py``.
 """
 from __future__ import annotations
 
@@ -16,35 +16,21 @@ from .core import dispatch
 from . import nn_cuda
 from . import reduce as _reduce
 from . import shape as _shape
-from .nn import _none_tensor, _sum_terms, _wrap
+from .nn_common import conv_geometry, none_tensor, out_nd, planes_shape, sum_terms, wrap
 from .core.registry import LINEAR, def_composite
 
 
 # --- convolution -----------------------------------------------------------------------------
-def _as4(shape):
-    return shape if len(shape) == 4 else (shape[0], shape[1], 1, shape[2])
-
-
-def _geo(xshape, wshape, ctx_or_attrs):
-    a = ctx_or_attrs
-    return cpu_nn.ConvGeom(_as4(xshape), _as4(wshape), a["stride"], a["padding"], a["dilation"],
-                           a["groups"])
-
-
 def _params(ctx):
     return {k: getattr(ctx, k) for k in ("stride", "padding", "dilation", "groups")}
 
 
-def _out_nd(arr, nd):
-    return arr if nd == 4 else arr.reshape(arr.shape[0], arr.shape[1], arr.shape[3])
-
-
 def _conv_fwd(ctx, x, w, b, **p):
-    geo = _geo(x.shape, w.shape, p)
+    geo = conv_geometry(x.shape, w.shape, p)
     if geo.Ho <= 0 or geo.Wo <= 0:
         raise RuntimeError(f"convolution: input size {tuple(x.shape[2:])} (with padding) is "
                            f"smaller than the kernel size {tuple(w.shape[2:])}")
-    return _out_nd(cpu_nn.conv_forward(x, w, b, geo), x.ndim)
+    return out_nd(cpu_nn.conv_forward(x, w, b, geo), x.ndim)
 
 
 def _conv_bwd(ctx, g, x, weight):
@@ -55,14 +41,15 @@ def _conv_bwd(ctx, g, x, weight):
     gb = None
     if nb:
         if g.is_cuda and not is_grad_enabled() and dispatch.transform_hook is None:
-            gb = _wrap(dispatch.cuda_kernels("nn").channel_sum(g._data))
+            gb = wrap(dispatch.cuda_kernels("nn").channel_sum(g._data))
         else:
             gb = _reduce.sum(g, (0,) + tuple(range(2, g.ndim)))
     return gx, gw, gb
 
 
 def _conv_bx_fwd(ctx, g, w, in_shape, **p):
-    return cpu_nn.conv_input_grad(g, w, _geo(in_shape, w.shape, p)).reshape(in_shape)
+    geo = conv_geometry(in_shape, w.shape, p)
+    return cpu_nn.conv_input_grad(g, w, geo).reshape(in_shape)
 
 
 def _conv_bx_bwd(ctx, gg, g, weight):  # gx = conv_transpose(g, w): linear in g and in w
@@ -73,7 +60,8 @@ def _conv_bx_bwd(ctx, gg, g, weight):  # gx = conv_transpose(g, w): linear in g 
 
 
 def _conv_bw_fwd(ctx, x, g, w_shape, **p):
-    return cpu_nn.conv_weight_grad(x, g, _geo(x.shape, w_shape, p)).reshape(w_shape)
+    geo = conv_geometry(x.shape, w_shape, p)
+    return cpu_nn.conv_weight_grad(x, g, geo).reshape(w_shape)
 
 
 def _conv_bw_bwd(ctx, v, x, g):  # gw = sum g x: linear in x and in g
@@ -86,21 +74,21 @@ def _conv_bw_bwd(ctx, v, x, g):  # gw = sum g x: linear in x and in g
 # jvp rules: conv is linear in x, in weight and in bias; its two backward ops are bilinear.
 def _conv_jvp(tangents, primals, outs, **p):
     (tx, tw, tb), (x, w, _) = tangents, primals
-    return _sum_terms(None if tx is None else conv(tx, w, None, p),
-                      None if tw is None else conv(x, tw, None, p),
-                      None if tb is None else _shape.reshape(tb, (1, -1) + (1,) * (x.ndim - 2)))
+    return sum_terms(None if tx is None else conv(tx, w, None, p),
+                     None if tw is None else conv(x, tw, None, p),
+                     None if tb is None else _shape.reshape(tb, (1, -1) + (1,) * (x.ndim - 2)))
 
 
 def _conv_bx_jvp(tangents, primals, outs, in_shape, **p):
     (tg, tw), (g, w) = tangents, primals
-    return _sum_terms(None if tg is None else conv_input_grad(tg, w, in_shape, p),
-                      None if tw is None else conv_input_grad(g, tw, in_shape, p))
+    return sum_terms(None if tg is None else conv_input_grad(tg, w, in_shape, p),
+                     None if tw is None else conv_input_grad(g, tw, in_shape, p))
 
 
 def _conv_bw_jvp(tangents, primals, outs, w_shape, **p):
     (tx, tg), (x, g) = tangents, primals
-    return _sum_terms(None if tx is None else conv_weight_grad(tx, g, w_shape, p),
-                      None if tg is None else conv_weight_grad(x, tg, w_shape, p))
+    return sum_terms(None if tx is None else conv_weight_grad(tx, g, w_shape, p),
+                     None if tg is None else conv_weight_grad(x, tg, w_shape, p))
 
 
 # Batch rules (vmap): with one weight for the batch, the batch folds into N; with a batched
@@ -189,7 +177,7 @@ def conv(x, weight, bias, params):
     Derivatives: ``gx = conv_transpose(g, weight)``, ``gw = sum_n g (*) x``, ``gb = sum g``,
     each itself a differentiable op. Records ``ConvolutionBackward0``.
     """
-    return dispatch.composite(CONV, x, weight, bias if bias is not None else _none_tensor(x),
+    return dispatch.composite(CONV, x, weight, bias if bias is not None else none_tensor(x),
                               **params)
 
 
@@ -220,12 +208,8 @@ def _maxpool_bwd(ctx, g, _g_indices):
 
 
 def _mp_scatter_fwd(ctx, g, indices, in_shape):
-    return cpu_nn.maxpool_backward(_planes(g), _planes(indices), _planes_shape(in_shape)
+    return cpu_nn.maxpool_backward(_planes(g), _planes(indices), planes_shape(in_shape)
                                    ).reshape(in_shape)
-
-
-def _planes_shape(shape):
-    return (math.prod(shape[:-2]),) + tuple(shape[-2:])
 
 
 def _mp_scatter_bwd(ctx, gg):

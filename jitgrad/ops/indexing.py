@@ -26,6 +26,11 @@ from . import indexing_cuda
 from . import shape as _shape
 from ..graph.grad_mode import is_grad_enabled
 from .core.registry import LINEAR, def_composite, public
+# the helpers indexing, scatter and the CUDA forwards share (the public ones re-exported here)
+from .index_common import (batch_all, broadcast, broadcast_value, check_basic,  # noqa: F401
+                           copy_array, host_index, index_kernels, may_repeat, positions, reword,
+                           winners, write_flat)
+from .index_common import broadcast as _broadcast  # noqa: F401  (ops/inplace.py reads this name)
 
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
               "are valid indices (got {})")
@@ -33,23 +38,6 @@ _INDEX_DTYPE_MSG = "tensors used as indices must be long, int, byte or bool tens
 
 
 # --- index normalisation -------------------------------------------------------------------
-def host_index(a):
-    """An index array on the host. A CUDA index tensor is copied to the host (a device->host
-    sync, as PyTorch's): indices are validated there with the CPU path's messages, a boolean
-    mask's count of True values sets the result's shape, and the flat positions the kernels
-    read are built from them (Note [cuda index positions] in kernels/cuda/index.py)."""
-    return a.get() if dispatch.device_of(a) != "cpu" else a
-
-
-def copy_array(a):
-    """A contiguous copy of a NumPy or CUDA array (the pooled one on the CPU)."""
-    return pool.copy(a) if dispatch.device_of(a) == "cpu" else a.copy()
-
-
-def _ci():
-    return dispatch.cuda_kernels("index")
-
-
 def _index_array(a) -> np.ndarray:
     a = np.asarray(host_index(a))
     if a.dtype.kind in "iub":
@@ -117,29 +105,13 @@ def normalize_index(index) -> tuple:
     return items, kind
 
 
-def _reword(err: Exception) -> str:
-    """NumPy's indexing messages in PyTorch's words."""
-    msg = str(err)
-    m = re.match(r"too many indices for array: array is (\d+)-dimensional", msg)
-    if m:
-        return f"too many indices for tensor of dimension {m.group(1)}"
-    m = re.match(r"boolean index did not match indexed array along (?:axis|dimension) (\d+); "
-                 r"size of (?:axis|dimension) is (\d+) but size of corresponding boolean "
-                 r"(?:axis|dimension) is (\d+)", msg)
-    if m:
-        d, n, k = m.groups()
-        return (f"The shape of the mask [{k}] at index {d} does not match the shape of the "
-                f"indexed tensor [{n}] at index {d}")
-    return msg.replace("axis", "dimension").replace("arrays", "tensors").replace("array", "tensor")
-
-
 # --- getitem -------------------------------------------------------------------------------
 def _getitem_fwd(ctx, a, index, kind):
     ctx.input_shape = a.shape
     try:
         return a[index]
     except IndexError as e:
-        raise IndexError(_reword(e)) from None
+        raise IndexError(reword(e)) from None
 
 
 def _getitem_back(ctx, g):
@@ -147,15 +119,6 @@ def _getitem_back(ctx, g):
         return (dispatch.Tensor._make(
             _index_backward_fwd(None, g._data, ctx.input_shape, ctx.index, ctx.kind)),)
     return (index_backward(g, ctx.input_shape, ctx.index, ctx.kind),)
-
-
-def _check_basic(index, ndim: int) -> None:
-    """NumPy's errors for a basic index a CUDA array cannot take (the CPU path gets them from
-    NumPy itself)."""
-    if sum(1 for i in index if i is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if sum(1 for i in index if i is not None and i is not Ellipsis) > ndim:
-        raise IndexError(f"too many indices for tensor of dimension {ndim}")
 
 
 _NODE_NAMES = {"select": "SelectBackward0", "slice": "SliceBackward0",
@@ -250,91 +213,6 @@ def index_backward(g, shape, index, kind="advanced"):
     return dispatch.composite(INDEX_BACKWARD, g, shape=tuple(shape), index=index, kind=kind)
 
 
-# --- flat positions: the shared machinery of take/put, index_put and view gradients ---------
-def positions(shape: tuple, index) -> np.ndarray:
-    """The C-order flat index into an array of ``shape`` of every element of ``a[index]``
-    (an intp array shaped like ``a[index]``), built without materialising ``a``."""
-    try:
-        pos = np.array(np.broadcast_to(np.intp(0), shape)[index], dtype=np.intp)
-        step = 1
-        for k in range(len(shape) - 1, -1, -1):
-            if shape[k] > 1:
-                grid = [1] * len(shape)
-                grid[k] = shape[k]
-                coord = np.broadcast_to(np.arange(shape[k], dtype=np.intp).reshape(grid), shape)
-                pos += coord[index] * step
-            step *= shape[k]
-    except IndexError as e:
-        raise IndexError(_reword(e)) from None
-    return pos
-
-
-def _may_repeat(index) -> bool:
-    """Only integer arrays can name an element twice (masks, slices and ints cannot)."""
-    items = index if isinstance(index, tuple) else (index,)
-    return any(isinstance(i, np.ndarray) and i.dtype.kind != "b" for i in items)
-
-
-def winners(pos) -> np.ndarray | None:
-    """Which writes to the flat positions ``pos`` (in C order) survive when the last write to
-    an element wins; None when every write does (no repeated position)."""
-    flat = pos.reshape(-1)
-    if flat.size < 2:
-        return None
-    order = np.argsort(flat, kind="stable")
-    s = flat[order]
-    dup = s[1:] == s[:-1]
-    if not dup.any():
-        return None
-    keep = np.ones(flat.size, dtype=bool)
-    keep[order[:-1][dup]] = False  # every write followed by another one to the same element
-    return keep.reshape(pos.shape)
-
-
-def write_flat(arr: np.ndarray, pos, vals, accumulate: bool, keep=None) -> None:
-    """``arr.flat[pos] = vals`` in place (C-order positions, any layout of ``arr``): added with
-    repeats accumulating, or only the ``keep`` writes (last write wins)."""
-    if dispatch.device_of(arr) != "cpu":  # vals: a (broadcast) CUDA array or a number
-        _ci().put(arr, pos, vals, accumulate, keep)
-        return
-    pos = pos.reshape(-1)
-    vals = np.asarray(vals).reshape(-1).astype(arr.dtype, copy=False)
-    if keep is not None:
-        keep = keep.reshape(-1)
-        pos, vals = pos[keep], vals[keep]
-    flat = arr.reshape(-1) if arr.flags.c_contiguous else None
-    if flat is not None and (arr.size == 0 or np.shares_memory(flat, arr)):
-        target, key = flat, pos
-    else:
-        target, key = arr, np.unravel_index(pos, arr.shape)
-    if accumulate:
-        np.add.at(target, key, vals)
-    else:
-        target[key] = vals
-
-
-def broadcast_value(v: np.ndarray, shape: tuple) -> np.ndarray:
-    """``v`` broadcast to an indexing result of ``shape`` (leading size-1 dims of ``v`` beyond
-    ``shape``'s rank are dropped, as NumPy's assignment does)."""
-    src = v
-    while v.ndim > len(shape) and v.shape[0] == 1:
-        v = v[0]
-    try:
-        return _broadcast(v, shape)
-    except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(src.shape)} cannot be "
-                           f"broadcast to indexing result of shape {list(shape)}") from None
-
-
-def _broadcast(v, shape: tuple):
-    """``np.broadcast_to`` for NumPy and CUDA arrays (ValueError when it does not fit)."""
-    if dispatch.device_of(v) == "cpu":
-        return np.broadcast_to(v, shape)
-    if np.broadcast_shapes(v.shape, tuple(shape)) != tuple(shape):
-        raise ValueError(f"cannot broadcast {v.shape} to {tuple(shape)}")
-    return v.broadcast_to(shape)
-
-
 def _value_grad(gv, value_shape: tuple):
     """Reduce the gradient of a broadcast value back to the value's own shape."""
     from .reduce import sum_to_shape
@@ -368,7 +246,7 @@ def _take_back(ctx, g):
 
 def _put_write(ctx, out, v, index, accumulate, unique):
     ctx.keep = None if accumulate or unique else winners(index)
-    write_flat(out, index, _broadcast(v, index.shape), accumulate, ctx.keep)
+    write_flat(out, index, broadcast(v, index.shape), accumulate, ctx.keep)
     return out
 
 
@@ -398,14 +276,8 @@ def _take_batch(args, batched, index):
                                                            math.prod(x.shape[1:])))
 
 
-def _batch_all(args, batched):
-    size = next(a.shape[0] for a, b in zip(args, batched) if b)
-    return size, [a if b else _shape.expand(_shape.unsqueeze(a, 0), (size,) + tuple(a.shape))
-                  for a, b in zip(args, batched)]
-
-
 def _put_batch(args, batched, index, accumulate, unique):
-    size, (x, src) = _batch_all(args, batched)
+    size, (x, src) = batch_all(args, batched)
     k = index.ndim - (src.ndim - 1)  # the source broadcasts to index's shape per example
     if k > 0:
         src = _shape.reshape(src, (size,) + (1,) * k + tuple(src.shape[1:]))
@@ -469,7 +341,7 @@ def _index_put_write(ctx, out, v, index, accumulate):
     pos = positions(out.shape, index)
     vals = broadcast_value(v, pos.shape)
     ctx.pos, ctx.value_shape = pos, v.shape
-    ctx.keep = None if accumulate or not _may_repeat(index) else winners(pos)
+    ctx.keep = None if accumulate or not may_repeat(index) else winners(pos)
     write_flat(out, pos, vals, accumulate, ctx.keep)
     return out
 
@@ -563,7 +435,7 @@ def setitem(x, index, value):
     try:
         x._data[idx] = val
     except IndexError as e:
-        raise IndexError(_reword(e)) from None
+        raise IndexError(reword(e)) from None
     except ValueError as e:
         m = re.match(r"could not broadcast input array from shape (\(.*?\)) into shape (\(.*?\))",
                      str(e))
@@ -590,9 +462,9 @@ def _setitem_cuda(x, idx, kind, val) -> None:
         pos = positions(data.shape, idx)
         if isinstance(val, be.CudaArray):
             val = broadcast_value(val, pos.shape)
-        _ci().put(data, pos, val, False, winners(pos) if _may_repeat(idx) else None)
+        index_kernels().put(data, pos, val, False, winners(pos) if may_repeat(idx) else None)
         return
-    _check_basic(idx, data.ndim)
+    check_basic(idx, data.ndim)
     target = data[idx]
     if isinstance(val, be.CudaArray):
         be.copy_into(target, broadcast_value(val, target.shape))

@@ -1,30 +1,19 @@
 """The CUDA forwards of the ``ops.indexing`` rows (their ``cuda_forward=``): the same contract
 as the CPU forwards over ``kernels.cuda.backend.CudaArray`` operands, with the kernels of
 ``kernels.cuda.index`` (reached lazily: Note [lazy cuda]). Index arrays stay on the host, where
-they are validated; positions go to the device.
+they are validated; positions (``ops.index_common.positions``) go to the device.
 """
 from __future__ import annotations
 
 from .core import dispatch
-
-
-def _ci():
-    return dispatch.cuda_kernels("index")
-
-
-def _indexing():
-    """``ops.indexing`` (its index checks and positions), found at call time: it imports this
-    module at its top for the rows' ``cuda_forward=``."""
-    from . import indexing
-
-    return indexing
+from .index_common import check_basic, index_kernels, positions
 
 
 def getitem_forward(ctx, a, index, kind):
     ctx.input_shape = a.shape
     if kind == "advanced":  # host positions from the host index arrays (validated there)
-        return _ci().take(a, _indexing().positions(a.shape, index))
-    _indexing()._check_basic(index, a.ndim)
+        return index_kernels().take(a, positions(a.shape, index))
+    check_basic(index, a.ndim)
     return a[index]
 
 
@@ -32,7 +21,7 @@ def index_backward_forward(ctx, g, shape, index, kind):
     be = dispatch.cuda_backend()
     out = be.zeros(shape, g.dtype, g.index)
     if kind == "advanced":  # atomic adds: repeated indices accumulate
-        _ci().put(out, _indexing().positions(shape, index), g, accumulate=True)
+        index_kernels().put(out, positions(shape, index), g, accumulate=True)
     else:
         be.copy_into(out[index], g)
     return out
@@ -40,4 +29,4 @@ def index_backward_forward(ctx, g, shape, index, kind):
 
 def take_forward(ctx, x, index):
     ctx.input_shape = x.shape
-    return _ci().take(x, index)
+    return index_kernels().take(x, index)

@@ -1,8 +1,9 @@
 """Loss rows of the ``nn`` family: ``mse_loss``, ``huber_loss``, ``binary_cross_entropy``
 (``_with_logits``) and ``nll_loss`` (cross-entropy is ``log_softmax`` + ``nll_loss``), each with
 its math, its Tensor-level backward (double backward for free), jvp and vmap rules. Split from
-``ops/nn.py`` (which re-exports these names) to keep files small; the CPU kernels are in
-``kernels/cpu/norm.py``, the CUDA forwards in ``ops/nn_cuda.py``.
+``ops/nn.py`` (which re-exports these names) to keep files small, with the helpers they share in
+``ops/nn_common.py``; the CPU kernels are in ``kernels/cpu/norm.py``, the CUDA forwards in
+``ops/nn_cuda.py``.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from . import binary, nn_cuda, unary
 from .core import dispatch
 from . import reduce as _reduce
 from . import shape as _shape
-from .nn import _none_tensor, _pad_batched, _sum_terms, _wrap
+from .nn_common import none_tensor, pad_batched, sum_terms, wrap
 from .core.registry import LINEAR, OPS, def_composite
 
 
@@ -139,11 +140,11 @@ def _bce_jvp(tangents, primals, outs, reduction):
     w = None if w.numel() == 0 else w
     logx = binary.clamp(unary.log(x), min=_LOG_MIN)
     log1mx = binary.clamp(unary.log1p(-x), min=_LOG_MIN)
-    t = _sum_terms(None if tx is None else (x - y) / binary.clamp((1.0 - x) * x, min=1e-12) * tx,
-                   None if ty is None else (log1mx - logx) * ty)
+    t = sum_terms(None if tx is None else (x - y) / binary.clamp((1.0 - x) * x, min=1e-12) * tx,
+                  None if ty is None else (log1mx - logx) * ty)
     if w is not None and t is not None:
         t = t * w
-    t = _sum_terms(t, None if tw is None else -(y * logx + (1.0 - y) * log1mx) * tw)
+    t = sum_terms(t, None if tw is None else -(y * logx + (1.0 - y) * log1mx) * tw)
     return _reduce_t(t, reduction)
 
 
@@ -157,14 +158,14 @@ def _bcel_jvp(tangents, primals, outs, reduction):
         s = unary.sigmoid(x)
         t = (s - y if pw is None else (pw * y + 1.0 - y) * s - pw * y) * tx
     if ty is not None:
-        t = _sum_terms(t, (-x if pw is None else -x + (pw - 1.0) * sp) * ty)
+        t = sum_terms(t, (-x if pw is None else -x + (pw - 1.0) * sp) * ty)
     if tp is not None:
-        t = _sum_terms(t, y * sp * tp)
+        t = sum_terms(t, y * sp * tp)
     if w is not None and t is not None:
         t = t * w
     if tw is not None:
-        t = _sum_terms(t, ((1.0 - y) * x + (sp if pw is None else (1.0 + (pw - 1.0) * y) * sp))
-                       * tw)
+        t = sum_terms(t, ((1.0 - y) * x + (sp if pw is None else (1.0 + (pw - 1.0) * y) * sp))
+                      * tw)
     return _reduce_t(t, reduction)
 
 
@@ -175,7 +176,7 @@ def _loss_batch(name):
     def rule(args, batched, reduction, **attrs):
         op = OPS[name]
         nd = max(a.ndim - b for a, b in zip(args, batched) if a.numel() or b)
-        new = [_pad_batched(a, nd) if b else a for a, b in zip(args, batched)]
+        new = [pad_batched(a, nd) if b else a for a, b in zip(args, batched)]
         out = dispatch.composite(op, *new, reduction="none", **attrs)
         if reduction == "none":
             return out
@@ -222,7 +223,7 @@ def binary_cross_entropy(x, y, weight, reduction):
     """``-w (y log x + (1 - y) log(1 - x))`` (logs clamped at -100); derivatives
     ``w (x - y) / max(x (1 - x), 1e-12)`` and ``w (log(1 - x) - log x)``.
     Records ``BinaryCrossEntropyBackward0``."""
-    return dispatch.composite(BCE, x, y, weight if weight is not None else _none_tensor(x),
+    return dispatch.composite(BCE, x, y, weight if weight is not None else none_tensor(x),
                               reduction=reduction)
 
 
@@ -230,7 +231,7 @@ def binary_cross_entropy_with_logits(x, y, weight, pos_weight, reduction):
     """``w ((1 - y) x + (1 + (p - 1) y) softplus(-x))`` (``p`` the pos_weight, 1 if None),
     computed stably; derivatives ``w ((p y + 1 - y) sigmoid(x) - p y)`` and
     ``w (-x + (p - 1) softplus(-x))``. Records ``BinaryCrossEntropyWithLogitsBackward0``."""
-    none = _none_tensor(x)
+    none = none_tensor(x)
     return dispatch.composite(BCE_LOGITS, x, y, weight if weight is not None else none,
                               pos_weight if pos_weight is not None else none,
                               reduction=reduction)
@@ -251,11 +252,11 @@ def _nll_bwd_cuda(ctx, g):
     shape = ctx._next_meta[0][0]
     args = (ctx.target, ctx.weight, shape, ctx.ignore_index, ctx.reduction, ctx.wsum)
     if not is_grad_enabled() and dispatch.transform_hook is None:
-        return (_wrap(kernels.nll_backward(g._data, *args)),)
+        return (wrap(kernels.nll_backward(g._data, *args)),)
     ones = dispatch.cuda_backend().full((shape[0] if ctx.reduction == "none" else 1,), 1,
                                         g.dtype.np, g._data.index)
     gb = _shape.unsqueeze(g, -1) if ctx.reduction == "none" else g
-    return (gb * _wrap(kernels.nll_backward(ones, *args)),)
+    return (gb * wrap(kernels.nll_backward(ones, *args)),)
 
 
 def _nll_bwd(ctx, g):
@@ -265,13 +266,13 @@ def _nll_bwd(ctx, g):
         math.nan if ctx.reduction == "mean" else 1.0)
     shape = ctx._next_meta[0][0]
     if not is_grad_enabled() and dispatch.transform_hook is None:
-        return (_wrap(cpu_norm.nll_backward(np.ascontiguousarray(g._data), ctx.target, ctx.weight,
+        return (wrap(cpu_norm.nll_backward(np.ascontiguousarray(g._data), ctx.target, ctx.weight,
                                           shape, ctx.ignore_index, ctx.reduction, scale)),)
     ones = np.ones(shape[0] if ctx.reduction == "none" else 1, g.dtype.np)
     coef = cpu_norm.nll_backward(ones, ctx.target, ctx.weight, shape, ctx.ignore_index,
                                ctx.reduction, scale)
     gb = _shape.unsqueeze(g, -1) if ctx.reduction == "none" else g
-    return (gb * _wrap(coef),)
+    return (gb * wrap(coef),)
 
 
 def _nll_batch(args, batched, target, weight, ignore_index, reduction):

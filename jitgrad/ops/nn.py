@@ -22,12 +22,23 @@ from .. import dtypes
 from ..graph.grad_mode import is_grad_enabled
 from ..kernels.cpu import norm as cpu_norm, reduce as cpu_reduce, pool
 from . import binary, nn_cuda, unary
-from .core import dispatch, upper
+from .core import dispatch
 from . import linalg as _linalg
 from . import reduce as _reduce
 from . import shape as _shape
 from .core import smath
 from .core.registry import LINEAR, OPS, def_composite, def_elementwise, public
+from .nn_common import none_tensor, pad_batched, sum_terms, wrap
+from .reduce_common import reduced_dims
+# the convolution/pooling rows live in ops/conv.py, the loss rows in ops/losses.py (re-exported
+# here: nn.functional reaches them as ops.nn's); they share this module's helpers through
+# ops/nn_common.py, so neither imports this module
+from .conv import (AVGPOOL, AVGPOOL_BWD, CONV, CONV_BW, CONV_BX, MAXPOOL,  # noqa: F401
+                   MAXPOOL_GATHER, MAXPOOL_SCATTER, avg_pool2d, conv, conv_input_grad,
+                   conv_weight_grad, max_pool2d)
+from .losses import (BCE, BCE_LOGITS, HUBER_LOSS, MSE_LOSS, NLL_LOSS,  # noqa: F401
+                     binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, mse_loss,
+                     nll_loss)
 
 
 def _softmax_fwd(ctx, x, dim, log):
@@ -74,8 +85,8 @@ def _softmax_batch(name):
         op, x = OPS[name], args[0]
         if x.ndim > 1:
             return dispatch.composite(op, x, dim=dim + 1, log=log)
-        col = _reduce._shape.reshape(x, (x.shape[0], 1))  # 0-d examples
-        return _reduce._shape.reshape(dispatch.composite(op, col, dim=1, log=log), x.shape)
+        col = _shape.reshape(x, (x.shape[0], 1))  # 0-d examples
+        return _shape.reshape(dispatch.composite(op, col, dim=1, log=log), x.shape)
     return rule
 
 
@@ -98,7 +109,7 @@ def _prepare(op, x, dim, dtype):
                            f"{_reduce.torch_dtype_name(x.dtype)} (pass dtype= to convert)")
     if dim is None:
         raise TypeError(f"{op}(): argument 'dim' must be an int, not None")
-    dims = _reduce._dims(op, dim, x.ndim, multi=False)
+    dims = reduced_dims(op, dim, x.ndim, multi=False)
     return x, dims[0] if dims else 0
 
 
@@ -276,31 +287,17 @@ def _addmm_bwd(ctx, g, mat1, mat2):
     return (g if need_b else None), g1, g2
 
 
-def _sum_terms(*terms):
-    out = None
-    for t in terms:
-        if t is not None:
-            out = t if out is None else out + t
-    return out
-
-
 def _addmm_jvp(tangents, primals, outs):
     (tb, t1, t2), (_, m1, m2) = tangents, primals
-    return _sum_terms(tb, None if t1 is None else _linalg.matmul(t1, m2),
-                      None if t2 is None else _linalg.matmul(m1, t2))
-
-
-def _pad_batched(t, nd):
-    """A batched ``t`` (batch first) with 1s after the batch dim up to ``nd`` example dims."""
-    k = nd - (t.ndim - 1)
-    return _shape.reshape(t, (t.shape[0],) + (1,) * k + tuple(t.shape[1:])) if k > 0 else t
+    return sum_terms(tb, None if t1 is None else _linalg.matmul(t1, m2),
+                     None if t2 is None else _linalg.matmul(m1, t2))
 
 
 def _addmm_batch(args, batched):
     (b, m1, m2), (bb, b1, b2) = args, batched
     prod = (_linalg._matmul_batch([m1, m2], (b1, b2)) if b1 or b2
             else _linalg.matmul(m1, m2))
-    return prod + (_pad_batched(b, 2) if bb else b)
+    return prod + (pad_batched(b, 2) if bb else b)
 
 
 ADDMM = def_composite("addmm", "AddmmBackward0", ("bias", "mat1", "mat2"), _addmm_fwd,
@@ -320,26 +317,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002 - PyTorch's argu
     return dispatch.composite(ADDMM, input, mat1, mat2)
 
 
-# --- helpers shared by the rows below and ops/conv.py, ops/losses.py ---------------------
-@upper.constant_maker
-def _none_tensor(like):
-    """A stand-in for an absent optional input: never requires grad, so its edge is None."""
-    if like.is_cuda:  # on the input's device, or the op would see mixed devices
-        return dispatch.Tensor._make(dispatch.cuda_backend().empty((0,), like.dtype.np,
-                                                                   like._data.index))
-    return dispatch.Tensor._make(np.empty(0, like.dtype.np))
-
-
 # --- normalisation ---------------------------------------------------------------------------
-def _wrap(a):
-    return dispatch.Tensor._make(a)
-
-
 def _const(a, like, shape):
     """A float64 statistic array as a constant Tensor of ``like``'s dtype, reshaped."""
     if dispatch.device_of(a) != "cpu":  # CUDA statistics stay on the device
-        return _wrap(a.astype(like.dtype.np).reshape(shape))
-    return _wrap(np.asarray(a, like.dtype.np).reshape(shape))
+        return wrap(a.astype(like.dtype.np).reshape(shape))
+    return wrap(np.asarray(a, like.dtype.np).reshape(shape))
 
 
 def _bn_fwd(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):
@@ -368,16 +351,16 @@ def _bn_bwd(ctx, g, x, weight):
         gx, gw, gb = dispatch.cuda_kernels("nn_norm").batch_norm_backward(
             x._data.reshape(N, C, -1), g._data.reshape(N, C, -1), weight._data, ctx.mean,
             ctx.invstd, ctx.training, nx)
-        return (_wrap(gx.reshape(x.shape)) if nx else None, _wrap(gw) if nw else None,
-                _wrap(gb) if nb else None)
+        return (wrap(gx.reshape(x.shape)) if nx else None, wrap(gw) if nw else None,
+                wrap(gb) if nb else None)
     if not is_grad_enabled() and dispatch.transform_hook is None:  # the fused kernel
         N, C = x.shape[0], x.shape[1]
         gx, gw, gb = cpu_norm.batch_norm_backward(
             np.ascontiguousarray(x._data).reshape(N, C, -1),
             np.ascontiguousarray(g._data).reshape(N, C, -1), weight._data, ctx.mean, ctx.invstd,
             ctx.training, nx)
-        return (_wrap(gx.reshape(x.shape)) if nx else None, _wrap(gw) if nw else None,
-                _wrap(gb) if nb else None)
+        return (wrap(gx.reshape(x.shape)) if nx else None, wrap(gw) if nw else None,
+                wrap(gb) if nb else None)
     # create_graph: the same math as Tensor ops (batch statistics recomputed from x)
     dims = (0,) + tuple(range(2, x.ndim))
     bshape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
@@ -416,8 +399,8 @@ def _norm_jvp(tx, tw, tb, x, w, dims, stats, wshape, eps):
             tx - _reduce.mean(tx, dims, keepdim=True)
             - xhat * _reduce.mean(tx * xhat, dims, keepdim=True))
         out = t if w.numel() == 0 else t * _shape.reshape(w, wshape)
-    return _sum_terms(out, None if tw is None else xhat * _shape.reshape(tw, wshape),
-                      None if tb is None else _shape.reshape(tb, wshape))
+    return sum_terms(out, None if tw is None else xhat * _shape.reshape(tw, wshape),
+                     None if tb is None else _shape.reshape(tb, wshape))
 
 
 def _bn_jvp(tangents, primals, outs, running_mean, running_var, training, momentum, eps):
@@ -444,8 +427,8 @@ def batch_norm(x, weight, bias, running_mean, running_var, training, momentum, e
     in place, get ``(1 - momentum) r + momentum s`` with the unbiased variance), else the
     running stats. Derivative (training): ``w invstd (g - mean(g) - xhat mean(g xhat))``;
     ``sum(g xhat)`` and ``sum(g)`` for weight and bias. Records ``NativeBatchNormBackward0``."""
-    return dispatch.composite(BATCH_NORM, x, weight if weight is not None else _none_tensor(x),
-                              bias if bias is not None else _none_tensor(x),
+    return dispatch.composite(BATCH_NORM, x, weight if weight is not None else none_tensor(x),
+                              bias if bias is not None else none_tensor(x),
                               running_mean=running_mean, running_var=running_var,
                               training=bool(training), momentum=float(momentum), eps=float(eps))
 
@@ -466,15 +449,15 @@ def _ln_bwd(ctx, g, x, weight):
             gx, gw, gb = dispatch.cuda_kernels("nn_norm").layer_norm_backward(
                 x._data.reshape(-1, D), g._data.reshape(-1, D), weight._data, ctx.mean,
                 ctx.rstd, nx)
-            return (_wrap(gx.reshape(x.shape)) if nx else None,
-                    _wrap(gw.reshape(ctx.normalized_shape)) if nw else None,
-                    _wrap(gb.reshape(ctx.normalized_shape)) if nb else None)
+            return (wrap(gx.reshape(x.shape)) if nx else None,
+                    wrap(gw.reshape(ctx.normalized_shape)) if nw else None,
+                    wrap(gb.reshape(ctx.normalized_shape)) if nb else None)
         gx, gw, gb = cpu_norm.layer_norm_backward(
             np.ascontiguousarray(x._data).reshape(-1, D),
             np.ascontiguousarray(g._data).reshape(-1, D), weight._data, ctx.mean, ctx.rstd, nx)
-        return (_wrap(gx.reshape(x.shape)) if nx else None,
-                _wrap(gw.reshape(ctx.normalized_shape)) if nw else None,
-                _wrap(gb.reshape(ctx.normalized_shape)) if nb else None)
+        return (wrap(gx.reshape(x.shape)) if nx else None,
+                wrap(gw.reshape(ctx.normalized_shape)) if nw else None,
+                wrap(gb.reshape(ctx.normalized_shape)) if nb else None)
     dims = tuple(range(x.ndim - k, x.ndim))
     lead = tuple(range(x.ndim - k))
     xc = x - _reduce.mean(x, dims, keepdim=True)
@@ -501,14 +484,14 @@ def _ln_batch(args, batched, normalized_shape, eps):
     (x, w, b), (_, bw, bb) = args, batched
     if not bw and not bb:  # normalised over trailing dims: the batch is one more leading dim
         return dispatch.composite(LAYER_NORM, x, w, b, normalized_shape=normalized_shape, eps=eps)
-    none = _none_tensor(x)
+    none = none_tensor(x)
     out = dispatch.composite(LAYER_NORM, x, none, none, normalized_shape=normalized_shape,
                              eps=eps)
     nd = out.ndim - 1
     if w.numel():
-        out = out * (_pad_batched(w, nd) if bw else w)
+        out = out * (pad_batched(w, nd) if bw else w)
     if b.numel():
-        out = out + (_pad_batched(b, nd) if bb else b)
+        out = out + (pad_batched(b, nd) if bb else b)
     return out
 
 
@@ -523,8 +506,8 @@ def layer_norm(x, normalized_shape, weight, bias, eps):
     * weight + bias`` (biased variance). Derivative per row (``g' = g w``):
     ``rstd (g' - mean(g') - xhat mean(g' xhat))``; weight ``sum g xhat``, bias ``sum g``.
     Records ``NativeLayerNormBackward0``."""
-    return dispatch.composite(LAYER_NORM, x, weight if weight is not None else _none_tensor(x),
-                              bias if bias is not None else _none_tensor(x),
+    return dispatch.composite(LAYER_NORM, x, weight if weight is not None else none_tensor(x),
+                              bias if bias is not None else none_tensor(x),
                               normalized_shape=tuple(normalized_shape), eps=float(eps))
 
 
@@ -642,13 +625,3 @@ def embedding(weight, indices, padding_idx, scale_grad_by_freq):
     divided by the index's count with ``scale_grad_by_freq``). Records ``EmbeddingBackward0``."""
     return dispatch.composite(EMBEDDING, weight, indices=indices, padding_idx=padding_idx,
                               scale_grad_by_freq=bool(scale_grad_by_freq))
-
-
-# the convolution/pooling rows live in ops/conv.py, the loss rows in ops/losses.py (re-exported
-# here: nn.functional and the CUDA forwards reach them as ops.nn's)
-from .conv import (AVGPOOL, AVGPOOL_BWD, CONV, CONV_BW, CONV_BX, MAXPOOL,  # noqa: E402,F401
-                   MAXPOOL_GATHER, MAXPOOL_SCATTER, _as4, _geo, _out_nd, _planes_shape,
-                   avg_pool2d, conv, conv_input_grad, conv_weight_grad, max_pool2d)
-from .losses import (BCE, BCE_LOGITS, HUBER_LOSS, MSE_LOSS, NLL_LOSS,  # noqa: E402,F401
-                     binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, mse_loss,
-                     nll_loss)

@@ -1,6 +1,7 @@
-"""The CUDA forwards of the ``ops.nn`` rows (their ``cuda_forward=``): the same contract as the
-CPU forwards, over ``kernels.cuda.backend.CudaArray`` operands, with the kernels of
-``kernels.cuda.nn`` / ``kernels.cuda.nn_norm`` (reached lazily: Note [lazy cuda]).
+"""The CUDA forwards of the ``ops.nn`` rows (their ``cuda_forward=``; those of ``ops.conv`` and
+``ops.losses`` too): the same contract as the CPU forwards, over ``kernels.cuda.backend.CudaArray``
+operands, with the kernels of ``kernels.cuda.nn`` / ``kernels.cuda.nn_norm`` (reached lazily:
+Note [lazy cuda]); the convolution geometry from ``ops.nn_common``.
 
 What the forwards stash on ``ctx`` for the backward rules (batch-norm / layer-norm statistics,
 the NLL's total weight, max-pool indices) stays on the device. Checks that would need the data
@@ -15,14 +16,7 @@ import math
 import numpy as np
 
 from .core import dispatch
-
-
-def _conv():
-    """``ops.conv`` (its geometry helpers), found at call time: it imports this module at its
-    top for the rows' ``cuda_forward=``."""
-    from . import conv
-
-    return conv
+from .nn_common import as4, conv_geometry, out_nd, planes_shape
 
 
 def _k():
@@ -43,25 +37,24 @@ def addmm_forward(ctx, bias, m1, m2):
 
 
 def convolution_forward(ctx, x, w, b, **p):
-    conv = _conv()
-    geo = conv._geo(x.shape, w.shape, p)
+    geo = conv_geometry(x.shape, w.shape, p)
     if geo.Ho <= 0 or geo.Wo <= 0:
         raise RuntimeError(f"convolution: input size {tuple(x.shape[2:])} (with padding) is "
                            f"smaller than the kernel size {tuple(w.shape[2:])}")
-    out = _k().conv_forward(x.reshape(conv._as4(x.shape)), w.reshape(conv._as4(w.shape)), b, geo)
-    return conv._out_nd(out, x.ndim)
+    out = _k().conv_forward(x.reshape(as4(x.shape)), w.reshape(as4(w.shape)), b, geo)
+    return out_nd(out, x.ndim)
 
 
 def convolution_input_grad_forward(ctx, g, w, in_shape, **p):
-    geo = _conv()._geo(in_shape, w.shape, p)
+    geo = conv_geometry(in_shape, w.shape, p)
     g4 = g.reshape(geo.N, geo.Co, geo.Ho, geo.Wo)
-    return _k().conv_input_grad(g4, w.reshape(_conv()._as4(w.shape)), geo).reshape(in_shape)
+    return _k().conv_input_grad(g4, w.reshape(as4(w.shape)), geo).reshape(in_shape)
 
 
 def convolution_weight_grad_forward(ctx, x, g, w_shape, **p):
-    geo = _conv()._geo(x.shape, w_shape, p)
+    geo = conv_geometry(x.shape, w_shape, p)
     g4 = g.reshape(geo.N, geo.Co, geo.Ho, geo.Wo)
-    return _k().conv_weight_grad(x.reshape(_conv()._as4(x.shape)), g4, geo).reshape(w_shape)
+    return _k().conv_weight_grad(x.reshape(as4(x.shape)), g4, geo).reshape(w_shape)
 
 
 # --- pooling --------------------------------------------------------------------------------------
@@ -78,7 +71,7 @@ def max_pool2d_forward(ctx, x, kernel, stride, padding, dilation, ceil_mode):
 
 def max_pool2d_backward_forward(ctx, g, indices, in_shape):
     return _k().maxpool_backward(_planes(g), _planes(indices),
-                                 _conv()._planes_shape(in_shape)).reshape(in_shape)
+                                 planes_shape(in_shape)).reshape(in_shape)
 
 
 def max_pool2d_gather_forward(ctx, gg, indices):

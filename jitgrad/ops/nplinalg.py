@@ -1,5 +1,6 @@
 """Differentiable linear algebra for ``jitgrad.numpy.linalg``: inverse, determinants, solve,
-Cholesky and the symmetric eigendecomposition, batched over leading dims like NumPy.
+Cholesky, the symmetric eigendecomposition, pinv, SVD and QR, batched over leading dims like
+NumPy, with their backward and forward-mode (jvp) rules.
 
 Forwards are ``numpy.linalg``; backwards use Tensor ops (``matmul``, transposes and these rows
 themselves), so double backward works. Derivative formulas (Giles 2008, Murray 2016):
@@ -15,8 +16,32 @@ themselves), so double backward works. Derivative formulas (Giles 2008, Murray 2
 
 On CUDA the forwards are ``kernels.cuda.solver``'s batched kernels (``ops.nplinalg_cuda``); the
 backwards are the same Tensor-level rules, their constants (masks, identities) made on the
-input's device. The forward-mode (jvp) rules, and the Tensor helpers both use, are in
-``ops.nplinalg_jvp``.
+input's device.
+
+Forward mode. Each rule is ``rule(tangents, primals, outs, **attrs)`` (Note [jvp rules] in
+autograd/forward_ad.py) written with registry ops on Tensors, so it records a graph under grad
+mode (reverse over forward) and carries the tangents of enclosing dual levels (forward over
+forward, forward over reverse). ``tangents`` holds None for an input without one. Formulas
+(Giles 2008, Murray 2016, Townsend 2016, Walter & Lehmann 2018), ``dA`` the input's tangent:
+
+* ``inv``:      ``dB = -B dA B`` with ``B = A^-1``
+* ``det``:      ``d det = det(A) tr(A^-1 dA)``
+* ``slogdet``:  ``d log|det A| = tr(A^-1 dA)``; the sign's tangent is 0
+* ``solve``:    ``X = A^-1 B``: ``dX = A^-1 (dB - dA X)``
+* ``cholesky``: ``A = L L^T``: ``dL = L Phi(L^-1 sym(dA) L^-T)``, ``Phi`` the lower triangle with
+  the diagonal halved (``sym``: as the backward, which reads a symmetric ``A``)
+* ``eigh``:     ``A = V diag(w) V^T``, ``M = V^T dA V``: ``dw = diag(M)``, ``dV = V (F o M)``,
+  ``F_ij = 1 / (w_j - w_i)`` off the diagonal (distinct eigenvalues)
+* ``svdvals``:  ``ds_i = u_i^T dA v_i``
+* ``svd``:      reduced ``A = U S V^T``, ``P = U^T dA V``: ``dS = diag(P)``,
+  ``dU = U (F o (P S + S P^T)) + (I - U U^T) dA V S^-1``,
+  ``dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U S^-1``, ``F_ij = 1 / (s_j^2 - s_i^2)``
+  (distinct nonzero singular values)
+* ``pinv``:     ``dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P`` (locally
+  constant rank, Golub & Pereyra 1973)
+* ``qr``:       ``m >= n``: ``X = Q^T dA R^-1``, ``dR = (triu(X) + tril(X, -1)^T) R``,
+  ``dQ = (dA - Q dR) R^-1``; ``m < n``: ``A = [Y | Z]``, the square rule on ``Y`` gives
+  ``dQ`` and ``dR1``, and ``dR2 = Q^T (dZ - dQ R2)``
 """
 from __future__ import annotations
 
@@ -24,11 +49,11 @@ import numpy as np
 
 from ..graph.grad_mode import is_grad_enabled
 from .core import dispatch
-from . import nplinalg_cuda, nplinalg_jvp as J
+from . import nplinalg_cuda
 from .linalg import matmul
-from .nplinalg_jvp import constant_like as _const, inverse_gaps as _inv_gaps, mT as _T
 from .core.registry import def_composite
-from .shape import squeeze, unsqueeze
+from .reduce import sum as _sum, sum_to_shape
+from .shape import cat, squeeze, transpose, unsqueeze
 
 
 def _recorded() -> bool:
@@ -49,9 +74,53 @@ def _fwd(fn):
     return forward
 
 
+# --- Tensor helpers of the backward and jvp rules ------------------------------------------
+def _T(x):
+    """``x`` with its last two dims swapped (the matrix transpose of a stack)."""
+    return transpose(x, -1, -2)
+
+
+def _const(arr, like):
+    """A constant Tensor (mask, identity) on ``like``'s device: uploaded there, never read
+    back."""
+    device = dispatch.device_of(like._data)
+    return dispatch.Tensor._make(arr if device == "cpu" else dispatch.move(arr, device))
+
+
+def _inv_gaps(e, msg, extra=None):
+    """``F_ij = 1 / e_ij`` off the diagonal, 0 on it, for the gap matrices ``e``, as Tensor
+    ops (the gaps depend on ``A``, so a double backward or a tangent flows through ``F``).
+    Equal gaps (or ``extra`` > 0) raise ``msg``: this reads one number back to the host (a
+    data-dependent error)."""
+    n = e.shape[-1]
+    dt = e.dtype.np
+    off = _const((~np.eye(n, dtype=bool)).astype(dt), e)
+    bad = _sum((e == 0) * off)
+    if extra is not None:
+        bad = bad + extra
+    if bad.item() > 0:
+        raise RuntimeError(msg)
+    return off / (e + _const(np.eye(n, dtype=dt), e))
+
+
+def _eye(n, like):
+    return _const(np.eye(n, dtype=like.dtype.np), like)
+
+
+def _trace_of_inv_times(a, ta):
+    """``tr(A^-1 dA) = sum_ij (A^-1)_ji dA_ij`` over a stack of matrices."""
+    return _sum(_T(inv(a)) * ta, (-2, -1))
+
+
+# --- the rows ------------------------------------------------------------------------------
+def _inv_jvp(tangents, primals, outs):
+    b = outs[0]
+    return -matmul(b, matmul(tangents[0], b))
+
+
 INV = def_composite("inv", "LinalgInvExBackward0", ("a",), _fwd(np.linalg.inv),
                     lambda ctx, g, result: (-matmul(_T(result), matmul(g, _T(result))),),
-                    save=("result",), jvp=J.inv_jvp, cuda_forward=nplinalg_cuda.inv_forward)
+                    save=("result",), jvp=_inv_jvp, cuda_forward=nplinalg_cuda.inv_forward)
 
 
 def inv(a):
@@ -66,8 +135,12 @@ def _det_back(ctx, g, a, result):
     return (scale * _T(inv(a)),)
 
 
+def _det_jvp(tangents, primals, outs):
+    return outs[0] * _trace_of_inv_times(primals[0], tangents[0])
+
+
 DET = def_composite("det", "LinalgDetBackward0", ("a",), _fwd(np.linalg.det), _det_back,
-                    save=("a", "result"), jvp=J.det_jvp,
+                    save=("a", "result"), jvp=_det_jvp,
                     cuda_forward=nplinalg_cuda.det_forward)
 
 
@@ -87,8 +160,14 @@ def _slogdet_back(ctx, g_sign, g_logabs, a):
     return (unsqueeze(unsqueeze(g_logabs, -1), -1) * _T(inv(a)),)
 
 
+def _slogdet_jvp(tangents, primals, outs):
+    sign = outs[0]
+    return (dispatch.zeros(sign.shape, sign.dtype, sign.device),
+            _trace_of_inv_times(primals[0], tangents[0]))
+
+
 SLOGDET = def_composite("slogdet", "LinalgSlogdetBackward0", ("a",), _slogdet_fwd, _slogdet_back,
-                        save=("a",), n_outputs=2, jvp=J.slogdet_jvp,
+                        save=("a",), n_outputs=2, jvp=_slogdet_jvp,
                         cuda_forward=nplinalg_cuda.slogdet_forward)
 
 
@@ -107,8 +186,6 @@ def _solve_fwd(ctx, a, b):
 def _solve_back(ctx, g, a, result):
     # NumPy 2: a 1-d b is one vector (x: (..., M)), else b and x are (..., M, K) stacks; a and
     # b may broadcast, so the gradients are summed back to their shapes
-    from .reduce import sum_to_shape
-
     na, nb = ctx.needs_input_grad
     vec = len(ctx.b_shape) == 1
     if vec:
@@ -122,8 +199,21 @@ def _solve_back(ctx, g, a, result):
             sum_to_shape(gb, ctx.b_shape) if nb else None)
 
 
+def _solve_jvp(tangents, primals, outs):
+    (ta, tb), (a, b), x = tangents, primals, outs[0]
+    vec = b.ndim == 1  # NumPy 2: one vector (x: (..., M)); else (..., M, K) stacks
+    if vec:
+        x = unsqueeze(x, -1)
+        tb = None if tb is None else unsqueeze(tb, -1)
+    rhs = tb
+    if ta is not None:
+        rhs = -matmul(ta, x) if rhs is None else rhs - matmul(ta, x)
+    dx = solve(a, rhs)
+    return squeeze(dx, -1) if vec else dx
+
+
 SOLVE = def_composite("solve", "LinalgSolveExBackward0", ("a", "b"), _solve_fwd,
-                      _solve_back, save=("a", "result"), jvp=J.solve_jvp,
+                      _solve_back, save=("a", "result"), jvp=_solve_jvp,
                       cuda_forward=nplinalg_cuda.solve_forward)
 
 
@@ -150,9 +240,18 @@ def _cholesky_back(ctx, g, result):
     return ((s + _T(s)) * 0.5,)
 
 
+def _cholesky_jvp(tangents, primals, outs):
+    L, ta = outs[0], tangents[0]
+    n = L.shape[-1]
+    half = _const((np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(L.dtype.np), L)
+    linv = inv(L)
+    x = matmul(linv, matmul((ta + _T(ta)) * 0.5, _T(linv)))
+    return matmul(L, x * half)
+
+
 CHOLESKY = def_composite("cholesky", "LinalgCholeskyExBackward0", ("a",),
                          _fwd(np.linalg.cholesky), _cholesky_back, save=("result",),
-                         jvp=J.cholesky_jvp,
+                         jvp=_cholesky_jvp,
                          cuda_forward=nplinalg_cuda.cholesky_forward)
 
 
@@ -191,8 +290,18 @@ def _eigh_back(ctx, gw, gv, a):
     return (matmul(v, matmul(inner, _T(v))),)
 
 
+def _eigh_jvp(tangents, primals, outs, UPLO):
+    w, v = outs
+    av = matmul(tangents[0], v)
+    m = matmul(_T(v), av)  # V^T dA V
+    dw = _sum(v * av, -2)  # its diagonal
+    f = _inv_gaps(unsqueeze(w, -2) - unsqueeze(w, -1),
+                  "eigh: the tangent of eigenvectors is not defined for repeated eigenvalues")
+    return dw, matmul(v, f * m)
+
+
 EIGH = def_composite("eigh", "LinalgEighBackward0", ("a",), _eigh_fwd, _eigh_back, save=("a",),
-                     attrs=("UPLO",), n_outputs=2, jvp=J.eigh_jvp,
+                     attrs=("UPLO",), n_outputs=2, jvp=_eigh_jvp,
                      cuda_forward=nplinalg_cuda.eigh_forward)
 
 
@@ -222,8 +331,17 @@ def _pinv_fwd(ctx, a, rcond):
     return np.linalg.pinv(a, rcond=rcond)
 
 
+def _pinv_jvp(tangents, primals, outs, rcond):
+    (ta,), (a,), p = tangents, primals, outs[0]
+    m, n = a.shape[-2], a.shape[-1]
+    pt, tat = _T(p), _T(ta)
+    return (-matmul(p, matmul(ta, p))
+            + matmul(matmul(p, pt), matmul(tat, _eye(m, a) - matmul(a, p)))
+            + matmul(_eye(n, a) - matmul(p, a), matmul(tat, matmul(pt, p))))
+
+
 PINV = def_composite("pinv", "LinalgPinvBackward0", ("a",), _pinv_fwd, _pinv_back,
-                     attrs=("rcond",), save=("a", "result"), jvp=J.pinv_jvp,
+                     attrs=("rcond",), save=("a", "result"), jvp=_pinv_jvp,
                      cuda_forward=nplinalg_cuda.pinv_forward)
 
 
@@ -256,8 +374,6 @@ def _svd_back(ctx, gu, gs, gvh, a):
     msg = ("svd: the gradient of singular vectors is not defined for repeated or zero singular "
            "values")
     if dispatch.device_of(sd) != "cpu" or _recorded():
-        from .reduce import sum as _sum
-
         F = _inv_gaps(unsqueeze(s, -2) ** 2 - unsqueeze(s, -1) ** 2, msg,
                       extra=_sum(s == 0) if k else None)
     else:
@@ -284,11 +400,40 @@ def _svd_back(ctx, gu, gs, gvh, a):
     return (ga,)
 
 
+def _svd_jvp(tangents, primals, outs):
+    (ta,), (a,), (u, s, vh) = tangents, primals, outs
+    m, n = a.shape[-2], a.shape[-1]
+    k = s.shape[-1]
+    v = _T(vh)
+    eye_k = _eye(k, s)
+    S = unsqueeze(s, -2) * eye_k
+    av = matmul(ta, v)  # dA V
+    atu = matmul(_T(ta), u)  # dA^T U
+    p = matmul(_T(u), av)  # U^T dA V
+    ds = _sum(p * eye_k, -1)
+    f = _inv_gaps(unsqueeze(s, -2) ** 2 - unsqueeze(s, -1) ** 2,
+                  "svd: the tangent of singular vectors is not defined for repeated or zero "
+                  "singular values", extra=_sum(s == 0) if k else None)
+    du = matmul(u, f * (matmul(p, S) + matmul(S, _T(p))))
+    dv = matmul(v, f * (matmul(S, p) + matmul(_T(p), S)))
+    sinv = unsqueeze(1.0 / s, -2)  # columns scaled by 1 / s
+    if m > k:
+        du = du + (av - matmul(u, matmul(_T(u), av))) * sinv
+    if n > k:
+        dv = dv + (atu - matmul(v, matmul(vh, atu))) * sinv
+    return du, ds, _T(dv)
+
+
+def _svdvals_jvp(tangents, primals, outs):
+    u, _, vh = svd(primals[0])
+    return _sum(matmul(_T(u), tangents[0]) * vh, -1)
+
+
 SVD = def_composite("svd", "LinalgSvdBackward0", ("a",), _svd_fwd, _svd_back, save=("a",),
-                    n_outputs=3, jvp=J.svd_jvp, cuda_forward=nplinalg_cuda.svd_forward)
+                    n_outputs=3, jvp=_svd_jvp, cuda_forward=nplinalg_cuda.svd_forward)
 SVDVALS = def_composite("svdvals", "LinalgSvdBackward1", ("a",),
                         lambda ctx, a: np.linalg.svd(a, compute_uv=False),
-                        lambda ctx, gs, a: _svdvals_back(gs, a), save=("a",), jvp=J.svdvals_jvp,
+                        lambda ctx, gs, a: _svdvals_back(gs, a), save=("a",), jvp=_svdvals_jvp,
                         cuda_forward=nplinalg_cuda.svdvals_forward)
 
 
@@ -346,8 +491,6 @@ def _qr_back(ctx, gq, gr, a):
         return (_qr_square_back(gq, gr, q, r),)
     # wide: A = [X | Y] with X = Q R1 (m x m), Y = Q R2; then gY = Q gR2 and X sees
     # gQ' = gQ + Y gR2^T (Liao et al. 2019, section 3.2)
-    from .shape import cat
-
     r1 = r[..., :, :m]
     gr1, gr2 = gr[..., :, :m], gr[..., :, m:]
     y = a[..., :, m:]
@@ -355,8 +498,30 @@ def _qr_back(ctx, gq, gr, a):
     return (cat([gx, matmul(q, gr2)], -1),)
 
 
+def _qr_square_jvp(ta, q, r):
+    """``m >= n``: ``(dQ, dR)`` of ``A = Q R`` along ``dA``."""
+    n = r.shape[-1]
+    upper = _const(np.triu(np.ones((n, n))).astype(r.dtype.np), r)
+    strict = _const(np.tril(np.ones((n, n)), -1).astype(r.dtype.np), r)
+    a_rinv = _T(solve(_T(r), _T(ta)))  # dA R^-1
+    x = matmul(_T(q), a_rinv)
+    dr = matmul(x * upper + _T(x * strict), r)
+    dq = a_rinv - matmul(q, _T(solve(_T(r), _T(dr))))  # (dA - Q dR) R^-1
+    return dq, dr
+
+
+def _qr_jvp(tangents, primals, outs):
+    (ta,), (a,), (q, r) = tangents, primals, outs
+    m, n = a.shape[-2], a.shape[-1]
+    if m >= n:
+        return _qr_square_jvp(ta, q, r)
+    dq, dr1 = _qr_square_jvp(ta[..., :, :m], q, r[..., :, :m])
+    dr2 = matmul(_T(q), ta[..., :, m:] - matmul(dq, r[..., :, m:]))
+    return dq, cat([dr1, dr2], -1)
+
+
 QR = def_composite("qr", "LinalgQrBackward0", ("a",), _qr_fwd, _qr_back, save=("a",),
-                   n_outputs=2, jvp=J.qr_jvp, cuda_forward=nplinalg_cuda.qr_forward)
+                   n_outputs=2, jvp=_qr_jvp, cuda_forward=nplinalg_cuda.qr_forward)
 
 
 def qr(a):

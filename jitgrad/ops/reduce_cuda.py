@@ -1,9 +1,9 @@
-"""The CUDA forwards of the ``ops.reduce`` rows (their ``cuda_forward=``).
+"""The CUDA forwards of the ``ops.reduce`` and ``ops.extrema`` rows (their ``cuda_forward=``).
 
-Each mirrors its CPU forward in ``ops.reduce`` (same ctx attributes, dtypes, shapes and
-empty-reduction values and errors) over ``kernels.cuda.reduce`` (reached lazily: Note [lazy
-cuda]), which reads any strided input in place: no ``_to3`` copy. float16 is reduced in float32
-and cast back, as on the CPU.
+Each mirrors its CPU forward in ``ops.reduce`` / ``ops.extrema`` (same ctx attributes, dtypes,
+shapes and empty-reduction values and errors) over ``kernels.cuda.reduce`` (reached lazily: Note
+[lazy cuda]), which reads any strided input in place: no ``to3`` copy. float16 is reduced in
+float32 and cast back, as on the CPU.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from .core import dispatch
+from .reduce_common import stash_reduction
 
 
 def cuda_kernels():
@@ -25,14 +26,6 @@ def cuda_in(a):
     return a.astype(np.float32) if a.dtype == np.float16 else a
 
 
-def _stash(ctx, x, dims, keepdim):
-    """``ops.reduce.stash_reduction`` (what the backward needs on ``ctx``, and the output
-    shape), found at call time: ``ops.reduce`` imports this module at its top."""
-    from .reduce import stash_reduction
-
-    return stash_reduction(ctx, x, dims, keepdim)
-
-
 def _cuda_finish(res, a, shape):
     res = res.reshape(shape)
     if a.dtype == np.float16 and res.dtype == np.float32:
@@ -42,7 +35,7 @@ def _cuda_finish(res, a, shape):
 
 def _fold_cuda(name):
     def forward(ctx, x, dims, keepdim, dtype):
-        shape = _stash(ctx, x, dims, keepdim)
+        shape = stash_reduction(ctx, x, dims, keepdim)
         out_np = None if dtype is None or dtype is dtypes.float16 else dtype.np
         fn = getattr(cuda_kernels(), name)
         res = _cuda_finish(fn(cuda_in(x), dims, out_np), x, shape)
@@ -51,7 +44,7 @@ def _fold_cuda(name):
 
 
 def mean_forward(ctx, x, dims, keepdim):
-    shape = _stash(ctx, x, dims, keepdim)
+    shape = stash_reduction(ctx, x, dims, keepdim)
     ctx.n = math.prod(x.shape[d] for d in dims)
     kernels = cuda_kernels()
     s = kernels.divide(kernels.reduce_sum(cuda_in(x), dims), ctx.n)  # 0/0 = nan when empty
@@ -64,19 +57,19 @@ def _cuda_extreme(x, dims, kind):
 
 
 def extreme_dim_forward(ctx, x, dims, keepdim, kind):
-    shape = _stash(ctx, x, dims, keepdim)
+    shape = stash_reduction(ctx, x, dims, keepdim)
     vals, idx = _cuda_extreme(x, dims, kind)
     ctx.indices = idx.reshape(ctx.keep_shape)  # where the backward scatters the gradient
     return _cuda_finish(vals, x, shape).astype(x.dtype, copy=False), idx.reshape(shape)
 
 
 def extreme_values_forward(ctx, x, dims, keepdim, kind):
-    shape = _stash(ctx, x, dims, keepdim)
+    shape = stash_reduction(ctx, x, dims, keepdim)
     return _cuda_finish(_cuda_extreme(x, dims, kind)[0], x, shape).astype(x.dtype, copy=False)
 
 
 def var_forward(ctx, x, dims, keepdim, correction, sqrt):
-    shape = _stash(ctx, x, dims, keepdim)
+    shape = stash_reduction(ctx, x, dims, keepdim)
     ctx.n = math.prod(x.shape[d] for d in dims)
     if ctx.n - correction <= 0:  # (stacklevel: one frame deeper than the CPU forward's)
         warnings.warn(f"{'std' if sqrt else 'var'}(): degrees of freedom is <= 0. Correction "
@@ -90,7 +83,7 @@ def var_forward(ctx, x, dims, keepdim, correction, sqrt):
 
 
 def logsumexp_forward(ctx, x, dims, keepdim):
-    shape = _stash(ctx, x, dims, keepdim)
+    shape = stash_reduction(ctx, x, dims, keepdim)
     return _cuda_finish(cuda_kernels().reduce_logsumexp(cuda_in(x), dims), x, shape)
 
 

@@ -15,7 +15,8 @@ from ..kernels.cpu import pool
 from .core import dispatch, upper
 from . import scatter_cuda
 from . import shape as _shape
-from .indexing import _batch_all, _ci, copy_array, host_index, positions, put_flat
+from .index_common import batch_all, copy_array, host_index, index_kernels, positions
+from .indexing import put_flat
 from .core.registry import LINEAR, def_composite, public
 from .shape import wrap_dim
 
@@ -95,12 +96,8 @@ def _masked_fill_jvp(tangents, primals, outs, mask, fill=None):
 
 
 # Batch rules (vmap, func/_batching.py): the batch is dim 0 of every batched input; `dim`
-# moves up by one, and index arrays (the same for every example) are repeated per example.
-def batch_all(args, batched):
-    """``(size, args)`` with every argument batched (the unbatched ones expanded)."""
-    return _batch_all(args, batched)
-
-
+# moves up by one, and index arrays (the same for every example) are repeated per example
+# (``batch_all``, from ops/index_common.py: every argument batched, the unbatched ones expanded).
 def per_example(index: np.ndarray, size: int) -> np.ndarray:
     return np.ascontiguousarray(np.broadcast_to(index[None], (size,) + index.shape))
 
@@ -110,7 +107,7 @@ def _index_select_batch(args, batched, dim, index):
 
 
 def _index_add_batch(args, batched, dim, index, alpha):
-    _, (x, source) = _batch_all(args, batched)
+    _, (x, source) = batch_all(args, batched)
     return dispatch.composite(INDEX_ADD, x, source, dim=dim + 1, index=index, alpha=alpha)
 
 
@@ -120,7 +117,7 @@ def _gather_batch(args, batched, dim, index):
 
 
 def _scatter_add_batch(args, batched, dim, index):
-    size, (x, src) = _batch_all(args, batched)
+    size, (x, src) = batch_all(args, batched)
     return dispatch.composite(SCATTER_ADD, x, src, dim=dim + 1, index=per_example(index, size))
 
 
@@ -139,7 +136,7 @@ def _masked_fill_batch(args, batched, mask, fill=None):
 
 
 def _masked_fill_tensor_batch(args, batched, mask):
-    size, (x, value) = _batch_all(args, batched)
+    size, (x, value) = batch_all(args, batched)
     x, mask = _masked_batch(x, mask)
     value = _shape.reshape(value, (size,) + (1,) * (x.ndim - 1))  # one fill value per example
     return dispatch.composite(MASKED_FILL_T, x, value, mask=mask)
@@ -241,7 +238,7 @@ def index_select(x, dim, index, *, out=None):
 
 def _index_add_write(ctx, out, source, dim, index, alpha):
     if dispatch.device_of(out) != "cpu":  # atomic adds along dim
-        return _ci().dim_scatter_add(out, dim, index, source, vector=True, alpha=alpha)
+        return index_kernels().dim_scatter_add(out, dim, index, source, vector=True, alpha=alpha)
     np.add.at(out, (slice(None),) * dim + (index,), source if alpha == 1 else source * alpha)
     return out
 
@@ -357,7 +354,7 @@ def gather(x, dim, index, *, out=None):
 
 def _scatter_add_write(ctx, out, src, dim, index):
     if dispatch.device_of(out) != "cpu":  # atomic adds along dim
-        return _ci().dim_scatter_add(out, dim, index, src, vector=False)
+        return index_kernels().dim_scatter_add(out, dim, index, src, vector=False)
     nd = index.ndim
     coords = tuple(index if k == dim else
                    np.arange(n, dtype=np.intp).reshape((1,) * k + (n,) + (1,) * (nd - k - 1))

@@ -234,9 +234,9 @@ def _expand_fwd(ctx, a, shape):
 
 
 def _expand_back(ctx, g):
-    from . import reduce
-
-    return (reduce.sum_to_shape(g, ctx.input_shape),)
+    # ``ops.reduce.sum_to_shape`` through the gradient's own method (the engine's protocol for
+    # gradients: ops.reduce builds on this module, so this module does not import it)
+    return (g._sum_to_shape(ctx.input_shape),)
 
 
 def _expand_batch(args, batched, shape):
@@ -601,8 +601,6 @@ def diagonal(x, offset=0, dim1=0, dim2=1):
 def narrow(x, dim, start, length):
     """The slice ``start:start + length`` of ``x`` along ``dim`` (a view; a negative ``start``
     counts from the end). Derivative: ``g`` placed back into zeros (SliceBackward0)."""
-    from .indexing import getitem
-
     x = dispatch.tensor_operand(x, "narrow")
     d = wrap_dim("narrow", dim, x.ndim)
     n = x.shape[d] if x.ndim else 1
@@ -615,14 +613,12 @@ def narrow(x, dim, start, length):
     start %= n if n else 1
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return getitem(x, (slice(None),) * d + (slice(start, start + length),))
+    return x[(slice(None),) * d + (slice(start, start + length),)]  # ops.indexing.getitem
 
 
 def select(x, dim, index):
     """``x[..., index, ...]`` along ``dim`` (a view without that dim; negative ``index`` counts
     from the end). Derivative: ``g`` placed back into zeros (SelectBackward0)."""
-    from .indexing import getitem
-
     x = dispatch.tensor_operand(x, "select")
     d = wrap_dim("select", dim, x.ndim)
     i = operator.index(index)
@@ -630,4 +626,4 @@ def select(x, dim, index):
     if not -n <= i < n:
         raise IndexError(f"select(): index {i} out of range for tensor of size {list(x.shape)} at "
                          f"dimension {d}")
-    return getitem(x, (slice(None),) * d + (i,))
+    return x[(slice(None),) * d + (i,)]  # ops.indexing.getitem (which builds on this module)

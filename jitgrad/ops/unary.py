@@ -13,7 +13,7 @@ import numpy as np
 from ..kernels.cpu import pool
 from .core import dispatch
 from . import unary_cuda
-from .core.registry import LINEAR, def_composite, def_elementwise, negate, public
+from .core.registry import LINEAR, OPS, def_composite, def_elementwise, negate, public
 from .core import smath
 
 
@@ -314,9 +314,8 @@ def abs(x):  # noqa: A001 - NumPy's name
     """Absolute value. Derivative: ``g * sign(x)`` (0 at 0 and at nan, like PyTorch). Complex
     ``x``: the modulus, ``ops.complex.abs`` (derivative ``g z / |z|``)."""
     if isinstance(x, dispatch.Tensor) and x._data.dtype.kind == "c":
-        from . import complex as _complex  # (it imports this module)
-
-        return _complex.abs(x)
+        # the modulus row of ops/complex.py (which builds on this module), from the registry
+        return dispatch.composite(OPS["abs_complex"], x)
     return dispatch.unary(ABS, x)
 
 
