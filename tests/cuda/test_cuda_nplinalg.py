@@ -283,7 +283,7 @@ _JVP_CASES = {  # vectors through sign-invariant functions (module docstring)
 
 @pytest.mark.parametrize("name", list(_JVP_CASES))
 def test_forward_mode_matches_the_cpu(name):
-    """The jvp rules (ops/nplinalg_jvp.py) build their constants on the input's device: the
+    """The jvp rules (ops/nplinalg.py) build their constants on the input's device: the
     tangents come out on CUDA and equal the CPU's."""
     import jitgrad.func as F
 
