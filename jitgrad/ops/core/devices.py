@@ -20,14 +20,23 @@ MIXED_DEVICES_MSG = ("Expected all tensors to be on the same device, but found a
                      ".to(device) first)")
 
 
+#: what runs once when CUDA is first loaded, registered with ``on_cuda_load`` by the modules
+#: that build on this one (``smath``: the CUDA overloads of its scalar functions)
+_cuda_loaders: list = []
+
+
+def on_cuda_load(fn) -> None:
+    _cuda_loaders.append(fn)
+
+
 def cuda_backend():
     """``kernels.cuda.backend``, loaded on first use (Note [lazy cuda])."""
     global loaded_cuda
     if loaded_cuda is None:
         from ...kernels.cuda import backend
-        from . import smath
 
-        smath.register_cuda()
+        for load in _cuda_loaders:
+            load()
         loaded_cuda = backend
     return loaded_cuda
 

@@ -21,6 +21,7 @@ from numba.extending import overload
 from ... import _config
 from ...kernels import special_scalar
 from ...kernels.cpu import vmath
+from . import devices
 from .registry import OPS
 
 
@@ -120,6 +121,9 @@ def register_cuda() -> None:
         cuda_overload(fn, target="cuda", inline="always")(pick(impl))
     cuda_overload(zero, target="cuda", inline="always")(_zero_ov)
     cuda_overload(where, target="cuda", inline="always")(_where_ov)
+
+
+devices.on_cuda_load(register_cuda)
 
 
 def _cuda_only_impls() -> dict:
