@@ -16,8 +16,9 @@ from .ops import binary, indexing, linalg, reduce, shape, unary
 from .ops.core import dispatch
 # (declare their rows: their methods are derived below)
 from .ops import elementwise_np, nn, npfuncs, nplinalg, roll, scatter, scatter_reduce  # noqa: F401
-from .ops import complex as complex_ops
-from .ops.core import methods
+from .ops import complex as complex_ops  # noqa: F401  (declares real, imag, conj, angle)
+from .ops import inplace as _inplace_ops
+from .ops.core import methods, upper
 from .ops.format import format_tensor
 
 # Note [compile tracing] (jitgrad/compile/trace.py): while jitgrad.compile traces, ``_make``
@@ -630,7 +631,7 @@ class Tensor:
     __getitem__ = indexing.getitem
 
     def __setitem__(self, index, value):
-        indexing.setitem(self, index, value)
+        _inplace_ops.setitem(self, index, value)
 
     # methods no single row backs: wrappers that pick among rows by their arguments, or compose
     argmax, argmin = reduce.argmax, reduce.argmin
@@ -687,11 +688,5 @@ def _rebuild(data, requires_grad, device="cpu"):
 
 # The rows' methods and those the ops declare (Note [tensor methods] in ops/core/methods.py)
 methods.install(Tensor)
-
-from .ops import inplace as _inplace  # noqa: E402  (methods added after the class exists)
-from .ops.core import upper  # noqa: E402
-
-_inplace.install(Tensor)
 upper.register_tensor_type(Tensor)  # Note [upper registrations] (ops/core/upper.py)
 upper.bind(globals(), "creation_hook", "host_read_hook")
-complex_ops.install(Tensor)  # .real .imag .conj() .angle(); the complex_ok rows

@@ -130,7 +130,7 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def _apply(cls, *args, **kwargs):
         Tensor = _Tensor()
-        from ..ops.core.dispatch import gradient_edge
+        from ..ops.core.recording import record_node
 
         ctx = cls._backward_cls()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
@@ -148,18 +148,14 @@ class Function(metaclass=_FunctionMeta):
             outputs.append(o)
         if not record:
             return (tuple(outputs) if is_tuple else outputs[0]), ctx
-        ctx._next_edges = tuple(gradient_edge(args[p]) if ctx.needs_input_grad[p] else (None, 0)
-                                for p in ctx._tensor_positions)
-        ctx._next_meta = tuple((args[p].shape, args[p].dtype) if ctx.needs_input_grad[p] else None
-                               for p in ctx._tensor_positions)
-        ctx._output_meta = []
-        for nr, (o, r) in enumerate(zip(outputs, raw_outputs)):
-            if not isinstance(o, Tensor):
-                ctx._output_meta.append(None)  # a non-tensor output never receives a gradient
-                continue
-            ctx._output_meta.append((o.shape, o.dtype))
-            if id(r) not in ctx._non_differentiable and o.dtype.is_differentiable:
-                o._grad_fn, o._output_nr, o._requires_grad = ctx, nr, True
+        positions = ctx._tensor_positions
+        needs = ctx.needs_input_grad
+        # Note [one way to wire a node] (ops/core/recording.py): edges to the Tensor arguments,
+        # the ctx keeps the number it got when made (before forward, as PyTorch's)
+        record_node(ctx, [args[p] for p in positions], tuple(needs[p] for p in positions), outputs,
+                    [isinstance(o, Tensor) and id(r) not in ctx._non_differentiable
+                     and o.dtype.is_differentiable for o, r in zip(outputs, raw_outputs)],
+                    needs_input_grad=needs, numbered=True)
         by_id = {id(r): o for r, o in zip(raw_outputs, outputs)}
         ctx._saved = [None if t is None else
                       SavedTensor(by_id[id(t)], is_output=by_id[id(t)]._grad_fn is ctx)

@@ -10,7 +10,6 @@ naming what kept changing, and runs eagerly from then on.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
 import warnings
@@ -20,26 +19,13 @@ import numpy as np
 from .. import _config, dtypes
 from ..graph.grad_mode import is_grad_enabled
 from ..func._pytree import tree_flatten, tree_unflatten
-from ..ops.core.recording import gradient_edge
 from ..tensor import Tensor
 from . import guards
 from . import program as program_module
+from .program import diff_outputs, disabled, is_disabled  # noqa: F401  (this module's API too)
 from .trace import GraphBreak, Tracer
 
 MAX_TRACES = 8
-_local = threading.local()  # .disabled: replaying or running eagerly on purpose
-
-
-@contextlib.contextmanager
-def disabled():
-    """Compiled functions called inside run eagerly (the create_graph replay)."""
-    before = getattr(_local, "disabled", False)
-    _local.disabled = True
-    try:
-        yield
-    finally:
-        _local.disabled = before
-
 
 class CompileError(RuntimeError):
     """A ``fullgraph=True`` function could not be captured whole."""
@@ -99,7 +85,7 @@ class CompiledFunction:
                 "fallbacks": list(self.fallbacks), "gave_up": self._eager_reason}
 
     def __call__(self, *args, **kwargs):
-        if not _config.COMPILE or getattr(_local, "disabled", False) or self._eager_reason:
+        if not _config.COMPILE or is_disabled() or self._eager_reason:
             return self._fn(*args, **kwargs)
         fast = None if kwargs or self._static_argnums else _shallow(args)
         if fast is not None:  # the common call, without the pytree walk
@@ -302,16 +288,3 @@ def _what_changed(keys) -> str:
                 changed.append(what)
     return "; ".join(changed) or ("closure tensors, or the values of integer or boolean "
                                   "tensors read in Python (Note [value guards])")
-
-
-def diff_outputs(out) -> list:
-    """The output tensors that gradients flow back from, in output order."""
-    leaves, _ = tree_flatten(out)
-    return [o for o in leaves if isinstance(o, Tensor) and o._requires_grad
-            and o.dtype.is_floating_point]
-
-
-def connect_node(node, diff_inputs) -> None:
-    """Edges of a ``CompiledFunctionBackward`` to the tensors its gradients are for."""
-    node._next_edges = tuple(gradient_edge(t) for t in diff_inputs)
-    node._next_meta = tuple((t._data.shape, t.dtype) for t in diff_inputs)

@@ -35,7 +35,7 @@ from ..autograd import api as autograd_api
 from ..graph.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..graph.node import Node
 from ..func._pytree import tree_flatten, tree_unflatten
-from ..ops.core.recording import gradient_edge
+from ..ops.core.recording import record_node
 from ..tensor import Tensor
 from . import codegen, segment, trace
 
@@ -576,13 +576,9 @@ def _join(final, run_with, backward, tracer, loop, body, spec, tape, differentia
     inputs = list(run_with) + diff_captured
     carries, captured = flow.used()
     reached = [k in carries for k in range(len(run_with))] + [v in captured for v in diff]
-    node._next_edges = tuple(gradient_edge(t) if t._requires_grad and r else (None, 0)
-                             for t, r in zip(inputs, reached))
-    node._next_meta = tuple((t._data.shape, t.dtype) for t in inputs)
-    node._output_meta = [(t._data.shape, t.dtype) for t in final]
-    for nr, (t, requires_grad) in enumerate(zip(final, flow.last)):
-        if requires_grad:
-            t._grad_fn, t._requires_grad, t._output_nr = node, True, nr
+    # Note [one way to wire a node] (ops/core/recording.py)
+    record_node(node, inputs, tuple(t._requires_grad and r for t, r in zip(inputs, reached)), final,
+                flow.last)
 
 
 class ForiLoopBackward(Node):

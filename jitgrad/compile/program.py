@@ -13,6 +13,9 @@ double backward works as in eager.
 """
 from __future__ import annotations
 
+import contextlib
+import threading
+
 import numpy as np
 
 from ..autograd import api as autograd_api
@@ -20,10 +23,35 @@ from ..graph.grad_mode import is_grad_enabled
 from ..graph.node import SECOND_BACKWARD_MSG, Node, SavedTensor
 from ..kernels.cpu import elementwise as cpu
 from ..func._pytree import tree_flatten, tree_unflatten
-from ..ops.core.recording import CompositeCtx, gradient_edge
+from ..ops.core.recording import CompositeCtx, record_node
 from ..tensor import Tensor
 from . import codegen, guards
 from .trace import CtxRef
+
+_local = threading.local()  # .disabled: replaying or running eagerly on purpose
+
+
+@contextlib.contextmanager
+def disabled():
+    """Compiled functions called inside run eagerly (the create_graph replay)."""
+    before = getattr(_local, "disabled", False)
+    _local.disabled = True
+    try:
+        yield
+    finally:
+        _local.disabled = before
+
+
+def is_disabled() -> bool:
+    """Whether compiled functions run eagerly on this thread now (inside ``disabled``)."""
+    return getattr(_local, "disabled", False)
+
+
+def diff_outputs(out) -> list:
+    """The output tensors that gradients flow back from, in output order."""
+    leaves, _ = tree_flatten(out)
+    return [o for o in leaves if isinstance(o, Tensor) and o._requires_grad
+            and o.dtype.is_floating_point]
 
 
 def _elementwise_step(node, weak: set):
@@ -146,11 +174,9 @@ class CompiledFunctionBackward(Node):
                 for vid in program.input_grads]
 
     def _replay(self, grad_outputs):
-        from . import api
-
         fn, args, kwargs = self._call
-        with api.disabled():
-            outputs = api.diff_outputs(fn(*args, **kwargs))
+        with disabled():
+            outputs = diff_outputs(fn(*args, **kwargs))
         pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None]
         grads = autograd_api.grad([o for o, _ in pairs], self._inputs, [g for _, g in pairs],
                                   create_graph=True, allow_unused=True)
@@ -395,12 +421,6 @@ class Program:
             saved[vid] = env[vid]
         read = [tensor(vid) for vid in self.saved if values[vid].kind in ("input", "closure")]
         node = CompiledFunctionBackward(self, saved, diff_inputs, read, call)
-        node._next_edges = tuple(gradient_edge(t) for t in diff_inputs)
-        node._next_meta = tuple((t._data.shape, t.dtype) for t in diff_inputs)
-        node.needs_input_grad = tuple(t._requires_grad for t in diff_inputs)
-        meta = []
-        for nr, k in enumerate(self.diff_out):
-            o = result[k]
-            o._grad_fn, o._requires_grad, o._output_nr = node, True, nr
-            meta.append((o._data.shape, o.dtype))
-        node._output_meta = meta
+        # Note [one way to wire a node] (ops/core/recording.py)
+        record_node(node, diff_inputs, tuple(t._requires_grad for t in diff_inputs),
+                    [result[k] for k in self.diff_out])

@@ -24,6 +24,7 @@ import itertools
 from types import MappingProxyType
 import re
 import sys
+import sysconfig
 import threading
 import weakref
 from typing import NamedTuple
@@ -279,6 +280,33 @@ def grad_lock(tensor) -> threading.Lock:
 # tensor, a view, ``.grad`` of another tensor. Callers count the references their own frames
 # hold (``known``: only variables and slots they can see, so a reference they overlook costs a
 # copy, never a wrong write); the engine moves gradients out of its lists before counting.
+#
+# The counts are the interpreter's, so the reuse is guarded (``REUSE_BUFFERS``, decided at
+# import by ``refcounts_exact`` and a probe of the counts themselves): CPython 3.11 to 3.13 with
+# the GIL count every reference a frame holds, which is verified there (3.10 counts each call's
+# argument twice: it over-counts, which is safe but never reuses). CPython 3.14 may leave a
+# frame's reference to a local uncounted (borrowed stack references), a free-threaded build
+# defers and biases its counts, and other interpreters have no counts to read: an under-count
+# there would turn the reuse into a wrong in-place write, so ``unshared`` answers False (every
+# gradient copied, none reused). pyproject.toml's ``requires-python`` is the supported range;
+# this guard is the safety net outside it.
+def refcounts_exact(implementation: str, version: tuple, gil_disabled: bool) -> bool:
+    """Whether an interpreter so described (``sys.implementation.name``, ``sys.version_info``,
+    a free-threaded build or its GIL off) gives the reference counts Note [owned buffers] reads:
+    CPython 3.11 to 3.13 with the GIL."""
+    return implementation == "cpython" and (3, 11) <= tuple(version[:2]) <= (3, 13) and not (
+        gil_disabled)
+
+
+def _gil_disabled() -> bool:
+    """Whether this interpreter is a free-threaded build (even with its GIL turned back on: its
+    counts are still deferred) or runs without the GIL."""
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        return True
+    enabled = getattr(sys, "_is_gil_enabled", None)
+    return enabled is not None and not enabled()
+
+
 def _refs(obj) -> int:
     """Strong references to ``obj``, not counting this call's argument."""
     return sys.getrefcount(obj) - _CALL_REFS
@@ -293,14 +321,35 @@ _CALL_REFS = 0
 _CALL_REFS = _call_refs()  # measured, not assumed: the interpreter may borrow stack references
 
 
+def _counts_hold() -> bool:
+    """The engine's pattern, counted: a gradient in a list slot and one variable is seen as
+    held twice, and once more with a third reference (the probe ``REUSE_BUFFERS`` also asks)."""
+    grads = [object()]
+    g = grads[0]
+    alone = _refs(g) == 2
+    extra = g
+    seen = _refs(g) == 3
+    del extra
+    return alone and seen
+
+
+#: Note [owned buffers]: whether gradient buffers may be reused where the counts say nobody
+#: else sees them (False: ``unshared`` never says so, every gradient is copied; tests turn it
+#: off to check that path)
+REUSE_BUFFERS = refcounts_exact(sys.implementation.name, sys.version_info,
+                                _gil_disabled()) and _counts_hold()
+
+
 def unshared(t, known: int) -> bool:
     """Whether nobody but the caller can see gradient Tensor ``t`` (the object; its memory may
     be shared): the caller's frames hold ``known`` references to it and nothing else holds any,
     and it has no history, no views and no weak references (Note [owned buffers]). Such a
-    Tensor may be given another array in place of a new Tensor."""
-    return not (_refs(t) > known + 1  # + this function's argument
-                or t._grad_fn is not None or t._requires_grad or t._base is not None
-                or weakref.getweakrefcount(t))
+    Tensor may be given another array in place of a new Tensor. Always False where the
+    interpreter's counts are not guaranteed (``REUSE_BUFFERS``)."""
+    return REUSE_BUFFERS and not (
+        _refs(t) > known + 1  # + this function's argument
+        or t._grad_fn is not None or t._requires_grad or t._base is not None
+        or weakref.getweakrefcount(t))
 
 
 def sole_owner(t, known: int) -> bool:

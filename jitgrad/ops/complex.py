@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import binary, unary
-from .core import dispatch
+from .core import dispatch, methods
 from .core.registry import LINEAR, def_composite
 
 # Rows that never look at element values (views, copies, index permutations, concatenation,
@@ -24,13 +24,6 @@ from .core.registry import LINEAR, def_composite
 # mean, flip. Their backward rules use only such rows or complex rows, so gradients stay exact.
 
 
-def install(tensor_cls) -> None:
-    """Give Tensor PyTorch's ``real``/``imag`` properties and ``conj()``/``angle()`` methods
-    (called by ``tensor.py`` once Tensor exists)."""
-    tensor_cls.real = property(real, doc="The real part (``real``); a real tensor itself.")
-    tensor_cls.imag = property(imag, doc="The imaginary part (``imag``).")
-    tensor_cls.conj = conj
-    tensor_cls.angle = angle
 
 
 def _complex_of(g, ctx):
@@ -176,3 +169,11 @@ def angle(z, deg=False):
         return dispatch.Tensor._make(res)
     out = dispatch.composite(ANGLE, z)
     return binary.mul(out, 180.0 / np.pi) if deg else out
+
+
+# PyTorch's ``real``/``imag`` properties and ``conj()``/``angle()`` methods (Note [tensor
+# methods] in ops/core/methods.py)
+methods.declare({
+    "real": property(real, doc="The real part (``real``); a real tensor itself."),
+    "imag": property(imag, doc="The imaginary part (``imag``)."),
+    "conj": conj, "angle": angle}, __name__)

@@ -159,3 +159,36 @@ def batch_all(args, batched):
     size = next(a.shape[0] for a, b in zip(args, batched) if b)
     return size, [a if b else _shape.expand(_shape.unsqueeze(a, 0), (size,) + tuple(a.shape))
                   for a, b in zip(args, batched)]
+
+
+def flat_index(geom: tuple) -> np.ndarray:
+    """For each element of the view, the C-order flat index of the root element it aliases
+    (an intp array of the view's shape)."""
+    rshape, rstrides, itemsize, offset, vshape, vstrides = geom
+    rel = np.asarray(offset, dtype=np.intp)
+    for k, (n, st) in enumerate(zip(vshape, vstrides)):
+        shp = [1] * len(vshape)
+        shp[k] = n
+        rel = rel + (np.arange(n, dtype=np.intp) * st).reshape(shp)
+    rel = np.broadcast_to(rel, vshape)
+    cstrides, acc = [0] * len(rshape), 1
+    for k in range(len(rshape) - 1, -1, -1):
+        cstrides[k] = acc
+        acc *= rshape[k]
+    if all(n == 1 or st == c * itemsize for n, st, c in zip(rshape, rstrides, cstrides)):
+        return rel // itemsize  # a C-contiguous root: the byte offset is the flat index
+    # Any other root: undo its strides, largest first (negative strides count from the end).
+    dims = sorted((k for k in range(len(rshape)) if rshape[k] > 1), key=lambda k: -abs(rstrides[k]))
+    if any(rstrides[k] == 0 for k in dims):
+        raise RuntimeError("jitgrad: cannot locate a view in a base whose elements overlap in "
+                           "memory (a base made from an expanded array); clone() the base first")
+    r = rel + sum((rshape[k] - 1) * -rstrides[k] for k in dims if rstrides[k] < 0)
+    out = np.zeros(vshape, dtype=np.intp)
+    for k in dims:
+        q, r = np.divmod(r, abs(rstrides[k]))
+        if np.any(q >= rshape[k]):
+            raise RuntimeError("jitgrad: a view's elements do not map onto its base's layout")
+        out += (q if rstrides[k] > 0 else rshape[k] - 1 - q) * cstrides[k]
+    if np.any(r != 0):
+        raise RuntimeError("jitgrad: a view's elements do not map onto its base's layout")
+    return out

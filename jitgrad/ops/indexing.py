@@ -24,13 +24,11 @@ from ..kernels.cpu import pool
 from .core import dispatch
 from . import indexing_cuda
 from . import shape as _shape
-from ..graph.grad_mode import is_grad_enabled
 from .core.registry import LINEAR, def_composite, public
 # the helpers indexing, scatter and the CUDA forwards share (the public ones re-exported here)
 from .index_common import (batch_all, broadcast, broadcast_value, check_basic,  # noqa: F401
                            copy_array, host_index, index_kernels, may_repeat, positions, reword,
                            winners, write_flat)
-from .index_common import broadcast as _broadcast  # noqa: F401  (ops/inplace.py reads this name)
 
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
               "are valid indices (got {})")
@@ -401,26 +399,10 @@ def index_put(x, indices, values, accumulate=False):
                               accumulate=bool(accumulate))
 
 
-def setitem(x, index, value):
-    """``x[index] = value`` in place, with NumPy semantics: ``value`` is broadcast to
-    ``x[index]`` and cast to ``x``'s dtype; with repeated indices the last write wins. Bumps
-    the version counter shared by ``x`` and its views.
-
-    Differentiable like PyTorch: a basic index writes through a view (the base's grad_fn
-    becomes ``CopySlices``), an advanced one records ``IndexPutBackward0``. Derivatives: ``g``
-    zeroed on the written elements for ``x``; ``g[index]`` for ``value`` (summed over its
-    broadcast dims; 0 for writes that a later repeated index overwrote).
-    """
+def setitem_untracked(x, idx, kind, value) -> None:
+    """``x[idx] = value`` with no autograd history (``inplace.setitem`` decides): NumPy's
+    semantics (broadcast, cast, last write wins), then the version counter bumps."""
     T = dispatch.Tensor
-    idx, kind = normalize_index(index)
-    if dispatch.transform_hook is not None or (
-            is_grad_enabled() and x._data.dtype.kind == "f"
-            and (x._requires_grad or (isinstance(value, T) and value._requires_grad)
-                 or (x._base is not None and x._view_nograd and x._base._requires_grad))):
-        from . import inplace  # autograd (or a transform) must see the write
-
-        inplace.setitem_tracked(x, idx, kind, value)
-        return
     if isinstance(value, T):
         val = value._data
     elif isinstance(value, (bool, int, float, complex, np.ndarray, np.generic)):

@@ -31,7 +31,7 @@ from .. import dtypes
 from ..graph.grad_mode import is_grad_enabled, no_grad
 from ..graph.node import SavedTensor
 from . import binary, indexing, scatter, scatter_reduce, views
-from .core import dispatch, recording, upper
+from .core import dispatch, methods, recording, upper
 from .core.registry import LINEAR, def_composite, surface
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -142,16 +142,12 @@ def _check_shape(name: str, self, shape) -> None:
 
 
 def _new_node(op, operands, needs, attrs, self):
-    """``op``'s node wired to the operands' current histories (taken before the write)."""
+    """``op``'s node wired to the operands' current histories (taken before the write); the
+    written tensor takes it as its history after the write (``rebase``)."""
     node = recording.new_node(op)
     node._saved = {}
-    node.needs_input_grad = needs
-    node._next_edges = tuple(dispatch.gradient_edge(o) if n else (None, 0)
-                             for o, n in zip(operands, needs))
-    node._next_meta = tuple((o._data.shape, o.dtype) if n else None
-                            for o, n in zip(operands, needs))
+    recording.record_node(node, operands, needs, output_meta=(recording.tensor_meta(self),))
     node._attrs = attrs
-    node._output_meta = [(self._data.shape, self.dtype)]
     return node
 
 
@@ -164,14 +160,11 @@ def rebase(self, node, output_nr=0) -> None:
     """Make output ``output_nr`` of ``node`` the history of ``self``'s new value (CopySlices on
     the base for a view: ``node`` must then be the in-place op's own node, input 0 = self)."""
     if self._base is None:
-        views._move_retain_grad(self, node, output_nr)
-        self._grad_fn, self._output_nr, self._requires_grad = node, output_nr, True
+        recording.take_history(self, node, output_nr)
         tracked = self._views
     else:
         root = self._base
-        cs = views.CopySlices(root, self, node)
-        views._move_retain_grad(root, cs)
-        root._grad_fn, root._output_nr, root._requires_grad = cs, 0, True
+        recording.take_history(root, views.CopySlices(root, self, node))
         tracked = root._views
     if tracked:  # every view now depends on the new history (regenerated lazily)
         for v in list(tracked):
@@ -364,7 +357,7 @@ def masked_fill_(self, mask, value):
     """Set the elements where ``mask`` is True to ``value`` (see ``scatter.masked_fill``)."""
     op, others, attrs = scatter.masked_fill_args("masked_fill_", self, mask, value)
     _check_shape("masked_fill_", self, np.broadcast_shapes(self.shape, attrs["mask"].shape))
-    attrs["mask"] = indexing._broadcast(attrs["mask"], self.shape)
+    attrs["mask"] = indexing.broadcast(attrs["mask"], self.shape)
     return composite_(self, "masked_fill_", op, others, attrs)
 
 
@@ -415,8 +408,28 @@ def _index_put(self, idx, values, accumulate):
                       {"index": idx, "accumulate": bool(accumulate)})
 
 
+def setitem(x, index, value):
+    """``x[index] = value`` in place, with NumPy semantics: ``value`` is broadcast to
+    ``x[index]`` and cast to ``x``'s dtype; with repeated indices the last write wins. Bumps
+    the version counter shared by ``x`` and its views.
+
+    Differentiable like PyTorch: a basic index writes through a view (the base's grad_fn
+    becomes ``CopySlices``), an advanced one records ``IndexPutBackward0``. Derivatives: ``g``
+    zeroed on the written elements for ``x``; ``g[index]`` for ``value`` (summed over its
+    broadcast dims; 0 for writes that a later repeated index overwrote).
+    """
+    idx, kind = indexing.normalize_index(index)
+    if dispatch.transform_hook is not None or (
+            is_grad_enabled() and x._data.dtype.kind == "f"
+            and (x._requires_grad or (isinstance(value, dispatch.Tensor) and value._requires_grad)
+                 or (x._base is not None and x._view_nograd and x._base._requires_grad))):
+        setitem_tracked(x, idx, kind, value)  # autograd (or a transform) must see the write
+    else:
+        indexing.setitem_untracked(x, idx, kind, value)
+
+
 def setitem_tracked(x, idx, kind, value) -> None:
-    """``x[idx] = value`` when autograd (or a transform) must see it (``indexing.setitem``
+    """``x[idx] = value`` when autograd (or a transform) must see it (``setitem``
     decides): a basic index copies into a view (CopySlices), an advanced one is an
     ``index_put_``."""
     T = dispatch.Tensor
@@ -522,12 +535,7 @@ _OWN_METHODS = {"pow_": pow_, "clamp_": clamp_, "clip_": clamp_, "fill_": fill_,
                 "scatter_reduce_": scatter_reduce_}
 
 
-def install(Tensor) -> None:
-    """Attach the in-place methods to the Tensor class: those the rows name (``inplace=``),
-    then ``_OWN_METHODS``."""
-    for names, fn, op in surface("inplace"):
-        method = _elementwise_method(names, fn, op)
-        for name in names:
-            setattr(Tensor, name, method)
-    for name, method in _OWN_METHODS.items():
-        setattr(Tensor, name, method)
+# Tensor's method table (Note [tensor methods] in ops/core/methods.py): the rows' in-place
+# methods are made by ``_elementwise_method``, the others are declared here
+methods.set_inplace_maker(_elementwise_method)
+methods.declare(_OWN_METHODS, __name__)

@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph.node import SECOND_BACKWARD_MSG, Node
-from .core import dispatch, recording
+from .core import dispatch, recording, upper
 from . import indexing, views_cuda
+from .index_common import flat_index
 from .core.registry import LINEAR, def_composite
 
 NO_GRAD_VIEW_REBASED_MSG = (
@@ -43,39 +44,6 @@ def geometry(root: np.ndarray, view: np.ndarray) -> tuple:
             view.strides)
 
 
-def flat_index(geom: tuple) -> np.ndarray:
-    """For each element of the view, the C-order flat index of the root element it aliases
-    (an intp array of the view's shape)."""
-    rshape, rstrides, itemsize, offset, vshape, vstrides = geom
-    rel = np.asarray(offset, dtype=np.intp)
-    for k, (n, st) in enumerate(zip(vshape, vstrides)):
-        shp = [1] * len(vshape)
-        shp[k] = n
-        rel = rel + (np.arange(n, dtype=np.intp) * st).reshape(shp)
-    rel = np.broadcast_to(rel, vshape)
-    cstrides, acc = [0] * len(rshape), 1
-    for k in range(len(rshape) - 1, -1, -1):
-        cstrides[k] = acc
-        acc *= rshape[k]
-    if all(n == 1 or st == c * itemsize for n, st, c in zip(rshape, rstrides, cstrides)):
-        return rel // itemsize  # a C-contiguous root: the byte offset is the flat index
-    # Any other root: undo its strides, largest first (negative strides count from the end).
-    dims = sorted((k for k in range(len(rshape)) if rshape[k] > 1), key=lambda k: -abs(rstrides[k]))
-    if any(rstrides[k] == 0 for k in dims):
-        raise RuntimeError("jitgrad: cannot locate a view in a base whose elements overlap in "
-                           "memory (a base made from an expanded array); clone() the base first")
-    r = rel + sum((rshape[k] - 1) * -rstrides[k] for k in dims if rstrides[k] < 0)
-    out = np.zeros(vshape, dtype=np.intp)
-    for k in dims:
-        q, r = np.divmod(r, abs(rstrides[k]))
-        if np.any(q >= rshape[k]):
-            raise RuntimeError("jitgrad: a view's elements do not map onto its base's layout")
-        out += (q if rstrides[k] > 0 else rshape[k] - 1 - q) * cstrides[k]
-    if np.any(r != 0):
-        raise RuntimeError("jitgrad: a view's elements do not map onto its base's layout")
-    return out
-
-
 # --- AsStridedBackward0: the regenerated grad_fn of a view ----------------------------------
 def _as_strided_fwd(ctx, x, geom):
     ctx.input_shape = x.shape
@@ -94,32 +62,20 @@ AS_STRIDED = def_composite("as_strided_view", "AsStridedBackward0", ("x",), _as_
 
 def refresh_view(view) -> None:
     """Bring a view's ``grad_fn`` up to date after an in-place write to its storage (called by
-    ``dispatch.gradient_edge`` and ``Tensor.grad_fn`` when the version moved on)."""
+    ``dispatch.gradient_edge`` and ``Tensor.grad_fn`` when the version moved on; registered
+    with the core below)."""
     root = view._base
     if view._view_nograd:
         if view._requires_grad:  # the rebase in inplace.py flagged it
             raise RuntimeError(NO_GRAD_VIEW_REBASED_MSG)
     elif view._requires_grad and root._requires_grad:
         node = recording.new_node(AS_STRIDED)
-        node.needs_input_grad = (True,)
-        node._next_edges = (dispatch.gradient_edge(root),)
-        node._next_meta = ((root._data.shape, root.dtype),)
+        recording.record_node(node, (root,), (True,), (view,), (True,))
         node._attrs = {"geom": geometry(root._data, view._data), "input_shape": root._data.shape}
-        node._output_meta = [(view._data.shape, view.dtype)]
-        _move_retain_grad(view, node)
-        view._grad_fn, view._output_nr = node, 0
     view._view_version = view._version_counter.value
 
 
-def _move_retain_grad(t, node, output_nr=0) -> None:
-    """``retain_grad`` follows a tensor to its new ``grad_fn`` (PyTorch does the same)."""
-    old = t._grad_fn
-    if t._retains_grad and old is not None and old is not node:
-        hooks = old.__dict__.get("_retain_grad_hooks")
-        fn = hooks.pop(t._output_nr, None) if hooks else None
-        if fn is not None:
-            node._set_retain_grad_hook(output_nr, fn)
-
+upper.register_view_refresher(refresh_view)
 
 
 # --- CopySlices -----------------------------------------------------------------------------
@@ -134,12 +90,15 @@ class CopySlices(Node):
     qualified_name = "torch::autograd::CopySlices"  # what PyTorch's messages call it
 
     def __init__(self, root, view, fn):
+        """Wired to ``root``'s history and ``fn``'s other inputs; ``root`` takes it as its
+        history (``recording.take_history``) once written."""
         super().__init__()
         self.fn = fn
         self._geom = geometry(root._data, view._data)
-        self._next_edges = (dispatch.gradient_edge(root),) + tuple(fn.next_functions[1:])
-        self._next_meta = ((root._data.shape, root.dtype),) + tuple(fn._next_meta[1:])
-        self._output_meta = [(root._data.shape, root.dtype)]
+        meta = recording.tensor_meta(root)
+        recording.record_node(
+            self, None, None, edges=(dispatch.gradient_edge(root),) + fn.next_functions[1:],
+            next_meta=(meta,) + tuple(fn._next_meta[1:]), output_meta=(meta,))
 
     def apply(self, grad_outputs: list) -> list:
         if self._released:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from .core import dispatch
+from .index_common import flat_index
 
 
 def as_strided_view_forward(ctx, x, geom):
-    from .views import flat_index  # call time: ops.views imports this module at its top
-
     ctx.input_shape = x.shape
     return dispatch.cuda_kernels("index").take(x, flat_index(geom))

@@ -38,7 +38,7 @@ from ...kernels.cpu import elementwise as cpu
 from ...kernels import sources
 from ...graph.node import Destination, FusedGradients
 from . import dispatch
-from .registry import passthrough
+from .bodies import passthrough
 
 _FUSED: dict = {}  # _Structure -> (body or None, output of each outside edge), or None
 # CPython passes more than 30 arguments as a tuple (CALL_FUNCTION_EX), which Numba cannot inline

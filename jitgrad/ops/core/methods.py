@@ -5,9 +5,10 @@ or an entry of this table, never set on the class by hand. The table holds
 
 - the rows' methods: every row with ``method=`` (Note [derived surface] in ``registry.py``),
   the op function itself (a module-level function set on the class is a method: the tensor
-  arrives as its first argument, so ``x.sin()`` costs what ``sin(x)`` does);
+  arrives as its first argument, so ``x.sin()`` costs what ``sin(x)`` does), and every row's
+  in-place method (``inplace=``: ``x.sin_()``), made by ``ops/inplace.py``'s maker;
 - the methods no single row backs, declared with ``declare`` by the module that defines them:
-  the in-place methods (``ops/inplace.py``), ``real``/``imag``/``conj``/``angle``
+  the in-place methods with their own argument handling (``ops/inplace.py``), ``real``/``imag``/``conj``/``angle``
   (``ops/complex.py``), PyTorch's functions that span several rows (``_torch_functions.py``)
   and NumPy's ndarray methods (``_ndarray_methods.py``).
 
@@ -26,6 +27,15 @@ from . import registry
 _DECLARED: dict = {}
 #: the names ``install`` has put on a class (they are the table's, not the class body's)
 _INSTALLED: set = set()
+#: ``(names, fn, op) -> method`` for the rows' in-place methods (``inplace=``), registered by
+#: ``ops/inplace.py`` (``set_inplace_maker``), and the methods it made, by row name
+_inplace_maker = None
+_inplace_made: dict = {}
+
+
+def set_inplace_maker(make) -> None:
+    global _inplace_maker
+    _inplace_maker = make
 
 
 def declare(methods: dict, where: str) -> None:
@@ -43,6 +53,12 @@ def table() -> dict:
     for names, fn, _op in registry.surface("method"):
         for name in names:
             out[name] = fn
+    if _inplace_maker is not None:
+        for names, fn, op in registry.surface("inplace"):
+            if op.name not in _inplace_made:
+                _inplace_made[op.name] = _inplace_maker(names, fn, op)
+            for name in names:
+                out[name] = _inplace_made[op.name]
     for name, (method, where) in _DECLARED.items():
         if name in out and out[name] is not method:
             raise ValueError(f"Tensor.{name}: declared by {where} and also a row's method")

@@ -1,12 +1,42 @@
 """Recording: the autograd node an op makes, its edges and what it saves for backward.
 
+Note [one way to wire a node]: every node the graph gets from a forward call (an elementwise
+or composite op's, a view's regenerated ``AsStridedBackward0``, an in-place op's and the
+``CopySlices`` over its base, a custom ``Function``'s ctx, a compiled function's and a
+``fori_loop``'s) is wired by ``record_node``, which sets every field the engine, hooks and
+introspection read:
+
+- ``_sequence_nr``: taken when the node is wired, before its edges are collected (as PyTorch's
+  node constructor, before ``collect_next_edges``: a view's ``grad_fn`` regenerated while
+  collecting comes after it); a custom Function's ctx keeps the one it got when it was made,
+  before its forward ran (``numbered``);
+- ``needs_input_grad``: per forward input, whether it needs a gradient;
+- ``_next_edges``: per forward input, the ``(node, input_nr)`` its gradient flows into
+  (``operand_edge``: a leaf's may be ``(leaf, 0)`` with ``_leaf_edges`` set, Note [lazy leaf
+  edges] in graph/node.py), ``(None, 0)`` where none flows;
+- ``_next_meta``: per forward input, the ``(shape, dtype)`` its gradient must have (None where
+  none flows), which the engine sums and casts gradients to (Note [broadcast reduction]);
+- ``_output_meta``: per forward output, its ``(shape, dtype)`` (None: not a Tensor);
+- per differentiable output, ``grad_fn``, ``output_nr`` and ``requires_grad``
+  (``take_history``, which also moves ``retain_grad`` to the new node, as PyTorch's
+  ``update_tensor_hooks_on_new_gradfn``).
+
+What a node saves (``_saved``, ``_attrs``) is its kind's own. The eager recorders of the common
+ops (``record_elementwise``, ``record_unrolled``, ``record_one``) are ``record_node`` written
+out for their one fresh output (which has no ``retain_grad`` to move and is output 0 already),
+with metadata tuples shared between nodes (``_metas``, fewer objects for the cyclic collector):
+tests/autograd/test_node_wiring.py builds every kind and checks the fields, and that these
+give the fields ``record_node`` gives. The engine's own ``GraphRoot`` (graph/node.py) and
+``FusedRegion`` (engine/regions.py) stand for no forward call and are not recorded here.
+
 Note [view tracking]: a view op (``def_composite(..., view=True)``) whose NumPy result shares
 memory with its input makes a view: ``_base`` is the root tensor (never itself a view), the
 version counter is shared, the view joins ``root._views`` (``LiveViews``) and remembers the
 version at which its ``grad_fn`` was made (``_view_version``) and whether grad mode was off
 (``_view_nograd``). An in-place op recorded on the root or on any of its views rebases the
 root's history (``ops/inplace.py``); a view's ``grad_fn`` is then stale, which
-``gradient_edge`` notices by the version and fixes by asking ``ops/views.py`` for a fresh
+``gradient_edge`` notices by the version and fixes by asking ``ops/views.py`` (registered with
+``upper.register_view_refresher``: the core imports no op family) for a fresh
 ``AsStridedBackward0`` over the root's current history (PyTorch regenerates it the same way).
 """
 from __future__ import annotations
@@ -30,11 +60,13 @@ upper.bind(globals(), "Tensor", "make_tensor")
 
 
 def refresh_view(view) -> None:
-    """Regenerate a stale view's ``grad_fn`` (Note [view tracking]; ``ops/views.py``, imported
-    on this rare path because it builds on this module)."""
-    from .. import views
-
-    views.refresh_view(view)
+    """Regenerate a stale view's ``grad_fn`` (Note [view tracking]): ``ops/views.py``'s
+    ``refresh_view``, which it registers when imported (``upper.register_view_refresher``)."""
+    refresher = upper.view_refresher
+    if refresher is None:
+        raise RuntimeError("jitgrad: a view's history changed but jitgrad.ops.views, which "
+                           "regenerates it, is not imported (import jitgrad)")
+    refresher(view)
 
 
 def gradient_edge(t) -> tuple:
@@ -68,38 +100,108 @@ def operand_edge(o, node) -> tuple:
 
 
 def new_node(op):
-    """A node of ``op``'s class, numbered in the backward order, for a recorder that sets its
-    fields next (``OpNode`` has no ``__init__``: the edges, metadata, ``needs_input_grad``,
-    attributes and saved values are the recorder's)."""
-    node = op.node_cls()
-    node._sequence_nr = next_sequence_nr()
+    """A node of ``op``'s class for ``record_node`` to wire (``OpNode`` has no ``__init__``:
+    the recorder sets every field)."""
+    return op.node_cls()
+
+
+def record_node(node, inputs, needs, outputs=(), grads=None, *, edges=None, next_meta=None,
+                output_meta=None, needs_input_grad=None, numbered=False):
+    """Wire ``node`` into the graph as the backward of a forward call (Note [one way to wire a
+    node]) and return it.
+
+    ``inputs``: the call's inputs, one per edge (a Tensor where ``needs`` says it needs a
+    gradient; anything else may stand where it does not); ``needs``: per input, whether it
+    does (a Tensor requiring grad). ``edges`` and ``next_meta``: the edges and their metadata,
+    given instead of ``inputs`` (``CopySlices`` takes its op's); ``needs`` may then be None
+    (whether each edge leads somewhere). ``outputs``: the call's outputs (a non-Tensor one has
+    metadata None and no history); ``grads``: per output, whether it gets ``node`` as its
+    ``grad_fn`` (None: each Tensor output of a floating or complex dtype); ``output_meta``:
+    the outputs' metadata, when the outputs are not given (an in-place op's: its output gets
+    its history after the write, ``take_history``). ``needs_input_grad``: the node's, where it
+    is not ``needs`` (a custom Function's: per forward argument, Tensor or not).
+    ``numbered``: keep the node's ``_sequence_nr`` (a custom Function's ctx, numbered when
+    made, before its forward ran). ``needs`` and ``needs_input_grad`` are tuples."""
+    if not numbered:
+        node._sequence_nr = next_sequence_nr()
+    if edges is None:
+        connect(node, inputs, needs)
+    else:
+        edges = tuple(edges)
+        if needs is None:
+            needs = tuple(edge[0] is not None for edge in edges)
+        node._next_edges = edges
+        node._next_meta = tuple(next_meta) if next_meta is not None else (None,) * len(edges)
+    node.needs_input_grad = needs if needs_input_grad is None else needs_input_grad
+    if len(outputs) == 1 and isinstance(outputs[0], Tensor):  # the common call, unrolled
+        o = outputs[0]
+        data = o._data
+        dtype = _dtype_of(data.dtype) or o.dtype
+        if output_meta is None:
+            output_meta = _metas(o)
+        node._output_meta = output_meta
+        if dtype.is_differentiable if grads is None else grads[0]:
+            if o._retains_grad:
+                take_history(o, node, 0)
+            else:  # (``take_history`` without its call: nothing to move)
+                o._grad_fn, o._output_nr, o._requires_grad = node, 0, True
+        return node
+    metas = []
+    nr = 0
+    for o in outputs:  # (one pass: metadata and history)
+        if isinstance(o, Tensor):
+            metas.append(_metas(o)[0])
+            if o._data.dtype.kind in "fc" if grads is None else grads[nr]:
+                take_history(o, node, nr)
+        else:
+            metas.append(None)
+        nr += 1
+    node._output_meta = tuple(metas) if output_meta is None else output_meta
     return node
 
 
-def connect(node, operands, needs, meta=None) -> None:
-    """Edges and input metadata of ``node``; ``meta``: the ``(shape, dtype)`` every Tensor
-    operand has, when known (one tuple shared by the node's metadata)."""
-    node.needs_input_grad = needs
+def take_history(t, node, output_nr: int = 0) -> None:
+    """Make Tensor ``t`` output ``output_nr`` of ``node`` (Note [one way to wire a node]): its
+    ``grad_fn``, ``output_nr`` and ``requires_grad``, and its ``retain_grad`` hook moved over
+    from the node it had (PyTorch's ``update_tensor_hooks_on_new_gradfn``: an in-place op's
+    rebase, a view's regenerated ``grad_fn``)."""
+    if t._retains_grad:
+        old = t._grad_fn
+        if old is not None and old is not node:
+            hooks = old.__dict__.get("_retain_grad_hooks")
+            fn = hooks.pop(t._output_nr, None) if hooks else None
+            if fn is not None:
+                node._set_retain_grad_hook(output_nr, fn)
+    t._grad_fn, t._output_nr, t._requires_grad = node, output_nr, True
+
+
+def connect(node, operands, needs, shared=None) -> None:
+    """Edges and input metadata of ``node`` (``record_node``'s); ``shared``: the shared
+    metadata tuples (``_shared``) of the ``(shape, dtype)`` every Tensor operand has, when
+    known."""
     # one or two operands unrolled (the common ops; a loop with lists costs twice as much)
     count = len(operands)
     if count == 1 and needs[0]:
         o = operands[0]
         node._next_edges = (operand_edge(o, node),)
-        node._next_meta = (meta or (o._data.shape, o.dtype),)
+        node._next_meta = shared[0] if shared is not None else _metas(o)
         return
-    if count == 2 and meta is not None:
+    if count == 2 and shared is not None:
         a, b = operands
         need_a, need_b = needs
         node._next_edges = (operand_edge(a, node) if need_a else _NO_EDGE,
                             operand_edge(b, node) if need_b else _NO_EDGE)
-        node._next_meta = (meta if need_a else None, meta if need_b else None)
+        node._next_meta = shared[need_a | need_b << 1] if need_a or need_b else (None, None)
         return
     edges, metas = [], []
     for k in range(len(operands)):  # (an index loop: no zip per recorded op)
         if needs[k]:
             o = operands[k]
             edges.append(operand_edge(o, node))
-            metas.append(meta or (o._data.shape, o.dtype))
+            if shared is not None:
+                metas.append(shared[0][0])
+                continue
+            metas.append(_metas(o)[0])
         else:
             edges.append(_NO_EDGE)
             metas.append(None)
@@ -109,6 +211,60 @@ def connect(node, operands, needs, meta=None) -> None:
 _NO_EDGE = (None, 0)
 _dtype_of = BY_NUMPY.get
 _weak = weakref.ref
+
+
+# --- shared metadata tuples (Note [one way to wire a node]): a node's ``(shape, dtype)`` tuples
+# are the same for every node over tensors of one shape and dtype, so nodes share them instead
+# of making two to four tuples each that the cyclic collector would walk. ``_shared`` gives
+# them: index 0 ``((shape, dtype),)``, the metadata of a node's one input or output; index
+# ``mask`` (1 to 3) that of two inputs, bit k set where input k has an edge (the layout of
+# ``fastpath._node_metas``); index 4 the dtype. The recorders look them up by shape alone
+# (``_by_shape``: the first dtype seen with that shape, checked by identity; a jitgrad dtype
+# hashes in Python, ~100 ns a look-up), as cheap as making the tuples; ``_shared`` keeps every
+# dtype's (by its ``id``: the tuples hold the dtype, so its id stays its own). Bounded:
+# programs of ever new shapes.
+_META_LIMIT = 1024
+_meta_tables: dict = {}  # id(dtype) -> {shape: shared tuples}
+_by_shape: dict = {}  # shape -> the shared tuples of the last dtype looked up with it
+
+
+def _shared(shape, dtype) -> tuple:
+    """The shared metadata tuples of ``(shape, dtype)`` (a jitgrad dtype), also the ones
+    ``_by_shape`` gives for ``shape`` when it has none yet."""
+    table = _meta_tables.get(id(dtype))
+    if table is None:
+        table = _meta_tables[id(dtype)] = {}
+    found = table.get(shape)
+    if found is None:
+        if len(table) >= _META_LIMIT:
+            table.clear()
+        meta = (shape, dtype)
+        found = table[shape] = ((meta,), (meta, None), (None, meta), (meta, meta), dtype)
+    if shape not in _by_shape:  # (the first dtype keeps a shape: no thrashing between two)
+        if len(_by_shape) >= _META_LIMIT:
+            _by_shape.clear()
+        _by_shape[shape] = found
+    return found
+
+
+def _metas(t) -> tuple:
+    """The shared ``((shape, dtype),)`` of Tensor ``t``: a node's metadata for its one input or
+    output ``t``."""
+    data = t._data
+    dtype = _dtype_of(data.dtype) or t.dtype  # (the property's look-up, without its call)
+    shape = data.shape
+    try:
+        found = _by_shape[shape]
+        if found[4] is dtype:
+            return found[0]
+        return _meta_tables[id(dtype)][shape][0]  # (a second dtype of that shape)
+    except KeyError:
+        return _shared(shape, dtype)[0]
+
+
+def tensor_meta(t) -> tuple:
+    """``(shape, dtype)`` of Tensor ``t``: its metadata in a node (shared)."""
+    return _metas(t)[0]
 
 
 def needs_grad(operands) -> tuple:
@@ -133,16 +289,22 @@ def record_elementwise(op, operands, needs, attrs, out, shape, out_dt, dtype=Non
     """Give ``out`` the node of elementwise ``op`` over ``operands`` (some of which need grad;
     ``attrs``: the row's attributes, None or empty when it has none),
     saving what its backward reads (``save_plan``). ``dtype``: every Tensor operand's, when
-    known."""
+    known. ``record_node`` for one fresh output (Note [one way to wire a node])."""
     node = op.node_cls()
     node._sequence_nr = next_sequence_nr()
-    meta = (shape, out_dt)
+    node.needs_input_grad = needs
+    try:  # (``_shared``'s tuples, without its call)
+        shared = _by_shape[shape]
+        if shared[4] is not out_dt:
+            shared = _meta_tables[id(out_dt)][shape]
+    except KeyError:
+        shared = _shared(shape, out_dt)
     # ``dtype`` given: every Tensor operand has ``shape`` and ``dtype`` (Note [plain float path])
-    connect(node, operands, needs, None if dtype is None else meta if dtype is out_dt
-            else (shape, dtype))
+    connect(node, operands, needs, None if dtype is None else shared if dtype is out_dt
+            else _shared(shape, dtype))
     if attrs:
         node._attrs = attrs
-    node._output_meta = (meta,)
+    node._output_meta = shared[0]
     out._grad_fn = node
     out._requires_grad = True
     plan = op.save_plans.get(needs)
@@ -163,7 +325,8 @@ def record_unrolled(op, x, y, mask, saves, out, metas) -> None:
     None) or ``x`` and ``y`` (a Tensor or a Python number), every Tensor operand of the output's
     shape and dtype; ``mask``: bit k set where operand k requires grad; ``saves``: the
     ``save_plan`` for it; ``metas``: the node's metadata tuples, the output's at index 0 and the
-    inputs' at index ``mask`` (shared by the nodes of one plan and shape)."""
+    inputs' at index ``mask`` (shared by the nodes of one plan and shape). ``record_node`` for
+    one fresh output (Note [one way to wire a node])."""
     node = op.node_cls()
     node._sequence_nr = next_sequence_nr()
     node._next_meta = metas[mask]
@@ -224,54 +387,54 @@ def record_composite(op, operands, arrays, ctx, attrs, outs):
         needs.append(need)
         wanted = wanted or need
     if wanted:
+        needs = tuple(needs)
+        stashed = vars(ctx)
         if len(operands) == 1 and len(outs) == 1 and not op.save:
-            record_one(op, operands[0], outs[0], {**attrs, **vars(ctx)})
+            record_one(op, operands[0], outs[0], {**attrs, **stashed} if stashed else attrs)
             return outs[0]
-        node = new_node(op)
+        node = op.node_cls()
         if op.save:
             node._saved = {}
-        connect(node, operands, tuple(needs))
-        node._attrs = {**attrs, **vars(ctx)}
+        record_node(node, operands, needs, outs)
+        node._attrs = {**attrs, **stashed}
         for name in op.save:
             if name != "result":
                 node._saved[name] = SavedTensor(operands[op.inputs.index(name)])
-        if len(outs) == 1:  # (the common case, without the loops)
-            o = outs[0]
-            node._output_meta = ((o._data.shape, o.dtype),)
-            if o._data.dtype.kind in "fc":
-                o._grad_fn, o._requires_grad = node, True
-        else:
-            meta = []
-            for o in outs:
-                meta.append((o._data.shape, o.dtype))
-            node._output_meta = tuple(meta)
-            for nr, o in enumerate(outs):
-                if o._data.dtype.kind in "fc":
-                    o._grad_fn, o._requires_grad, o._output_nr = node, True, nr
         if "result" in op.save:
             node._saved["result"] = SavedTensor(outs[0], is_output=True)
     return outs[0] if op.n_outputs == 1 else tuple(outs)
 
 
-
 def record_one(op, operand, out, attrs) -> None:
     """``record_composite``'s node for its commonest call: one Tensor ``operand`` that requires
     grad, one output ``out``, nothing saved (``op.save`` empty); ``attrs``: the node's
-    attributes (the call's and what the forward stashed)."""
-    node = op.node_cls()  # (``new_node``, inline: the recorder of slices, sums, rolls)
+    attributes (the call's and what the forward stashed). ``record_node`` for one fresh
+    output (Note [one way to wire a node])."""
+    node = op.node_cls()
     node._sequence_nr = next_sequence_nr()
     node.needs_input_grad = _NEEDS_ONE
     node._next_edges = (operand_edge(operand, node),)
     data, out_data = operand._data, out._data
     dtype = _dtype_of(data.dtype) or operand.dtype  # (the property's look-up, without its call)
-    node._next_meta = ((data.shape, dtype),)
+    shape = data.shape
+    try:  # (``_metas``, inline)
+        found = _by_shape[shape]
+        node._next_meta = (found if found[4] is dtype else _meta_tables[id(dtype)][shape])[0]
+    except KeyError:
+        node._next_meta = _shared(shape, dtype)[0]
     node._attrs = attrs
     out_dtype = out_data.dtype
     if out_dtype is data.dtype:  # a view or a reduction: its input's dtype, which requires grad
-        node._output_meta = ((out_data.shape, dtype),)
+        shape = out_data.shape
+        try:
+            found = _by_shape[shape]
+            node._output_meta = (found if found[4] is dtype
+                                 else _meta_tables[id(dtype)][shape])[0]
+        except KeyError:
+            node._output_meta = _shared(shape, dtype)[0]
         out._grad_fn, out._requires_grad = node, True
         return
-    node._output_meta = ((out_data.shape, out.dtype),)
+    node._output_meta = _metas(out)
     if out_dtype.kind in "fc":
         out._grad_fn, out._requires_grad = node, True
 

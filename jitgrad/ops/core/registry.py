@@ -34,19 +34,10 @@ import numpy as np
 from ... import _config
 from ...graph.grad_mode import is_grad_enabled
 from ...graph.node import SECOND_BACKWARD_MSG, Node, SavedTensor, unshared
-from . import dispatch
+from . import dispatch, fusion
+from .bodies import negate, passthrough  # noqa: F401  (the families import them from here)
 
 OPS: dict = {}
-
-
-def passthrough(g):
-    """d/dx of x with respect to itself: the gradient flows unchanged."""
-    return g
-
-
-def negate(g):
-    """The gradient of ``-x``: ``-g``."""
-    return -g
 
 
 #: ``jvp=LINEAR``: the op is linear in its inputs, so its jvp is the op applied to the tangents
@@ -121,8 +112,8 @@ class OpDef:
 
 class _AttrReader:
     """``node.<name>``: the node's attribute ``name`` (``node._attrs[name]``), for the
-    ctx-style reads of backward rules (``OpNode.__getattr__`` installs it on a node class). A
-    non-data descriptor: an attribute set on the instance itself still wins, as before."""
+    ctx-style reads of backward rules (Note [attribute readers]). A non-data descriptor: an
+    attribute set on the instance itself still wins, as before."""
 
     __slots__ = ("name",)
 
@@ -137,6 +128,101 @@ class _AttrReader:
         except KeyError:
             raise AttributeError(f"'{type(node).__name__}' object has no attribute "
                                  f"'{self.name}'") from None
+
+
+# Note [attribute readers]: a composite row's backward reads what its forward stashed and the
+# call's attributes as ``ctx.<name>`` (the node is the ctx), which ``node._attrs`` holds. Each
+# node class gets an ``_AttrReader`` per such name when it is made (``_make_node_class``), so
+# a read is a descriptor call, never a failed look-up (an ``AttributeError`` raised and caught
+# inside the interpreter, ~0.4 us, several per backward rule), and no class changes after it
+# is made. The names are the row's ``attrs`` and those its functions (``forward``,
+# ``cuda_forward``, ``backward``) read or store as ``<ctx>.<name>``
+# on their first parameter, followed into the module functions they call that take a ``ctx``
+# parameter (``stash_reduction(ctx, ...)``) and into nested functions: ``ctx_names``. A name
+# found nowhere is still served (``OpNode.__getattr__``, at the cost of the failed look-up);
+# tests/ops/test_attr_readers.py runs the op database and checks none is.
+_CTX_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_DEREF",
+                        "LOAD_CLOSURE", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
+_ATTR_OPS = frozenset({"LOAD_ATTR", "STORE_ATTR", "DELETE_ATTR", "LOAD_METHOD"})
+
+
+def _last_name(argval):
+    """The variable a load instruction leaves on top of the stack (a pair load: the second)."""
+    return argval[-1] if isinstance(argval, tuple) else argval
+
+
+def _attr_name(ins) -> str:
+    """The attribute an attribute instruction names (``LOAD_ATTR``'s argval, or its argrepr's
+    last word where an interpreter decorates it)."""
+    value = ins.argval
+    return value if isinstance(value, str) else ins.argrepr.split()[-1]
+
+
+_scans: dict = {}  # (code, tracked) -> (names, global names of functions it reads)
+
+
+def _scan(code, tracked: frozenset) -> tuple:
+    """``(names, calls)`` of ``code``: the attribute names it reads or stores as ``<v>.<name>``
+    for ``v`` in ``tracked`` (nested code objects: ``ctx`` too), the global names it reads
+    (the functions it may call). Memoized: rows share their helpers."""
+    key = (code, tracked)
+    found = _scans.get(key)
+    if found is not None:
+        return found
+    names: set = set()
+    calls: set = set()
+    previous = None
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if (previous is not None and op in _ATTR_OPS and previous.opname in _CTX_LOADS
+                and _last_name(previous.argval) in tracked):
+            names.add(_attr_name(ins))
+        elif op == "LOAD_GLOBAL":
+            calls.add(_attr_name(ins))
+        previous = ins
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            inner_names, inner_calls = _scan(const, tracked | {"ctx"})
+            names |= inner_names
+            calls |= inner_calls
+    found = _scans[key] = (frozenset(names), frozenset(calls))
+    return found
+
+
+def ctx_names(functions) -> frozenset:
+    """The attribute names ``functions`` read or store on their ctx (Note [attribute
+    readers]): on each one's first parameter, and on the ``ctx`` parameter of the module
+    functions they reach."""
+    names: set = set()
+    todo = [(fn, True) for fn in functions if inspect.isfunction(fn)]
+    seen: set = set()
+    while todo:
+        fn, first = todo.pop()
+        if (fn, first) in seen:
+            continue
+        seen.add((fn, first))
+        code = fn.__code__
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        tracked = {"ctx"} if "ctx" in params else set()
+        if first and params:
+            tracked.add(params[0])
+        if not tracked:  # no ctx here to read, nor to pass on
+            continue
+        found, calls = _scan(code, frozenset(tracked))
+        names |= found
+        module_globals = fn.__globals__
+        for name in calls:
+            target = module_globals.get(name)
+            if inspect.isfunction(target):
+                todo.append((target, False))
+        for cell in fn.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if inspect.isfunction(value):
+                todo.append((value, first))
+    return frozenset(names)
 
 
 class OpNode(Node):
@@ -173,15 +259,12 @@ class OpNode(Node):
         return value.unpack(self) if hasattr(value, "unpack") else value
 
     def __getattr__(self, name):
-        # ctx-style access to attributes a composite forward stored (``ctx.dim``). Python calls
-        # this hook only after a failed lookup, which costs an AttributeError each time (~0.5
-        # us, several per backward rule): the first read of a name installs an ``_AttrReader``
-        # on the node class, and later reads find it without failing.
-        attrs = self.__dict__.get("_attrs")
-        if attrs is not None and name in attrs:
-            cls = type(self)
-            if cls is not OpNode and not name.startswith("__"):
-                setattr(cls, name, _AttrReader(name))
+        # ctx-style access to an attribute a composite forward stored (``ctx.dim``) that its
+        # class has no reader for (Note [attribute readers]): served, at the cost of the
+        # failed look-up that got here; the class is not changed. (``_attrs`` has a class
+        # default: no recursion, and no instance ``__dict__`` made by asking for it.)
+        attrs = self._attrs
+        if name in attrs:
             return attrs[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
@@ -362,8 +445,17 @@ def _conj_value(v):
 
 
 def _make_node_class(op: OpDef) -> type:
-    return type(op.node_name, (ElementwiseNode if op.elementwise else OpNode,),
-                {"_op": op, "__module__": "jitgrad.autograd"})
+    """The node class of ``op``, with its attribute readers (Note [attribute readers])."""
+    base = ElementwiseNode if op.elementwise else OpNode
+    names = set(op.attrs)
+    if not op.elementwise:
+        names |= ctx_names((op.forward, op.cuda_forward, op.backward))
+    namespace = {"_op": op, "__module__": "jitgrad.autograd"}
+    for name in sorted(names):
+        # (not a node's own field, ``_next_meta``..., nor anything its class has)
+        if (not name.startswith("_") or name in op.attrs) and not hasattr(base, name):
+            namespace[name] = _AttrReader(name)
+    return type(op.node_name, (base,), namespace)
 
 
 def arithmetic_only(body) -> bool:
@@ -465,6 +557,3 @@ def surface(kind: str) -> list:
             names = _names(value, fn)
         out.append((names, fn, op))
     return out
-
-
-from . import fusion  # noqa: E402  (it imports ``passthrough`` from here)

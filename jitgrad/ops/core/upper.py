@@ -14,6 +14,9 @@ ops what it needs once, through the functions here, and nothing else writes thes
   (``has_levels()``, ``inplace_update(target, result)``, ``copy_tangents(src, dst)``), which
   ``ops/inplace.py`` uses instead of importing ``autograd/forward_ad.py``.
 
+- ``view_refresher``: ``ops/views.py``'s ``refresh_view`` (a stale view's new ``grad_fn``,
+  Note [view tracking] in ``ops/core/recording.py``), registered when that family is imported
+  (``register_view_refresher``): the core reaches the family through it, never by an import.
 - ``write_guard``: called with a tensor before any in-place or ``out=`` write into it
   (``ops/core/writes.py``, ``check_writable``); set by jitgrad.compile while a trace runs (Note
   [compile tracing] in jitgrad/compile/trace.py), None otherwise.
@@ -40,6 +43,7 @@ Tensor = make_tensor = None
 transform_hook = None
 inplace_tangents = None
 write_guard = None
+view_refresher = None
 
 _bound: dict[str, list] = {"Tensor": [], "make_tensor": [], "transform_hook": [],
                            "inplace_tangents": [], "write_guard": []}
@@ -71,6 +75,12 @@ def set_transform_hook(hook, tangents=None) -> None:
     (``inplace_tangents`` above), None when no dual level can be open."""
     _set("transform_hook", hook)
     _set("inplace_tangents", tangents if hook is not None else None)
+
+
+def register_view_refresher(fn) -> None:
+    """Make ``fn(view)`` what regenerates a stale view's ``grad_fn`` (``ops/views.py``, once)."""
+    global view_refresher
+    view_refresher = fn
 
 
 def set_write_guard(guard) -> None:
