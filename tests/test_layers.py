@@ -1,32 +1,35 @@
 """The layer contract (DESIGN.md §1, docs/design.md "Layers"): imports go one way only.
 
-device <- autograd's graph primitives <- engine, ops <- autograd's user API, tensor and the rest
-of the API. Every claim below is checked by a test in this file ("any level": imports inside
-functions count too):
+kernels <- graph <- engine <- ops.core <- op families <- autograd's user API <- tensor <- the
+public API packages <- compile <- jitgrad <- distributed, testing (``tests/import_graph.py``
+draws the graph and ranks the layers). Every claim below is checked by a test in this file
+("any level": imports inside functions count too):
 
-1. device imports no other jitgrad layer, at any level.
-2. autograd's graph primitives (node, grad_mode, version, anomaly) import only each other and
-   device, at any level: never ops, tensor, the engine, func/nn/..., nor autograd's user API.
+1. kernels imports no other jitgrad layer but ``_config``, at any level.
+2. the graph primitives (``jitgrad.graph``) import only each other and kernels.
 3. The engine knows nodes, never ops or devices: it imports the engine, the graph primitives and
-   ``_config`` only, at any level.
-4. ops imports only ops, device, the graph primitives and the low-level helpers (dtypes,
-   ``_config``, ``_device``), at any level: never tensor, func, nn, ..., nor autograd's user API
-   (api, function, gradcheck, forward_ad).
-5. autograd's user API never imports ops at module level (ops imports the autograd package,
-   whose ``__init__`` imports the API) and never imports tensor: it reaches the Tensor type
-   through ops at call time.
+   ``_config`` only.
+4. ops imports only ops, kernels, the graph primitives and the low-level helpers (dtypes,
+   ``_config``, ``_device``): never tensor, autograd's user API, func, nn...
+5. autograd's user API never imports tensor: it reaches the Tensor type through ops (it sits
+   below ``tensor.py``, whose ``backward`` calls it).
 6. The layers above hand ops what it needs only through ``ops/core/upper.py`` (Note [upper
    registrations]): no module assigns to an attribute of an ops module, and ``ops.dispatch``'s
    re-exported copies follow the registrations.
 7. No module imports another module's private name (``from m import _x``), apart from the known
    exceptions listed here (each still present, so the list cannot go stale).
+8. No arrow runs from a layer to a higher one (apart from the listed exceptions, each with its
+   reason); an upward need is met by registration.
+9. No import cycle between packages; 10. none between files (apart from the listed ones).
 """
 import ast
 import pathlib
 
 import pytest
 
-PKG = pathlib.Path(__file__).resolve().parents[1] / "jitgrad"
+import import_graph  # tests/import_graph.py: the graph drawn from the code
+
+PKG = import_graph.PKG
 
 PRIMITIVES = ("jitgrad.graph",)
 PRIMITIVE_FILES = ("graph",)
@@ -43,53 +46,15 @@ ALLOWED = {
 }
 
 
-def _module_of(path: pathlib.Path) -> str:
-    rel = path.relative_to(PKG.parent).with_suffix("")
-    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
-    return ".".join(parts)
-
-
-def _resolve(path: pathlib.Path, node: ast.ImportFrom) -> str:
-    if not node.level:
-        return node.module or ""
-    package = _module_of(path) if path.name == "__init__.py" else _module_of(path).rsplit(".", 1)[0]
-    base = package.split(".")[: len(package.split(".")) - node.level + 1]
-    return ".".join(base + ([node.module] if node.module else []))
-
-
 def _walk(tree, module_level_only: bool):
-    """The nodes of ``tree``; with ``module_level_only``, not those inside function bodies
-    (class bodies run at import, so they count as module level)."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if module_level_only and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                        ast.Lambda)):
-                continue
-            stack.append(child)
-
-
-def _is_package(mod: str) -> bool:
-    return (PKG.parent.joinpath(*mod.split(".")) / "__init__.py").exists()
+    return (node for node, _ in import_graph.walk(tree, module_level_only))
 
 
 def _imports(path: pathlib.Path, module_level_only: bool = False):
-    """``(module, lineno)`` for every module a file imports, and ``module.name`` for every name
-    it imports from one (a name may be a submodule; ``from ..autograd import grad_mode`` yields
-    ``jitgrad.graph.grad_mode`` only)."""
-    tree = ast.parse(path.read_text())
-    for node in _walk(tree, module_level_only):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield alias.name, node.lineno
-        elif isinstance(node, ast.ImportFrom):
-            mod = _resolve(path, node)
-            if not _is_package(mod):  # a package is only the namespace of the names imported
-                yield mod, node.lineno
-            for alias in node.names:
-                yield f"{mod}.{alias.name}", node.lineno
+    return ((mod, line) for mod, line, _ in import_graph.imports(path, module_level_only))
+
+
+_resolve = import_graph.resolve
 
 
 def _files(parts):
@@ -100,8 +65,7 @@ def _files(parts):
             yield from sorted((PKG / part).rglob("*.py"))
 
 
-def _within(mod: str, prefixes) -> bool:
-    return any(mod == p or mod.startswith(p + ".") for p in prefixes)
+_within = import_graph.within
 
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
@@ -114,6 +78,50 @@ def test_imports_go_one_way(layer):
             if _within(mod, ("jitgrad",)) and not _within(mod, allowed):
                 bad.append(f"{path.relative_to(PKG.parent)}:{line} imports {mod}")
     assert not bad, "\n".join(bad)
+
+
+#: arrows from a layer to a higher one that remain, each with its reason (tests/import_graph.py
+#: draws them; imports inside functions count): (importer, imported) -> why
+UPWARD_EXCEPTIONS = {}
+
+
+def test_no_arrow_runs_back_up_the_layers():
+    """Claim 8: no import (at any level) from a module to a higher layer, outside the list."""
+    found = {(src, dst) for src, dst, _ in import_graph.upward(import_graph.edges())}
+    new = sorted(found - set(UPWARD_EXCEPTIONS))
+    assert not new, "imports from a lower layer to a higher one (register from above instead): " \
+        + ", ".join(f"{a} -> {b}" for a, b in new)
+    stale = sorted(set(UPWARD_EXCEPTIONS) - found)
+    assert not stale, f"fixed: remove from UPWARD_EXCEPTIONS: {stale}"
+
+
+def test_no_import_cycles_between_packages():
+    """Claim 9: the packages (jitgrad.ops.core apart from the op families) form no cycle."""
+    assert import_graph.cycles(import_graph.package_graph(import_graph.edges())) == []
+
+
+#: file-level import cycles that remain inside one package (each a sorted list of modules)
+KNOWN_FILE_CYCLES = []
+
+
+def test_no_import_cycles_between_files():
+    """Claim 10: no module imports, through others, a module that imports it (a package's
+    ``__init__`` and its submodules included), outside the list."""
+    found = import_graph.cycles(import_graph.file_graph(import_graph.edges()))
+    assert sorted(found) == sorted(KNOWN_FILE_CYCLES)
+
+
+def test_the_graph_sees_arrows_and_cycles():
+    """The graph helpers can fail: an upward arrow and a cycle built by hand are found."""
+    graph = {"jitgrad.a": {"jitgrad.b"}, "jitgrad.b": {"jitgrad.c"}, "jitgrad.c": {"jitgrad.a"},
+             "jitgrad.d": {"jitgrad.a"}}
+    assert import_graph.cycles(graph) == [["jitgrad.a", "jitgrad.b", "jitgrad.c"]]
+    edges = {("jitgrad.kernels.cpu.pool", "jitgrad.ops.core.dispatch"): [(3, True)],
+             ("jitgrad.ops.unary", "jitgrad.kernels.cpu.pool"): [(4, False)]}
+    assert [(a, b) for a, b, _ in import_graph.upward(edges)] == [
+        ("jitgrad.kernels.cpu.pool", "jitgrad.ops.core.dispatch")]
+    assert import_graph.layer_of("jitgrad.ops.core.recording") < import_graph.layer_of(
+        "jitgrad.ops.views") < import_graph.layer_of("jitgrad.tensor")
 
 
 def test_the_layer_rules_can_fail():
@@ -136,9 +144,7 @@ def test_the_layer_rules_can_fail():
 
 
 def test_autograd_api_never_imports_tensor():
-    """Claim 5: autograd's user API reaches the Tensor type through ops (it sits below
-    ``tensor.py``, whose ``backward`` calls it); ops no longer imports the autograd package, so
-    the API may import ops at module level."""
+    """Claim 5."""
     bad = []
     for path in _files(API_FILES):
         rel = path.relative_to(PKG.parent)
