@@ -11,6 +11,8 @@ installs its hook with ``ops.upper.set_transform_hook`` while forward AD, vmap, 
 jitgrad.compile's tracer or anomaly mode's forward record (whose switch it registers with
 ``anomaly.set_forward_record_installer``) needs to see ops.
 """
+import sys as _sys
+
 from .api import backward, grad
 from .function import Function, FunctionCtx
 from ..graph.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -20,6 +22,12 @@ from ..graph.anomaly import (
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ..graph import anomaly, grad_mode, node, version  # noqa: F401  (torch.autograd.grad_mode)
+
+# ... and importable by their old paths (``from jitgrad.autograd.grad_mode import no_grad``, as
+# ``torch.autograd.grad_mode``): the same module objects
+for _module in (anomaly, grad_mode, node, version):
+    _sys.modules[f"{__name__}.{_module.__name__.rsplit('.', 1)[1]}"] = _module
+del _module
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "enable_grad", "is_grad_enabled",
            "no_grad", "set_grad_enabled", "AccumulateGrad", "Node", "SavedTensor", "forward_ad",
