@@ -372,32 +372,6 @@ def basic_view(op, x, index, kind):
     enabled = _grad_mode.enabled  # (a thread-local read: ~35 ns, once)
     out = view_tensor(x, view, enabled)
     if enabled and x._requires_grad:  # (``input_shape``: what the forward stashes)
-        shape = data.shape
-        first = index[0]
-        if type(first) is slice and len(index) == 2 and kind == "slice":
-            # ``x[a:b:c]``: the nodes of one slice and shape share their attributes (read-only),
-            # instead of a dict, an index tuple and a slice each for the cyclic collector
-            key = (first.start, first.stop, first.step, shape)
-            try:
-                attrs = _slice_attrs[key]
-            except (KeyError, TypeError):  # (TypeError: an unhashable bound)
-                attrs = _new_slice_attrs(key, index, shape)
-        else:
-            attrs = {"index": index, "kind": kind, "input_shape": shape}
-        record_one(op, x, out, attrs)
+        record_one(op, x, out, {"index": index, "kind": kind, "input_shape": data.shape})
     return out
 
-
-# (start, stop, step, input shape) -> the attributes of the node of ``x[start:stop:step]``
-_slice_attrs: dict = {}
-
-
-def _new_slice_attrs(key, index, shape):
-    """``basic_view``'s attributes of a slice ``index`` (``(slice, Ellipsis)``), kept in
-    ``_slice_attrs`` when its bounds are Python ints or None."""
-    attrs = {"index": index, "kind": "slice", "input_shape": shape}
-    if all(v is None or type(v) is int for v in key[:3]):
-        if len(_slice_attrs) >= 1024:  # (bounded: programs of ever new slices)
-            _slice_attrs.clear()
-        attrs = _slice_attrs[key] = MappingProxyType(attrs)
-    return attrs
