@@ -171,7 +171,8 @@ def _propagate(op, args, attrs, out) -> None:
 def jvp_of(op, args, attrs, outs, tangents) -> tuple:
     """The output tangents of one registry op call (Note [jvp rules]): one entry per output,
     None where there is none. ``tangents`` has one entry (Tensor or None) per argument."""
-    from ..ops.core.registry import LINEAR, negate, passthrough
+    from ..ops.core.bodies import negate, passthrough
+    from ..ops.core.registry import LINEAR
 
     d = _ops()
     Tensor = d.Tensor

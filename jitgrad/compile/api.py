@@ -22,7 +22,7 @@ from ..func._pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 from . import guards
 from . import program as program_module
-from .program import diff_outputs, disabled, is_disabled  # noqa: F401  (this module's API too)
+from .program import is_disabled
 from .trace import GraphBreak, Tracer
 
 MAX_TRACES = 8

@@ -9,7 +9,8 @@ import numpy as np
 
 from .core import dispatch
 from .core import smath
-from .core.registry import def_elementwise, negate, passthrough, public
+from .core.bodies import negate, passthrough
+from .core.registry import def_elementwise, public
 
 
 # --- scalar bodies -------------------------------------------------------------------------

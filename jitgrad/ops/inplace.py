@@ -32,7 +32,7 @@ from ..graph.grad_mode import is_grad_enabled, no_grad
 from ..graph.node import SavedTensor
 from . import binary, indexing, scatter, scatter_reduce, views
 from .core import dispatch, methods, recording, upper
-from .core.registry import LINEAR, def_composite, surface
+from .core.registry import LINEAR, def_composite
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in an in-place "

@@ -35,7 +35,7 @@ from ... import _config
 from ...graph.grad_mode import is_grad_enabled
 from ...graph.node import SECOND_BACKWARD_MSG, Node, SavedTensor, unshared
 from . import dispatch, fusion
-from .bodies import negate, passthrough  # noqa: F401  (the families import them from here)
+from .bodies import passthrough
 
 OPS: dict = {}
 
