@@ -26,6 +26,9 @@ from .program import is_disabled
 from .trace import GraphBreak, Tracer
 
 MAX_TRACES = 8
+#: traces longer than this warn (``_warn_if_long``)
+LONG_TRACE_NODES = 1000
+
 
 class CompileError(RuntimeError):
     """A ``fullgraph=True`` function could not be captured whole."""
@@ -153,6 +156,7 @@ class CompiledFunction:
                 targs, tkwargs = tree_unflatten(traced, spec)
                 out = self._fn(*targs, **tkwargs)
                 program = program_module.capture(tracer, out, leaves, kinds)
+            self._warn_if_long(len(tracer.graph.nodes))
         except GraphBreak as brk:
             if brk.specialize is not None:
                 self._specialized.add(brk.specialize)
@@ -185,6 +189,16 @@ class CompiledFunction:
         if args is None:
             return None
         return self._fn(*args, **kwargs)
+
+    def _warn_if_long(self, nodes: int):
+        """Note [bounded kernels] (codegen.py): a long trace compiles in time linear in its
+        length, but it is nearly always a Python loop traced unrolled, which a loop primitive
+        compiles once whatever its trip count."""
+        if nodes > LONG_TRACE_NODES:
+            warnings.warn(f"jitgrad.compile: the trace of "
+                          f"{getattr(self._fn, '__qualname__', self._fn)} has {nodes} operations "
+                          "(a Python loop is traced unrolled); write the loop with "
+                          "jitgrad.fori_loop to compile its body once", stacklevel=4)
 
     def _give_up(self):
         changing = _what_changed(self._keys)

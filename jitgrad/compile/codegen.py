@@ -127,7 +127,7 @@ def partition(graph, nodes, weak, live: set, min_run: int = 2):
             one_element = run_shape[0] is not None and math.prod(run_shape[0]) <= 1
             for part in ([members] if one_element else _components(members)):
                 if sum(n.op.elementwise for n in part) >= min_run:
-                    out.append(FusedGroup(graph, part, [v for v in stored if any(
+                    out.extend(bounded_groups(graph, part, [v for v in stored if any(
                         v in n.outputs for n in part)], weak))
                 else:
                     out.extend(part)
@@ -212,6 +212,100 @@ def schedule(graph, nodes, fusible_flags) -> list:
     return order
 
 
+#: the most elementwise nodes one generated kernel computes (Note [bounded kernels])
+MAX_GROUP_NODES = 96
+#: the fewest elements for which a kernel inlines the rows' bodies (Note [bounded kernels])
+INLINE_MIN_ELEMENTS = 64
+
+
+def bounded_groups(graph, members, stored, weak) -> list:
+    """``members`` (a fusible run, in order) as ``FusedGroup``s of at most ``MAX_GROUP_NODES``
+    elementwise nodes each.
+
+    Note [bounded kernels]: LLVM's time and memory grow faster than linearly with the length of
+    one function, so a run of thousands of nodes (an unrolled Python loop: the trace of
+    ``for t in range(300): c = tanh(c * w + xs[t])`` and its backward) compiled as one kernel
+    took minutes and gigabytes. Runs are cut into pieces of bounded size instead, and the cuts
+    fall a whole number of the run's periods apart (``_period``): the pieces of a repeated body
+    then have the same source (local names are numbered per kernel), so they share ONE compiled
+    kernel (``cpu.load_generated`` keys by the source's hash) and the compile cost is that of a
+    few distinct pieces, whatever the trip count. Values one piece makes and a later piece reads
+    are stored by the first and read by the second; an alias (broadcast) is repeated in each
+    piece that reads it (it costs nothing)."""
+    elementwise = [k for k, n in enumerate(members) if n.op.elementwise]
+    if len(elementwise) <= MAX_GROUP_NODES:
+        return [FusedGroup(graph, members, stored, weak)]
+    tokens = _tokens(graph, members)
+    pieces, start = [], 0
+    while start < len(members):
+        period = _period(tokens, start)
+        if period > 1:  # whole periods: the next piece starts at the same phase
+            per_period = sum(n.op.elementwise for n in members[start:start + period]) or 1
+            end = start + max(1, MAX_GROUP_NODES // per_period) * period
+        else:
+            end, count = start, 0
+            while end < len(members) and count < MAX_GROUP_NODES:
+                count += bool(members[end].op.elementwise)
+                end += 1
+        pieces.append(members[start:end])
+        start = end
+    alias_of = {n.outputs[0]: n for n in members if not n.op.elementwise}
+    for j, piece in enumerate(pieces):  # an alias read here but made elsewhere is repeated
+        own = {id(n) for n in piece}
+        extra = [alias_of[v] for n in piece for v in n.value_args()
+                 if v in alias_of and id(alias_of[v]) not in own]
+        pieces[j] = list({id(a): a for a in extra}.values()) + piece
+    readers: dict = {}
+    for j, piece in enumerate(pieces):
+        for n in piece:
+            for v in n.value_args():
+                readers.setdefault(v, set()).add(j)
+    groups = []
+    for j, piece in enumerate(pieces):
+        out = [v for n in piece if n.op.elementwise for v in n.outputs
+               if v in stored or readers.get(v, {j}) - {j}]
+        groups.append(FusedGroup(graph, piece, out, weak))
+    return groups
+
+
+def _tokens(graph, members) -> list:
+    """What each node of ``members`` does, as a comparable token: the op, dtypes, constants,
+    and where each argument comes from (the distance back to its maker in the run, or the
+    shape of a value from outside it). Equal token windows generate the same kernel source."""
+    position = {v: k for k, n in enumerate(members) for v in n.outputs}
+    shape = next(n.shape for n in members if n.op.elementwise)
+    tokens = []
+    for k, n in enumerate(members):
+        # (a value of the run's shape read from outside is read as one made by an earlier
+        # piece is: a full-shape input)
+        args = tuple(("c", r[1]) if r[0] != "v" else
+                     ("i", k - position[r[1]]) if r[1] in position else
+                     ("o",) if graph.values[r[1]].shape == shape else
+                     ("e", graph.values[r[1]].shape) for r in n.args)
+        tokens.append((n.op.name, str(getattr(n, "compute_dtype", "")), args,
+                       tuple(repr(n.attrs.get(a)) for a in getattr(n.op, "attrs", ()))))
+    return tokens
+
+
+def _period(tokens, start: int) -> int:
+    """The smallest p <= ``MAX_GROUP_NODES`` with which the tokens from ``start`` on repeat
+    over the next ``MAX_GROUP_NODES`` nodes (1 when none does): pieces a whole number of
+    periods long then start at the same phase. Note [bounded kernels]."""
+    def seen_from(first, k):
+        # an argument made before the piece's first node is read from outside it, however far
+        op, dtype, args, attrs = tokens[first + k]
+        return op, dtype, tuple(("o",) if a[0] == "i" and a[1] > k else a for a in args), attrs
+
+    window = min(MAX_GROUP_NODES, len(tokens) - start)
+    for p in range(1, MAX_GROUP_NODES + 1):
+        span = min(window, len(tokens) - start - p)
+        if span < p:
+            break
+        if all(seen_from(start, k) == seen_from(start + p, k) for k in range(span)):
+            return p
+    return 1
+
+
 def _components(members) -> list:
     """``members`` (in order) split into the groups that share no value made among them: the
     independent branches of a run (a kernel reading every branch's arrays at once streams too
@@ -263,6 +357,9 @@ class FusedGroup:
             else:
                 self.modes.append((1,) * (nd - len(shape)) + tuple(shape))
         self.flat = all(m in ("s", "f") for m in self.modes)
+        # Note [bounded kernels]: Numba's inlining of every body costs most of a kernel's
+        # compile time; it pays only where a loop over many elements vectorises
+        self.inline = math.prod(self.shape) >= INLINE_MIN_ELEMENTS
         self._kernels = {}
 
     def imports(self, prefix: str = "_b") -> tuple:
@@ -275,8 +372,9 @@ class FusedGroup:
                 bodies[body] = alias
                 lines.append(f"from {body.__module__} import {body.__name__} as {alias}_py"
                              f"  # {sources.body_digest(body)}")
-                lines.append(f"{alias} = njit(nogil=True, error_model='numpy', "
-                             f"inline='always')({alias}_py)")
+                inline = ", inline='always'" if self.inline else ""
+                lines.append(f"{alias} = njit(nogil=True, error_model='numpy'{inline})"
+                             f"({alias}_py)")
         return lines, bodies
 
     def element_code(self, inputs: list, outputs: list, index: str, bodies: dict,
