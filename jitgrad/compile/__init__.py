@@ -6,6 +6,6 @@ recording) -> ``graph`` (values and op nodes) -> the backward traced into the sa
 generated Numba loop each) -> ``api`` (cache key, guards, fallbacks, the joining node).
 """
 from .api import CompileError, CompiledFunction, compile
-from .loop import fori_loop
+from .loop import fori_loop, scan
 
-__all__ = ["compile", "CompiledFunction", "CompileError", "fori_loop"]
+__all__ = ["compile", "CompiledFunction", "CompileError", "fori_loop", "scan"]

@@ -1,7 +1,8 @@
-"""``fori_loop``: a loop that a compiled function captures as ONE loop node, never unrolled.
+"""``fori_loop`` and ``scan``: loops a compiled function captures as ONE loop node, never
+unrolled (the nodes: ``loop_nodes.py``).
 
-Eager, ``fori_loop(n, body, carry)`` is a Python loop. Inside a ``jitgrad.compile`` trace the
-body is traced once, on placeholder carries, into a graph of its own (and its backward with
+Eager, ``fori_loop(n, body, carry)`` and ``scan(f, init, xs)`` are Python loops. Inside a
+``jitgrad.compile`` trace the body is traced once, on placeholder carries, into a graph of its own (and its backward with
 it: the body's rules, traced with ``create_graph=True``); the outer graph gets one
 ``LoopNode`` (run the body's steps ``n`` times, keeping each step's carry on a tape) and, in
 its backward, one ``LoopBackwardNode`` (walk the tape backwards: per step, recompute the body
@@ -27,8 +28,6 @@ reaches (the others get no edge: ``allow_unused`` gives None, as eager).
 """
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from ..autograd import api as autograd_api
@@ -36,8 +35,11 @@ from ..graph.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..graph.node import Node
 from ..func._pytree import tree_flatten, tree_unflatten
 from ..ops.core.recording import record_node
+from ..ops.creation import zeros
+from ..ops.shape import stack
 from ..tensor import Tensor
-from . import codegen, segment, trace
+from . import trace
+from .loop_nodes import BodyBackward, LoopBackwardNode, LoopNode, made, node_reads, outside
 
 
 def fori_loop(n, body, carry):
@@ -47,22 +49,79 @@ def fori_loop(n, body, carry):
     structure, with the same shapes and dtypes. ``n`` is a Python int. Eager this is a Python
     loop; inside ``jitgrad.compile`` it is one loop in the program, forward and backward, so
     compile time does not grow with ``n``."""
-    n = _check_count(n)
-    tracer = trace.current()
-    if tracer is None or tracer.suspended or n == 0:
-        for _ in range(n):
-            carry = _checked(body(carry), carry)
-        return carry
-    return _traced(tracer, n, body, carry)
+    n = _check_count(n, "fori_loop")
+    final, _ = _loop("fori_loop", n, lambda c, _x: (body(c), None), carry, None)
+    return final
 
 
-def _check_count(n) -> int:
+def scan(f, init, xs=None, length=None):
+    """``carry, y = f(carry, x)`` for each ``x`` along the first axis of ``xs``; returns the
+    last carry and the ``y``s stacked (JAX's ``lax.scan``):
+
+        carry_0 = init;  carry_{t+1}, y_t = f(carry_t, xs[t]);  return carry_n, stack(y_t)
+
+    ``init`` and each ``y`` are Tensors or tuples / lists / dicts of them (``y`` may be None);
+    ``xs`` likewise, every leaf with the same first dimension n (or None, with ``length=n``:
+    ``f`` then gets ``x=None``). Differentiable in ``init``, ``xs`` and what ``f`` reads, to any
+    order eager; inside ``jitgrad.compile`` it is one loop in the program, forward and backward,
+    never unrolled."""
+    x_leaves, _ = tree_flatten(xs)
+    if any(not isinstance(x, Tensor) or x.dim() == 0 for x in x_leaves):
+        raise TypeError("scan: xs must be Tensors with a leading axis to scan over, or None "
+                        f"(got {[type(x).__name__ for x in x_leaves]})")
+    lengths = {x.shape[0] for x in x_leaves}
+    if length is not None:
+        lengths.add(_check_count(length, "scan", "length"))
+    if len(lengths) != 1:
+        raise ValueError("scan: the leading dimensions of xs and length must agree (got "
+                         f"{sorted(lengths)}); pass xs, or length=n when xs is None")
+    return _loop("scan", lengths.pop(), f, init, xs)
+
+
+def _check_count(n, name, what="n") -> int:
     if isinstance(n, Tensor) or not isinstance(n, (int, np.integer)) or isinstance(n, bool):
-        raise TypeError(f"fori_loop: n must be a Python int (got {type(n).__name__}); the "
+        raise TypeError(f"{name}: {what} must be a Python int (got {type(n).__name__}); the "
                         "number of steps is part of the program")
     if n < 0:
-        raise ValueError(f"fori_loop: n must be >= 0 (got {n})")
+        raise ValueError(f"{name}: {what} must be >= 0 (got {n})")
     return int(n)
+
+
+def _loop(name, n, step, carry, xs):
+    tracer = trace.current()
+    if tracer is None or tracer.suspended or n == 0:
+        return _eager(name, n, step, carry, xs, tracer)
+    return _traced(tracer, name, n, step, carry, xs)
+
+
+def _eager(name, n, step, carry, xs, tracer):
+    """The plain Python loop (its graph is the steps' own); a zero-trip scan calls ``f`` once
+    on the first carry and zeros, without recording, to learn the shape of ``y``."""
+    x_leaves, x_spec = tree_flatten(xs)
+    ys = []
+    for t in range(n):
+        x = None if xs is None else tree_unflatten([a[t] for a in x_leaves], x_spec)
+        new, y = step(carry, x)
+        carry = _checked(name, new, carry)
+        ys.append(y)
+    if n:
+        y_leaves = [tree_flatten(y) for y in ys]
+        spec = y_leaves[0][1]
+        stacked = [stack([leaves[j] for leaves, _ in y_leaves])
+                   for j in range(len(y_leaves[0][0]))]
+        return carry, tree_unflatten(stacked, spec)
+    if name == "fori_loop":
+        return carry, None
+
+    def probe():
+        with no_grad():
+            x = None if xs is None else tree_unflatten(
+                [Tensor._make(np.zeros(a.shape[1:], a._data.dtype)) for a in x_leaves], x_spec)
+            return tree_flatten(step(carry, x)[1])
+    leaves, spec = probe() if tracer is None else tracer.suspended_call(probe)
+    # (a constant constructor: a trace records the empty ys as constants)
+    return carry, tree_unflatten([zeros((0,) + tuple(y.shape), dtype=y.dtype) for y in leaves],
+                                 spec)
 
 
 def _same_tensor(a, b) -> bool:
@@ -70,7 +129,7 @@ def _same_tensor(a, b) -> bool:
             and a._data.dtype == b._data.dtype)
 
 
-def _checked(new, old):
+def _checked(name, new, old):
     # the common carries (a Tensor, a tuple of Tensors) without flattening them per step
     if type(new) is Tensor:
         if _same_tensor(new, old):
@@ -86,7 +145,7 @@ def _checked(new, old):
     if new_spec != old_spec or any(
             not isinstance(a, Tensor) or a.shape != b.shape or a.dtype != b.dtype
             for a, b in zip(new_leaves, old_leaves)):
-        raise TypeError("fori_loop: body must return the carry's structure with the same "
+        raise TypeError(f"{name}: the body must return the carry's structure with the same "
                         f"shapes and dtypes (carry {_describe(old_leaves)}, body returned "
                         f"{_describe(new_leaves)})")
     return new
@@ -97,369 +156,163 @@ def _describe(leaves) -> str:
                            else type(t).__name__ for t in leaves) + "]"
 
 
-class _LoopRow:
-    """What a loop node says of itself where graph passes read a row's properties (Note
-    [what compile knows of a row] in ops/core/registry.py): a composite that is no view."""
-
-    elementwise = cheap = view = value_dependent_shape = False
-    alias = identity = None
-    node_name = ""
-
-    def __init__(self, name):
-        self.name = name
+def _differentiable(t) -> bool:
+    return is_grad_enabled() and t._requires_grad and t.dtype.is_floating_point
 
 
-class LoopNode:
-    """The forward of a captured loop in a graph: ``n`` runs of ``body_nodes``."""
-
-    op = _LoopRow("fori_loop")
-    phase = "forward"  # the trace's phase when recorded: set per node
-
-    def __init__(self, n, carry_in, placeholders, body_nodes, body_outs, captured, tape):
-        self.n, self.carry_in, self.placeholders = n, carry_in, placeholders
-        self.body_nodes, self.body_outs, self.captured = body_nodes, body_outs, captured
-        self.tape = tape  # the value holding the tape (Note [loop tape])
-        self.outputs: list = []
-        self.attrs, self.ctx, self.args = {}, {}, [("v", v) for v in carry_in + captured]
-        self.backward = None  # the body's backward (``BodyBackward``), if traced
-
-    def value_args(self):
-        return self.carry_in + self.captured
-
-    def backward_plan(self, graph):
-        """``(saves, nodes, from_tape)``: the body values the forward keeps per step for the
-        backward (results of rows that are not cheap to recompute, while the tape stays under
-        ``SAVE_LIMIT_BYTES``), the nodes one backward step runs (the recomputed body nodes,
-        then the body's backward), and the body outputs it reads from the tape instead, as
-        (value, carry index) pairs. Note [loop tape]."""
-        from .program import needed_nodes
-
-        if getattr(self, "_plan", None) is not None:
-            return self._plan
-        back = self.backward
-        wanted = {g for g in back.carry_grads + back.captured_grads if g is not None}
-        back_nodes = needed_nodes(back.nodes, set(wanted))
-        # (arrays a body node stashed are its results too: a nested loop's tape, indices)
-        producer = {v: node for node in self.body_nodes for v in _made([node])}
-        reads = {v for node in back_nodes for v in _reads(node) if v in producer}
-        # a body output the backward reads is on the tape already (row it + 1)
-        from_tape = [(v, k) for k, v in enumerate(self.body_outs)
-                     if v in reads and v not in self.placeholders]
-        reads -= {v for v, _ in from_tape}
-        saves, budget = [], SAVE_LIMIT_BYTES
-        for v in sorted(reads):
-            value = graph.values[v]
-            size = (self.n * value.dtype.itemsize * int(np.prod(value.shape)))
-            if not producer[v].op.cheap and len(value.shape) >= 1 and size <= budget:
-                saves.append(v)
-                budget -= size
-        keep, kept = reads - set(saves), []
-        for node in reversed(self.body_nodes):  # the body nodes the unsaved reads need
-            if _made([node]) & keep:
-                kept.append(node)
-                keep.update(a for a in _reads(node) if a not in saves)
-        self._plan = (saves, kept[::-1] + back_nodes, from_tape)
-        return self._plan
-
-    def make_step(self, graph, weak, build_steps):
-        from .program import needed_nodes, run_steps
-
-        n, placeholders, body_outs = self.n, self.placeholders, self.body_outs
-        carry_in, outputs, tape_vid, captured = self.carry_in, self.outputs, self.tape, self.captured
-        saves = self.backward_plan(graph)[0] if self.backward is not None else []
-        save_meta = [(graph.values[v].shape, graph.values[v].dtype) for v in saves]
-        live = set(body_outs) | set(saves)
-        # the body nodes the step's results need (a result the body dropped is not computed:
-        # ``divmod(c, y)[0]`` leaves the remainder unread)
-        body_nodes = needed_nodes(self.body_nodes, set(live))
-        kernel = _loop_kernel(graph, body_nodes, weak, live, _forward_source,
-                              (placeholders, body_outs, captured, saves))
-        if kernel is None:
-            steps = build_steps(graph, body_nodes, weak, live)
-
-        def step(env):
-            tape = tuple(_new_tape(n, env[v]) for v in carry_in)
-            kept = tuple(np.empty((n,) + shape, dtype) for shape, dtype in save_meta)
-            if kernel is not None:
-                kernel(n, *tape, *kept, *[env[v] for v in captured])
-            else:
-                for i in range(n):
-                    for vid, t in zip(placeholders, tape):
-                        env[vid] = t[i]
-                    run_steps(steps, env)
-                    for vid, t in zip(body_outs, tape):
-                        t[i + 1] = env[vid]
-                    for vid, t in zip(saves, kept):
-                        t[i] = env[vid]
-            for vid, t in zip(outputs, tape):
-                env[vid] = t[n].copy()
-            env[tape_vid] = (tape, kept)
-        return step
-
-    def __repr__(self):
-        return (f"{self.outputs} = fori_loop[{self.n}]({self.carry_in}, captured="
-                f"{self.captured}) {{{len(self.body_nodes)} nodes}}")
-
-
-class BodyBackward:
-    """The body's traced backward: cotangent placeholders in (per carry; None for a body
-    result that does not require grad: no gradient flows back through it), gradients out for
-    the carry placeholders and the captured values that need them (None: no gradient)."""
-
-    def __init__(self, nodes, cotangents, carry_grads, captured_diff, captured_grads):
-        self.nodes, self.cotangents = nodes, cotangents
-        self.carry_grads, self.captured_diff = carry_grads, captured_diff
-        self.captured_grads = captured_grads
-
-
-class LoopBackwardNode:
-    """The backward of a captured loop: the tape walked backwards (Note [loop tape])."""
-
-    op = _LoopRow("fori_loop_backward")
-    phase = "backward"  # the trace's phase when recorded: set per node
-
-    def __init__(self, loop, grads_in):
-        self.loop, self.grads_in = loop, grads_in  # per final carry: a value id or None
-        self.outputs: list = []  # gradients: carry inputs, then loop.backward.captured_diff
-        self.attrs, self.ctx = {}, {}
-        self.args = [("v", v) for v in self.value_args()]
-
-    def value_args(self):
-        return [g for g in self.grads_in if g is not None] + [self.loop.tape] + self.loop.captured
-
-    def make_step(self, graph, weak, build_steps):
-        from .program import run_steps
-
-        loop, back = self.loop, self.loop.backward
-        wanted = {g for g in back.carry_grads + back.captured_grads if g is not None}
-        saves, nodes, from_tape = loop.backward_plan(graph)
-        values = graph.values
-        n, placeholders, grads_in = loop.n, loop.placeholders, self.grads_in
-        cotangents, carry_grads = back.cotangents, back.carry_grads
-        captured_grads, outputs, tape_vid = back.captured_grads, self.outputs, loop.tape
-        captured = loop.captured
-        carry_meta = [(values[v].shape, values[v].dtype) for v in placeholders]
-        acc_meta = [(values[v].shape, values[v].dtype) for v in back.captured_diff]
-        kernel = _loop_kernel(graph, nodes, weak, wanted, _backward_source,
-                              (placeholders, cotangents, carry_grads, captured, captured_grads,
-                               saves, from_tape))
-        if kernel is None:
-            steps = build_steps(graph, nodes, weak, wanted)
-        n_carry = len(placeholders)
-
-        def step(env):
-            tape, kept = env[tape_vid]
-            g = [np.ascontiguousarray(env[v]) if v is not None else np.zeros(s, d)
-                 for v, (s, d) in zip(grads_in, carry_meta)]
-            acc = [np.zeros(s, d) for s, d in acc_meta]
-            if kernel is not None:
-                g = kernel(n, *tape, *kept, *g, *[env[v] for v in captured], *acc)
-            else:
-                for i in range(n - 1, -1, -1):
-                    for vid, t in zip(placeholders, tape):
-                        env[vid] = t[i]
-                    for vid, t in zip(saves, kept):
-                        env[vid] = t[i]
-                    for vid, k in from_tape:
-                        env[vid] = tape[k][i + 1]
-                    for vid, a in zip(cotangents, g):
-                        if vid is not None:
-                            env[vid] = a
-                    run_steps(steps, env)
-                    g = [env[v] if v is not None else np.zeros(s, d)
-                         for v, (s, d) in zip(carry_grads, carry_meta)]
-                    for a, v in zip(acc, captured_grads):
-                        if v is not None:
-                            a += env[v]
-            for vid, a in zip(outputs[:n_carry], g):
-                env[vid] = a
-            for vid, a in zip(outputs[n_carry:], acc):
-                env[vid] = a
-        return step
-
-    def __repr__(self):
-        return f"{self.outputs} = fori_loop_backward[{self.loop.n}]({self.grads_in})"
-
-
-SAVE_LIMIT_BYTES = 64 << 20  # body values kept per step for the backward, at most
-
-
-def _new_tape(n, first):
-    """Note [loop tape]: the n + 1 carries of one carry leaf, stacked; row 0 is ``first``."""
-    tape = np.empty((n + 1,) + first.shape, first.dtype)
-    tape[0] = first
-    return tape
-
-
-def _loop_kernel(graph, nodes, weak, live, source, names):
-    """The generated function running a whole loop direction (Note [generated loops] in
-    ``segment.py``), or None when a body part cannot be emitted."""
-    from ..kernels.cpu import elementwise as cpu
-
-    parts = codegen.partition(graph, nodes, weak, live, min_run=1)
-    if not all(segment.supported(graph, p, weak) for p in parts):
-        return None
-    imports: list = []
-    setup: list = []
-    body = [line for p in parts for line in segment.emit(graph, p, weak, imports, setup)]
-    src = source(names, body, imports, setup)
-    name = "jgl_" + hashlib.sha1(src.encode()).hexdigest()[:20]
-    return cpu.load_generated(name, src).loop
-
-
-_HEADER = ["# Generated by jitgrad.compile (Note [generated loops]); do not edit.",
-           "import numpy as np", "from numba import njit",
-           # the disk cache that heals (Note [healing cache] in kernels/cpu/kernel_cache.py); the
-           # body imports (codegen's) carry each body's source hash (Note [source keys])
-           "from jitgrad.kernels.cpu.kernel_cache import njit as cached_njit"]
-
-
-def _forward_source(names, body, imports, setup) -> str:
-    placeholders, body_outs, captured, saves = names
-    tapes = [f"tape{k}" for k in range(len(placeholders))]
-    kept = [f"kept{k}" for k in range(len(saves))]
-    caps = [f"c{k}" for k in range(len(captured))]
-    lines = _HEADER + imports + ["", "@cached_njit(nogil=True, error_model='numpy')",
-                                 f"def loop(n, {', '.join(tapes + kept + caps)}):"]
-    lines += [f"    v{vid} = {c}" for vid, c in zip(captured, caps)]
-    lines += ["    " + line for line in setup]
-    lines += ["    for it in range(n):"]
-    lines += [f"        v{vid} = {t}[it]" for vid, t in zip(placeholders, tapes)]
-    lines += ["        " + line for line in body]
-    lines += [f"        {t}[it + 1] = v{vid}" for vid, t in zip(body_outs, tapes)]
-    lines += [f"        {t}[it] = v{vid}" for vid, t in zip(saves, kept)]
-    return "\n".join(lines) + "\n"
-
-
-def _backward_source(names, body, imports, setup) -> str:
-    placeholders, cotangents, carry_grads, captured, captured_grads, saves, from_tape = names
-    k = len(placeholders)
-    tapes = [f"tape{j}" for j in range(k)] + [f"kept{j}" for j in range(len(saves))]
-    gs = [f"g{j}" for j in range(k)]
-    caps = [f"c{j}" for j in range(len(captured))]
-    accs = [f"acc{j}" for j in range(len(captured_grads))]
-    lines = _HEADER + imports + ["", "@cached_njit(nogil=True, error_model='numpy')",
-                                 f"def loop(n, {', '.join(tapes + gs + caps + accs)}):"]
-    lines += [f"    v{vid} = {c}" for vid, c in zip(captured, caps)]
-    lines += ["    " + line for line in setup]
-    lines += ["    for it in range(n - 1, -1, -1):"]
-    lines += [f"        v{vid} = {t}[it]" for vid, t in zip(placeholders + saves, tapes)]
-    lines += [f"        v{vid} = tape{k}[it + 1]" for vid, k in from_tape]
-    lines += [f"        v{vid} = {g}" for vid, g in zip(cotangents, gs) if vid is not None]
-    lines += ["        " + line for line in body]
-    # copies: a gradient may live in a buffer the next step rewrites while it still reads it
-    lines += [f"        {g} = v{vid}.copy()" if vid is not None
-              else f"        {g} = np.zeros_like({g})" for vid, g in zip(carry_grads, gs)]
-    lines += [f"        {a} += v{vid}" for vid, a in zip(captured_grads, accs) if vid is not None]
-    lines += [f"    return ({', '.join(gs)},)"]
-    return "\n".join(lines) + "\n"
-
-
-def _traced(tracer, n, body, carry):
+def _traced(tracer, name, n, step, carry, xs):
     leaves, spec = tree_flatten(carry)
+    x_leaves, x_spec = tree_flatten(xs)
     if not leaves or not all(isinstance(c, Tensor) for c in leaves):
-        raise trace.GraphBreak("fori_loop's carry must be Tensors to be captured")
+        raise trace.GraphBreak(f"{name}'s carry must be Tensors to be captured")
     refs = [tracer.ref(c) for c in leaves]
-    carry_in = [r[0][1] for r in refs]
-    run_with = [r[1] for r in refs]
+    carry_in, run_with = [r[0][1] for r in refs], [r[1] for r in refs]
+    x_refs = [tracer.ref(x) for x in x_leaves]
+    xs_in, xs_with = [r[0][1] for r in x_refs], [r[1] for r in x_refs]
+    x_diff = tuple(_differentiable(x) for x in xs_with)
     graph = tracer.graph
     outer_nodes = graph.nodes
     # Note [carries requiring grad]: the placeholders of the carries that require grad at some
     # step of the eager loop require grad, and only those (a carry that starts constant, like
     # a velocity at rest, may require grad after one step: the body is traced again)
-    first = tuple(is_grad_enabled() and t._requires_grad and t.dtype.is_floating_point
-                  for t in run_with)
+    first = tuple(_differentiable(t) for t in run_with)
     differentiable = first
     try:
         while True:
             body_nodes = graph.nodes = []
-            placeholders, ph_vids, out_leaves, body_outs = _trace_body(
-                tracer, body, spec, carry, run_with, differentiable)
-            flow = _GradFlow(_step_rule(tracer, body_nodes, ph_vids, out_leaves, body_outs),
-                             first, n)
-            reached, last = flow.reached, flow.last
-            if all(d or not r for r, d in zip(reached, differentiable)):
+            body = _trace_body(tracer, name, step, spec, carry, run_with, differentiable,
+                               x_spec, xs_with, x_diff)
+            flow = _GradFlow(_step_rule(tracer, body_nodes, body), first, n, len(leaves))
+            if all(d or not r for r, d in zip(flow.reached, differentiable)):
                 break
-            differentiable = tuple(d or r for d, r in zip(differentiable, reached))
-        made = _made(body_nodes) | set(ph_vids)
-        captured = _outside(body_nodes, made, body_outs)
+            differentiable = tuple(d or r for d, r in zip(differentiable, flow.reached))
+        made_here = made(body_nodes) | set(body.ph_vids) | set(body.x_vids)
+        captured = outside(body_nodes, made_here, body.outs + body.y_outs)
         backward = None
-        diff_out = [k for k, o in enumerate(out_leaves)
+        results = body.out_leaves + body.y_leaves
+        diff_out = [k for k, o in enumerate(results)
                     if o._requires_grad and o.dtype.is_floating_point]
-        if is_grad_enabled() and diff_out and any(last):
-            captured_diff = [v for v in captured if v in tracer.tensors
-                             and tracer.tensor_of(v)._requires_grad]
-            targets = ([p for p in placeholders if p._requires_grad]
-                       + [tracer.tensor_of(v) for v in captured_diff])
-            seeds = [tracer.cotangent(body_outs[k]) for k in diff_out]
-            back_nodes = graph.nodes = []
-            try:
-                with tracer.saved_floats():
-                    grads = autograd_api.grad([out_leaves[k] for k in diff_out], targets,
-                                              seeds, create_graph=True, allow_unused=True)
-            except Exception as exc:  # eager would meet it in the backward, if at all
-                raise trace._fail(trace.GraphBreak(
-                    f"fori_loop: the body's backward cannot be traced ({type(exc).__name__}: "
-                    f"{exc})")) from exc
-            grad_vids = [None if g is None else tracer.ref(g)[0][1] for g in grads]
-            it = iter(grad_vids)
-            carry_grads = [next(it) if p._requires_grad else None for p in placeholders]
-            cotangents = [None] * len(placeholders)
-            for k, s in zip(diff_out, seeds):
-                cotangents[k] = tracer.ids[id(s)]
-            backward = BodyBackward(back_nodes, cotangents, carry_grads, captured_diff, list(it))
-            # what the body's backward reads that neither it nor the body makes (a constant its
-            # rules made: ``floor``'s zero gradient) is captured too
-            made |= _made(back_nodes) | {c for c in cotangents if c is not None}
-            read = _outside(back_nodes, made, carry_grads + backward.captured_grads)
+        if is_grad_enabled() and diff_out and (any(flow.last) or any(flow.y_flags)):
+            backward = _trace_backward(tracer, name, body, captured, diff_out)
+            made_here |= made(backward.nodes) | {c for c in backward.cotangents if c is not None}
+            read = outside(backward.nodes, made_here, backward.carry_grads + backward.x_grads
+                           + backward.captured_grads)
             captured += [v for v in read if v not in captured]
     finally:
         graph.nodes = outer_nodes
     tape_vid = graph.new_value((), np.dtype(object), "tape")
-    loop = LoopNode(n, carry_in, ph_vids, body_nodes, body_outs, captured, tape_vid)
+    loop = LoopNode(n, carry_in, body.ph_vids, body_nodes, body.outs, captured, tape_vid,
+                    xs_in, body.x_vids, body.y_outs)
+    loop.op = type(loop.op)(name)
     loop.phase = tracer.phase
     loop.ctx = {"tape": tape_vid}  # made by the loop: a backward reading it keeps the loop
     loop.backward = backward
-    # the result, computed eagerly without a graph, joined by ForiLoopBackward
-    tracer.suspended += 1
-    try:
-        tape = [list(run_with)]
-        with no_grad():
-            state = tree_unflatten(list(run_with), spec)
-            for _ in range(n):
-                state = body(state)
-                tape.append(tree_flatten(state)[0])
-        final = [Tensor._make(t._data) for t in tape[-1]]
-    finally:
-        tracer.suspended -= 1
+    final, ys, tape = _run_untraced(tracer, n, step, spec, run_with, x_spec, xs_with)
     if backward is not None and is_grad_enabled():
-        _join(final, run_with, backward, tracer, loop, body, spec, tape, differentiable, flow)
-    loop.outputs = [tracer.add(t, "op") for t in final]
+        _join(final + ys, run_with, xs_with, backward, tracer, loop, step, (spec, x_spec), tape,
+              differentiable, x_diff, flow)
+    loop.outputs = [tracer.add(t, "op") for t in final + ys]
     outer_nodes.append(loop)
-    return tree_unflatten(final, spec)
+    y_spec = body.y_spec
+    return tree_unflatten(final, spec), (None if not body.y_leaves and y_spec is None
+                                         else tree_unflatten(ys, y_spec))
 
 
-def _trace_body(tracer, body, spec, carry, run_with, differentiable):
-    """The body traced once on placeholder carries (leaves: the body's backward stops there),
-    those in ``differentiable`` requiring grad: ``(placeholders, their value ids, the body's
-    result leaves, their value ids)``. A placeholder holds a copy of its carry's array, so a
-    body result sharing its array (``detach``) is the placeholder, not the outer carry."""
+class _Body:
+    """A body traced once: its placeholders, results and their value ids."""
+
+    def __init__(self, placeholders, ph_vids, out_leaves, outs, x_phs, x_vids, y_leaves,
+                 y_outs, y_spec):
+        self.placeholders, self.ph_vids, self.out_leaves, self.outs = (
+            placeholders, ph_vids, out_leaves, outs)
+        self.x_phs, self.x_vids = x_phs, x_vids
+        self.y_leaves, self.y_outs, self.y_spec = y_leaves, y_outs, y_spec
+
+
+def _trace_body(tracer, name, step, spec, carry, run_with, differentiable, x_spec, xs_with,
+                x_diff) -> _Body:
+    """The body traced once on placeholder carries and xs rows (leaves: the body's backward
+    stops there), the carries in ``differentiable`` and the xs in ``x_diff`` requiring grad. A
+    placeholder holds a copy of its array, so a body result sharing its array (``detach``) is
+    the placeholder, not the outer value."""
     tracer.suspended += 1
     placeholders = [Tensor._make(t._data.copy(), d) for t, d in zip(run_with, differentiable)]
+    x_phs = [Tensor._make(x._data[0].copy(), d) for x, d in zip(xs_with, x_diff)]
     tracer.suspended -= 1
     ph_vids = [tracer.add(p, "carry") for p in placeholders]
-    out = _checked(body(tree_unflatten(placeholders, spec)), carry)
+    x_vids = [tracer.add(p, "carry") for p in x_phs]
+    x = tree_unflatten(x_phs, x_spec) if xs_with or x_spec is not None else None
+    new, y = step(tree_unflatten(placeholders, spec), x)
+    out = _checked(name, new, carry)
     out_leaves, _ = tree_flatten(out)
-    body_outs = [tracer.ref(o)[0][1] for o in out_leaves]
-    return placeholders, ph_vids, out_leaves, body_outs
+    y_leaves, y_spec = tree_flatten(y)
+    if not all(isinstance(t, Tensor) for t in y_leaves):
+        raise TypeError(f"{name}: each y must be a Tensor (got {_describe(y_leaves)})")
+    outs = [tracer.ref(o)[0][1] for o in out_leaves]
+    y_outs = [tracer.ref(o)[0][1] for o in y_leaves]
+    return _Body(placeholders, ph_vids, out_leaves, outs, x_phs, x_vids, y_leaves, y_outs,
+                 None if y is None else y_spec)
 
 
-def _step_rule(tracer, body_nodes, ph_vids, out_leaves, body_outs) -> list:
-    """Note [carries requiring grad]: per body result, what makes it require grad, read from
-    the traced body: the indices of the carries it is computed from through values that
-    require grad, and ``("v", id)`` for each captured value requiring grad it is computed
-    from (``("v", None)``: it requires grad whatever the carries do, from no value the body
-    reads); nothing for a result that does not require grad (``detach``)."""
+def _trace_backward(tracer, name, body, captured, diff_out) -> BodyBackward:
+    """The body's backward, traced with ``create_graph=True`` from cotangent placeholders of
+    the results requiring grad to the placeholders and captured values requiring grad."""
+    results, result_vids = body.out_leaves + body.y_leaves, body.outs + body.y_outs
+    captured_diff = [v for v in captured if v in tracer.tensors
+                     and tracer.tensor_of(v)._requires_grad]
+    targets = ([p for p in body.placeholders if p._requires_grad]
+               + [p for p in body.x_phs if p._requires_grad]
+               + [tracer.tensor_of(v) for v in captured_diff])
+    seeds = [tracer.cotangent(result_vids[k]) for k in diff_out]
+    graph = tracer.graph
+    back_nodes = graph.nodes = []
+    try:
+        with tracer.saved_floats():
+            grads = autograd_api.grad([results[k] for k in diff_out], targets, seeds,
+                                      create_graph=True, allow_unused=True)
+    except Exception as exc:  # eager would meet it in the backward, if at all
+        raise trace._fail(trace.GraphBreak(
+            f"{name}: the body's backward cannot be traced ({type(exc).__name__}: "
+            f"{exc})")) from exc
+    grad_vids = iter([None if g is None else tracer.ref(g)[0][1] for g in grads])
+    carry_grads = [next(grad_vids) if p._requires_grad else None for p in body.placeholders]
+    x_grads = [next(grad_vids) if p._requires_grad else None for p in body.x_phs]
+    cotangents = [None] * len(results)
+    for k, s in zip(diff_out, seeds):
+        cotangents[k] = tracer.ids[id(s)]
+    return BodyBackward(back_nodes, cotangents, carry_grads, x_grads, captured_diff,
+                        list(grad_vids))
+
+
+def _run_untraced(tracer, n, step, spec, run_with, x_spec, xs_with):
+    """The trace run's result: the loop computed eagerly without a graph, and its tape (each
+    step's carry leaves)."""
+    tracer.suspended += 1
+    try:
+        tape, ys = [list(run_with)], []
+        with no_grad():
+            state = tree_unflatten(list(run_with), spec)
+            for t in range(n):
+                x = (tree_unflatten([Tensor._make(a._data[t]) for a in xs_with], x_spec)
+                     if xs_with or x_spec is not None else None)
+                state, y = step(state, x)
+                tape.append(tree_flatten(state)[0])
+                ys.append(tree_flatten(y)[0])
+        final = [Tensor._make(t._data) for t in tape[-1]]
+        stacked = [Tensor._make(np.stack([row[j]._data for row in ys]))
+                   for j in range(len(ys[0]))]
+    finally:
+        tracer.suspended -= 1
+    return final, stacked, tape
+
+
+def _step_rule(tracer, body_nodes, body) -> list:
+    """Note [carries requiring grad]: per body result (carries, then ys), what makes it
+    require grad, read from the traced body: the indices of the carries it is computed from
+    through values that require grad, ``("x", k)`` for each xs leaf requiring grad and
+    ``("v", id)`` for each captured value requiring grad it is computed from (``("v", None)``:
+    it requires grad whatever the carries do, from no value the body reads); nothing for a
+    result that does not require grad (``detach``)."""
     tensors = tracer.tensors
 
     def source(vid):
@@ -468,25 +321,28 @@ def _step_rule(tracer, body_nodes, ph_vids, out_leaves, body_outs) -> list:
         t = tensors.get(vid)  # a captured value, or a constant
         return {("v", vid)} if t is not None and t._requires_grad else set()
 
-    deps = {v: ({j} if tensors[v]._requires_grad else set()) for j, v in enumerate(ph_vids)}
+    deps = {v: ({j} if tensors[v]._requires_grad else set()) for j, v in enumerate(body.ph_vids)}
+    deps.update({v: ({("x", k)} if tensors[v]._requires_grad else set())
+                 for k, v in enumerate(body.x_vids)})
     for node in body_nodes:
         args = set().union(*[source(a) for a in node.value_args()])
         for o in node.outputs:
             t = tensors.get(o)
             deps[o] = (args or {("v", None)}) if t is not None and t._requires_grad else set()
     return [frozenset(source(v)) if o._requires_grad else frozenset()
-            for o, v in zip(out_leaves, body_outs)]
+            for o, v in zip(body.out_leaves + body.y_leaves, body.outs + body.y_outs)]
 
 
 class _GradFlow:
     """Note [carries requiring grad]: which carries require grad at each step of the eager
-    loop, from those at the start and the body's ``rule`` (``_step_rule``): ``reached``,
-    whether each requires grad at some step the body runs on; ``last``, whether each does
-    after the n-th; ``used()``, what a gradient of the results reaches. The flags repeat after
-    a few steps: the walk stops at the first repeat (``start``, ``period``)."""
+    loop, from those at the start and the body's ``rule`` (``_step_rule``; the carries' entries
+    first, then the ys'): ``reached``, whether each carry requires grad at some step the body
+    runs on; ``last``, whether each does after the n-th; ``y_flags``, whether each stacked y
+    does (some step's y does); ``used()``, what a gradient of the results reaches. The flags
+    repeat after a few steps: the walk stops at the first repeat (``start``, ``period``)."""
 
-    def __init__(self, rule, first, n):
-        self.rule, self.n = rule, n
+    def __init__(self, rule, first, n, n_carry):
+        self.rule, self.y_rule, self.n = rule[:n_carry], rule[n_carry:], n
         self.start = self.period = None
         states, seen = [first], {first: 0}
         while len(states) <= n:
@@ -500,9 +356,14 @@ class _GradFlow:
         run = states if self.period else states[:n]
         self.reached = tuple(any(s[k] for s in run) for k in range(len(first)))
         self.last = self.at(n)
+        self.y_flags = tuple(any(self._on(deps, s) for s in run) for deps in self.y_rule)
+
+    @staticmethod
+    def _on(deps, flags) -> bool:
+        return any(not isinstance(j, int) or flags[j] for j in deps)
 
     def _advance(self, flags):
-        return tuple(any(not isinstance(j, int) or flags[j] for j in deps) for deps in self.rule)
+        return tuple(self._on(deps, flags) for deps in self.rule)
 
     def at(self, t):
         """The flags of the carries the body gets at step ``t`` (``t == n``: the results)."""
@@ -511,57 +372,37 @@ class _GradFlow:
         return self.states[self.start + (t - self.start) % self.period]
 
     def used(self):
-        """``(carries, captured value ids)``: the carries at the start and the captured values
-        a gradient of the results requiring grad reaches (the others get no gradient: eager
-        leaves them unused). Walked back from step n; where the walk repeats itself in the
-        periodic part, the repeats are skipped."""
+        """``(carries, xs, captured value ids)``: the carries at the start, the xs leaves and
+        the captured values a gradient of the results requiring grad reaches (the others get
+        no gradient: eager leaves them unused). Walked back from step n (each step's ys seed
+        it too); where the walk repeats itself in the periodic part, the repeats are
+        skipped."""
         needed = frozenset(k for k, f in enumerate(self.last) if f)
-        captured, seen, jumped = set(), {}, False
+        captured, xs, seen, jumped = set(), set(), {}, False
         t = self.n - 1
-        while t >= 0 and needed:
+        while t >= 0 and (needed or self.y_rule):
+            flags = self.at(t)
+            ys = [deps for deps in self.y_rule if self._on(deps, flags)]
             if self.period and t >= self.start and not jumped:
                 key = ((t - self.start) % self.period, needed)
                 if key in seen:
                     cycle = seen[key] - t
                     t -= (t - self.start) // cycle * cycle
                     jumped = True
-                else:
-                    seen[key] = t
-            items = set().union(*[self.rule[k] for k in needed])
-            captured.update(i[1] for i in items if not isinstance(i, int) and i[1] is not None)
-            flags = self.at(t)
+                    continue
+                seen[key] = t
+            items = set().union(*[self.rule[k] for k in needed], *ys)
+            captured.update(i[1] for i in items
+                            if not isinstance(i, int) and i[0] == "v" and i[1] is not None)
+            xs.update(i[1] for i in items if not isinstance(i, int) and i[0] == "x")
             needed = frozenset(j for j in items if isinstance(j, int) and flags[j])
             t -= 1
-        return needed, captured
+        return needed, xs, captured
 
 
-def _made(nodes) -> set:
-    return {v for node in nodes for v in list(node.outputs) + list(node.ctx.values())}
-
-
-def _reads(node) -> list:
-    """The values ``node`` reads: its arguments and the stashed arrays its attributes name."""
-    return node.value_args() + [a.vid for a in node.attrs.values() if isinstance(a, trace.CtxRef)]
-
-
-def _outside(nodes, made, also=()) -> list:
-    """The values ``nodes`` read (arguments, stashed arrays) and the values in ``also`` that
-    are not in ``made``, in order, once each: what a loop direction captures from outside
-    (an outer value, a constant; a body result not computed by an op: ``zeros_like(c)``,
-    ``lambda c: y``)."""
-    found = []
-    for node in nodes:
-        for vid in _reads(node):
-            if vid not in made and vid not in found:
-                found.append(vid)
-    for vid in also:
-        if vid is not None and vid not in made and vid not in found:
-            found.append(vid)
-    return found
-
-
-def _join(final, run_with, backward, tracer, loop, body, spec, tape, differentiable, flow):
-    """Join the loop's result to the eager graph: edges to the traced tensors (a closure's
+def _join(outputs, run_with, xs_with, backward, tracer, loop, step, specs, tape,
+          differentiable, x_diff, flow):
+    """Join the loop's results to the eager graph: edges to the traced tensors (a closure's
     proxy, so a traced backward sees the gradient arrive there), gradients taken with respect
     to the tensors the body itself reads (a closure's own tensor: the trace ran the body's ops
     on its proxy only while recording). As eager (Note [carries requiring grad]): only the
@@ -572,24 +413,27 @@ def _join(final, run_with, backward, tracer, loop, body, spec, tape, differentia
     diff_captured = [tracer.tensor_of(v) for v in diff]
     read = [values[v].info["tensor"] if values[v].kind == "closure" else tracer.tensor_of(v)
             for v in diff]
-    node = ForiLoopBackward(body, spec, tape, run_with, read, loop, differentiable)
-    inputs = list(run_with) + diff_captured
-    carries, captured = flow.used()
-    reached = [k in carries for k in range(len(run_with))] + [v in captured for v in diff]
+    node = ForiLoopBackward(step, specs, tape, run_with, xs_with, read, loop, differentiable,
+                            x_diff)
+    inputs = list(run_with) + list(xs_with) + diff_captured
+    carries, xs, captured = flow.used()
+    reached = ([k in carries for k in range(len(run_with))]
+               + [d and k in xs for k, d in enumerate(x_diff)] + [v in captured for v in diff])
     # Note [one way to wire a node] (ops/core/recording.py)
-    record_node(node, inputs, tuple(t._requires_grad and r for t, r in zip(inputs, reached)), final,
-                flow.last)
+    record_node(node, inputs, tuple(t._requires_grad and r for t, r in zip(inputs, reached)),
+                outputs, flow.last + flow.y_flags)
 
 
 class ForiLoopBackward(Node):
     """The eager backward of a loop a trace ran (Note [loop tape]); inside a trace's backward
     it records one ``LoopBackwardNode``."""
 
-    def __init__(self, body, spec, tape, carry_in, captured, loop, differentiable):
+    def __init__(self, step, specs, tape, carry_in, xs, captured, loop, differentiable, x_diff):
         super().__init__()
-        self._body, self._spec, self._tape = body, spec, tape
-        self._carry_in, self._captured, self._loop = carry_in, captured, loop
+        self._step, (self._spec, self._x_spec), self._tape = step, specs, tape
+        self._carry_in, self._xs, self._captured, self._loop = carry_in, xs, captured, loop
         self._differentiable = differentiable  # the carries the body was traced requiring grad
+        self._x_diff = x_diff
 
     def apply(self, grad_outputs):
         tracer = trace.current()
@@ -608,30 +452,47 @@ class ForiLoopBackward(Node):
             node.phase = tracer.phase
             node.outputs = [tracer.add(t, "op") for t in result]
             tracer.graph.nodes.append(node)
-        n_carry = len(self._carry_in)
-        return [g if t._requires_grad else None
-                for g, t in zip(result, self._carry_in)] + result[n_carry:]
+        n_carry, n_x = len(self._carry_in), len(self._xs)
+        return ([g if t._requires_grad else None
+                 for g, t in zip(result, self._carry_in)]
+                + [g if d else None for g, d in zip(result[n_carry:n_carry + n_x], self._x_diff)]
+                + result[n_carry + n_x:])
 
     def _walk(self, grad_outputs):
-        tape, body, spec = self._tape, self._body, self._spec
-        g = [gr if gr is not None else _zeros(t) for gr, t in zip(grad_outputs, tape[-1])]
+        tape, step, spec, x_spec = self._tape, self._step, self._spec, self._x_spec
+        n_carry = len(self._carry_in)
+        g = [gr if gr is not None else _zeros(t)
+             for gr, t in zip(grad_outputs[:n_carry], tape[-1])]
+        gys = grad_outputs[n_carry:]
         acc = [None] * len(self._captured)
+        gxs = [np.zeros(x.shape, x._data.dtype) for x in self._xs]
         for i in range(len(tape) - 2, -1, -1):
             ins = [Tensor._make(t._data, d) for t, d in zip(tape[i], self._differentiable)]
+            x_ins = [Tensor._make(x._data[i], d) for x, d in zip(self._xs, self._x_diff)]
+            x = (tree_unflatten(x_ins, x_spec) if x_ins or x_spec is not None else None)
             with enable_grad():
-                out = tree_flatten(body(tree_unflatten(ins, spec)))[0]
-                pairs = [(o, gr) for o, gr in zip(out, g) if o._requires_grad]
-                targets = [t for t in ins if t._requires_grad] + self._captured
+                new, y = step(tree_unflatten(ins, spec), x)
+                out = tree_flatten(new)[0] + tree_flatten(y)[0]
+                seeds = g + [None if gy is None else gy[i] for gy in gys]
+                pairs = [(o, s) for o, s in zip(out, seeds) if o._requires_grad and s is not None]
+                targets = ([t for t in ins if t._requires_grad]
+                           + [t for t in x_ins if t._requires_grad] + self._captured)
                 grads = [None] * len(targets)
                 if pairs and targets:
                     grads = list(autograd_api.grad([o for o, _ in pairs], targets,
-                                                   [gr for _, gr in pairs], allow_unused=True))
+                                                   [s for _, s in pairs], allow_unused=True))
             g = [grads.pop(0) if t._requires_grad else None for t in ins]
             g = [gr if gr is not None else _zeros(t) for gr, t in zip(g, ins)]
+            for k, t in enumerate(x_ins):
+                if t._requires_grad:
+                    gx = grads.pop(0)
+                    if gx is not None:
+                        gxs[k][i] = gx._data
             for k, gr in enumerate(grads):
                 if gr is not None:
                     acc[k] = gr if acc[k] is None else acc[k] + gr
-        return g + [a if a is not None else _zeros(t) for a, t in zip(acc, self._captured)]
+        return (g + [Tensor._make(a) for a in gxs]
+                + [a if a is not None else _zeros(t) for a, t in zip(acc, self._captured)])
 
     def _release(self):
         self._released = True
