@@ -37,7 +37,7 @@ del _methods
 from . import linalg  # noqa: E402
 from . import nn, optim
 from . import func, utils
-from .compile import CompileError, compile, fori_loop, scan  # noqa: A004 - torch.compile's name
+from .compile import CompileError, compile, cond, fori_loop, scan, while_loop  # noqa: A004 - torch.compile's name
 from . import cuda
 from ._device import Device
 

@@ -7,5 +7,7 @@ generated Numba loop each) -> ``api`` (cache key, guards, fallbacks, the joining
 """
 from .api import CompileError, CompiledFunction, compile
 from .loop import fori_loop, scan
+from .branch import cond
+from .while_loop import while_loop
 
-__all__ = ["compile", "CompiledFunction", "CompileError", "fori_loop", "scan"]
+__all__ = ["compile", "CompiledFunction", "CompileError", "fori_loop", "scan", "while_loop", "cond"]
