@@ -1,4 +1,4 @@
-"""Side by side: jitgrad vs NumPy (forward only) vs PyTorch, HIPS autograd and JAX on W1-W8.
+"""Side by side: jitgrad vs NumPy (forward only) vs PyTorch, HIPS autograd and JAX on W1-W10.
 
     python asv_bench/compare.py [--quick] [--out DIR] [--workloads W2,W4] [--dtypes float64]
                                 [--frameworks jitgrad,torch,...] [--no-single-thread]

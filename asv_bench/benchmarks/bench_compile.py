@@ -80,10 +80,10 @@ def _first_compiled_call(key, cache_dir):
 
 
 class CompileTime:
-    """Seconds of the first ``jitgrad.compile`` call of W6 / W7 in a new process: ``cold`` with
-    an empty kernel cache, ``cached`` with the cache an earlier process filled."""
+    """Seconds of the first ``jitgrad.compile`` call of W6 / W7 / W10 in a new process: ``cold``
+    with an empty kernel cache, ``cached`` with the cache an earlier process filled."""
 
-    params = [["W6", "W7"]]
+    params = [["W6", "W7", "W10"]]
     param_names = ["workload"]
     timeout = 900
     unit = "seconds"

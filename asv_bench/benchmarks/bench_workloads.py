@@ -1,4 +1,4 @@
-"""W1-W8 through jitgrad: forward+backward (and forward alone), over size and dtype.
+"""W1-W10 through jitgrad: forward+backward (and forward alone), over size and dtype.
 
 The workloads are defined once, in ``workloads.py`` (compare.py runs the same ones through NumPy,
 PyTorch, HIPS autograd and JAX). Every ``setup`` runs the workload once, so the timings measure
@@ -142,4 +142,22 @@ class W6Compiled(_Compiled):
 
 class W7Compiled(_Compiled):
     key = "W7"
+    params, param_names = _params(key)
+
+
+class W9WhileLoop(_Workload):
+    """W9: Newton's method for x^3 = a iterated until converged (``jitgrad.while_loop``), its
+    gradient by reverse mode through the checkpointed tape."""
+    key = "W9"
+    params, param_names = _params(key)
+
+
+class W10Scan(_Workload):
+    """W10: ``jitgrad.scan`` of 1000 steps of h = tanh(w h + u x_t), the ys stacked."""
+    key = "W10"
+    params, param_names = _params(key)
+
+
+class W10Compiled(_Compiled):
+    key = "W10"
     params, param_names = _params(key)

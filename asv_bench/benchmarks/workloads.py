@@ -1,4 +1,4 @@
-"""The benchmark workloads W1-W8, defined once and run through any framework.
+"""The benchmark workloads W1-W10, defined once and run through any framework.
 
 Used by the asv suite (``bench_*.py`` in this directory, jitgrad only) and by
 ``asv_bench/compare.py`` (jitgrad side by side with NumPy, PyTorch, HIPS autograd and JAX).
@@ -239,6 +239,49 @@ def _make_w8(rng, n, dtype):
     return [_rand(rng, (n, n), dtype)], []
 
 
+# W9 ------------------------------------------------------------------------------------------
+def w9(B, p, c):
+    """Newton's method for x^3 = a (elementwise), iterated until the step's squared norm is
+    below 1e-24 (a value-decided trip count), differentiated in reverse mode through the loop."""
+    (a,) = p
+
+    def newton(state):
+        x, _ = state
+        step = (x ** 3 - a) / (3.0 * x ** 2)
+        return x - step, step
+
+    x, _ = B.while_loop(lambda s: B.sum(s[1] * s[1]) > 1e-24, newton,
+                        (a * 0.0 + 2.0, a * 0.0 + 1.0))
+    return B.sum(x)
+
+
+def _make_w9(rng, n, dtype):
+    return [rng.uniform(1.0, 10.0, n).astype(dtype)], []
+
+
+# W10 -----------------------------------------------------------------------------------------
+SCAN_STEPS = 1000
+
+
+def w10(B, p, c):
+    """A scan of SCAN_STEPS steps of a small recurrent update h = tanh(w h + u x_t), emitting
+    y_t = h^2; the loss is sum(h_n) + sum(ys)."""
+    w, u = p
+    h0, xs = c
+
+    def step(h, x):
+        h = B.tanh(w * h + u * x)
+        return h, h * h
+
+    h, ys = B.scan(step, h0, xs)
+    return B.sum(h) + B.sum(ys)
+
+
+def _make_w10(rng, n, dtype):
+    return ([_rand(rng, n, dtype, 0.5), _rand(rng, n, dtype, 0.5)],
+            [_rand(rng, n, dtype), _rand(rng, (SCAN_STEPS, n), dtype)])
+
+
 # Op-by-op memory model (see docs/benchmarks.md, "Roofline"): every primitive reads each distinct
 # array operand once and writes its result once through memory; a full reduction reads once; the
 # gradient of a full sum is a broadcast scalar (free); a backward node reads the incoming gradient
@@ -272,6 +315,8 @@ WORKLOADS: dict[str, Workload] = {
         Workload("W7", "deep: 1000 small ops on (100,)", w7, _make_w7, 100),
         Workload("W8", "reductions max/mean, 2000x2000", w8, _make_w8, 2000, sizes=(500, 2000),
                  passes=7, elements=lambda n: n * n, min_passes=2, peakmem=True),
+        Workload("W9", "while_loop Newton solve, n=64, reverse mode", w9, _make_w9, 64),
+        Workload("W10", "scan of 1000 recurrent steps on (32,)", w10, _make_w10, 32),
     )
 }
 
@@ -306,6 +351,22 @@ class _Backend:
             carry = body(carry)
         return carry
 
+    def scan(self, f, init, xs):
+        """``carry, y = f(carry, x)`` over the rows of ``xs``, the ys stacked: a Python loop
+        (jitgrad: ``jitgrad.scan``; JAX: ``lax.scan``)."""
+        ys = []
+        for t in range(xs.shape[0]):
+            init, y = f(init, xs[t])
+            ys.append(y)
+        return init, self.stack(ys)
+
+    def while_loop(self, cond, body, carry):
+        """``while cond(carry): carry = body(carry)``: a Python loop (jitgrad:
+        ``jitgrad.while_loop``; JAX: refused, reverse mode through ``lax.while_loop`` raises)."""
+        while cond(carry):
+            carry = body(carry)
+        return carry
+
 
 class _TorchLike(_Backend):
     """jitgrad and PyTorch: the same tensor API (``lib.tensor``, ``.backward()``, ``.grad``)."""
@@ -337,6 +398,9 @@ class _TorchLike(_Backend):
 
     def cat(self, xs):
         return self.lib.cat(xs)
+
+    def stack(self, xs):
+        return self.lib.stack(xs)
 
     def prepare(self, workload, size, dtype, mode="fwd_bwd", seed=0):
         params, consts = make_inputs(workload, size, dtype, seed)
@@ -374,6 +438,12 @@ class JitgradBackend(_TorchLike):
     def loop(self, n, body, carry):
         """``jitgrad.fori_loop``: eager, a Python loop; compiled, one loop in the program."""
         return self.lib.fori_loop(n, body, carry)
+
+    def scan(self, f, init, xs):
+        return self.lib.scan(f, init, xs)
+
+    def while_loop(self, cond, body, carry):
+        return self.lib.while_loop(cond, body, carry)
 
     def __init__(self, device="cpu"):
         import jitgrad
@@ -482,6 +552,9 @@ class AutogradBackend(_Backend):
     def cat(self, xs):
         return self.anp.concatenate(xs)
 
+    def stack(self, xs):
+        return self.anp.stack(xs)
+
     def prepare(self, workload, size, dtype, mode="fwd_bwd", seed=0):
         params, consts = make_inputs(workload, size, dtype, seed)
         ps, cs, fn = tuple(params), tuple(consts), workload.fn
@@ -524,6 +597,15 @@ class JaxBackend(_Backend):
 
     def loop(self, n, body, carry):
         return self.jax.lax.fori_loop(0, n, lambda i, c: body(c), carry)
+
+    def scan(self, f, init, xs):
+        return self.jax.lax.scan(f, init, xs)
+
+    def while_loop(self, cond, body, carry):
+        raise Unavailable("jax: reverse-mode differentiation does not work for lax.while_loop")
+
+    def stack(self, xs):
+        return self.jnp.stack(xs)
 
     def max(self, x, axis):
         return self.jnp.max(x, axis=axis)
@@ -588,6 +670,9 @@ class NumpyBackend(_Backend):
 
     def cat(self, xs):
         return np.concatenate(xs)
+
+    def stack(self, xs):
+        return np.stack(xs)
 
     def prepare(self, workload, size, dtype, mode="fwd", seed=0):
         params, consts = make_inputs(workload, size, dtype, seed)
