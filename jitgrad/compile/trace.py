@@ -201,6 +201,7 @@ class Tracer:
         self.value_guards: dict = {}  # value id -> values read on the host (Note [value guards])
         self.ctx_arrays: dict = {}  # id(ndarray a composite forward stashed) -> (value id, array)
         self.float_patches: list = []  # (node, saved name, placeholder): ``saved_floats``
+        self.root_nodes = self.graph.nodes  # (loops trace their bodies into lists of their own)
         self.suspended = 0
         self.failure = None
         self.phase = "forward"
@@ -248,6 +249,8 @@ class Tracer:
         read fresh each call), a constant made inside, or a break."""
         vid = self.by_data.get(id(t._data))
         if vid is not None:  # a saved tensor rebuilt over a recorded value's array
+            if t._requires_grad and not self.tensors[vid]._requires_grad:
+                return self._grad_alias(vid, t), t
             self.ids[id(t)] = vid
             self.keep.append(t)
             return vid, t
@@ -274,6 +277,27 @@ class Tracer:
             self.ids[id(t)] = vid
             self.keep.append(t)
         return self.ids[id(t)], proxy
+
+    def _grad_alias(self, vid, t):
+        """Note [grad aliases]: ``t`` shares the array of value ``vid`` but requires grad where
+        the value's tensor does not (``x.detach().requires_grad_()``: the leaf ``func.grad``
+        differentiates with respect to). It gets a value of its own, an identity view of
+        ``vid``, so what reads it is seen to read a tensor requiring grad (a loop's gradient
+        flow, Note [carries requiring grad] in loop.py, would otherwise miss it and drop the
+        gradient) and ``tensor_of`` gives the tensor the ops were run with."""
+        from ..ops import shape
+
+        node = Node(shape.VIEW, [("v", vid)], {"shape": tuple(t.shape)}, phase=self.phase)
+        new = self.add(t, "op")
+        node.outputs.append(new)
+        for group in (self.weak, self.static):
+            if vid in group:
+                group.add(new)
+        # beside the value's maker: a loop body traced now reads it as a captured value
+        here = self.graph.nodes
+        made_here = any(vid in n.outputs for n in here)
+        (here if made_here else self.root_nodes).append(node)
+        return new
 
     def ref(self, a):
         """``(ref, value to run the op with)`` for one op argument."""

@@ -105,3 +105,23 @@ def test_bad_arguments_raise_clear_errors():
         jg.scan(lambda c, x: (c, None), h, [1.0, 2.0])
     with pytest.raises(TypeError, match="carry's structure"):
         jg.scan(lambda c, x: (c.sum(), None), h, jg.zeros((3, 2)))
+
+
+@pytest.mark.parametrize("kind", ["fori_loop", "scan"])
+def test_gradient_through_a_loop_whose_carry_starts_without_grad(kind):
+    """Note [grad aliases]: ``func.grad``'s leaf shares its argument's array; the loop's body
+    reads it only inside, and the carry starts from a closure that does not require grad. The
+    compiled gradient was zero."""
+    w = jg.tensor(rng.standard_normal(3))
+    h0, xs = jg.tensor(rng.standard_normal(3)), jg.tensor(rng.standard_normal((5, 3)))
+
+    def f(w):
+        if kind == "scan":
+            h, ys = jg.scan(lambda h, x: (jg.tanh(w * h + x), h * h), h0, xs)
+            return h.sum() + ys.sum()
+        return jg.fori_loop(5, lambda h: jg.tanh(w * h + 1.0), h0).sum()
+    want = func.grad(f)(w)
+    got = jg.compile(func.grad(f))
+    for _ in range(2):
+        np.testing.assert_allclose(got(w).numpy(), want.numpy(), rtol=1e-12, atol=1e-14)
+    assert np.abs(want.numpy()).min() > 1e-6
