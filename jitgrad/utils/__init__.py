@@ -4,6 +4,7 @@
 ``jitgrad.utils.checkpoint.checkpoint(fn, *args)`` both work.
 """
 from . import checkpoint  # noqa: F401  (the module is callable)
+from . import data  # noqa: F401
 from .checkpoint import checkpoint_sequential  # noqa: F401
 
 __all__ = ["checkpoint", "checkpoint_sequential"]

@@ -51,6 +51,12 @@ COVERED_ELSEWHERE = {
         "erfc", "erfinv", "erfcinv", "log_ndtr", "ndtri", "i0", "i1", "i0e", "i1e", "gammainc",
         "gammaincc", "betainc", "jv", "yv", "iv", "ive", "gammaincinv", "betaincinv",
         "stdtrit")},
+    # torch.special's rows with SciPy / NumPy forwards (ops/special_torch.py; no CUDA forward,
+    # which every database entry runs): forward against torch and SciPy, gradients and second
+    # derivatives in tests/test_special_namespace.py
+    **{f"special_{name}": "tests/test_special_namespace.py" for name in (
+        "k0", "k1", "k0e", "k1e", "airy_ai", "airy_aip", "erfcx", "entr", "spherical_jn",
+        "zeta", "orthogonal_polynomial")},
     "scipy_convolve": "tests/scipy/test_signal.py",
     "scipy_solve_sylvester": "tests/scipy/test_linalg_extra.py",
     "scipy_sqrtm": "tests/scipy/test_linalg_extra.py",
