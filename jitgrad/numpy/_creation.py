@@ -81,6 +81,54 @@ zeros, ones, empty, full, eye, identity, arange, linspace, logspace, zeros_like,
     empty_like, full_like, tri = (_creator(f) for f in (
         _np.zeros, _np.ones, _np.empty, _np.full, _np.eye, _np.identity, _np.arange, _np.linspace,
         _np.logspace, _np.zeros_like, _np.ones_like, _np.empty_like, _np.full_like, _np.tri))
+_full_constant, _full_like_constant = full, full_like
+
+
+def _filled(fill, shape, dtype):
+    """``fill`` (a Tensor) broadcast to ``shape`` as NumPy's ``full`` (a new contiguous Tensor,
+    cast to ``dtype``): the gradient of the fill value is the sum of the output's gradient
+    over the broadcast (as JAX / HIPS autograd)."""
+    from .. import dtypes
+
+    out = fill if dtype is None or dtypes.to_dtype(dtype) == fill.dtype else \
+        _unary_ops.cast(fill, dtypes.to_dtype(dtype))
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    try:
+        target = _np.broadcast_shapes(tuple(out.shape), shape)
+    except ValueError:
+        target = None
+    if target != shape:
+        raise ValueError(f"jitgrad.numpy.full: could not broadcast the fill value of shape "
+                         f"{tuple(out.shape)} into shape {shape}")
+    lead = len(shape) - out.ndim
+    if lead:
+        out = _shape_ops.reshape(out, (1,) * lead + tuple(out.shape))
+    return _unary_ops.clone(_shape_ops.expand(out, *shape))
+
+
+def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    """``numpy.full``: an array of ``shape`` filled with ``fill_value`` (a number, array or
+    Tensor broadcast to ``shape``). A Tensor fill value is differentiated through: its
+    gradient is the sum of the output's gradient over the filled entries."""
+    if isinstance(fill_value, Tensor):
+        check_device(device)
+        return _filled(fill_value, shape, dtype)
+    return _full_constant(shape, fill_value, dtype, order, device=device)
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """``numpy.full_like``: ``full(shape or a.shape, fill_value, dtype or a.dtype)``; a Tensor
+    fill value is differentiated through as in ``full``."""
+    if isinstance(fill_value, Tensor):
+        check_device(device)
+        a_shape = tuple(a.shape) if hasattr(a, "shape") else _np.shape(a)
+        a_dtype = a.dtype.np if isinstance(a, Tensor) else _np.asarray(a).dtype
+        return _filled(fill_value, a_shape if shape is None else shape,
+                       a_dtype if dtype is None else dtype)
+    return _full_like_constant(a, fill_value, dtype, order, subok, shape, device=device)
+
+
+
 # constant grids and window functions (issue 19): their arguments are sizes and shape parameters
 geomspace, hanning, hamming, blackman, bartlett, kaiser = (_creator(f) for f in (
     _np.geomspace, _np.hanning, _np.hamming, _np.blackman, _np.bartlett, _np.kaiser))

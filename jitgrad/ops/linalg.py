@@ -5,6 +5,9 @@ written with ``matmul`` itself (plus transposes and unsqueezes for the 1-d cases
 backward records its own graph. Gradients over broadcast batch dims are summed to each input's
 shape by the engine (Note [broadcast reduction]).
 
+Complex operands (Note [complex support]) follow PyTorch's conjugate-Wirtinger convention:
+``ga = g @ conj(b)^T`` and ``gb = conj(a)^T @ g`` (a real operand keeps the real part).
+
 Node names follow PyTorch: 1-d @ 1-d DotBackward0, 2-d @ 1-d MvBackward0, 1-d @ 2-d and
 2-d @ 2-d MmBackward0, anything with a batch dim BmmBackward0.
 """
@@ -15,6 +18,7 @@ import numpy as np
 from ..kernels.cpu import pool
 from .core import dispatch
 from . import linalg_cuda
+from .complex import conj
 from .core.registry import def_composite
 from .shape import reshape, squeeze, transpose, unsqueeze
 
@@ -33,8 +37,11 @@ def _matmul_fwd(ctx, a, b):
 
 def _matmul_back(ctx, g, a, b):
     """Gradients of ``out = a @ b``: ``ga = g @ b^T``, ``gb = a^T @ g``, with 1-d operands
-    promoted to matrices (a as a row ``1xk``, b as a column ``kx1``) and the added dim removed."""
+    promoted to matrices (a as a row ``1xk``, b as a column ``kx1``) and the added dim removed.
+    Complex: the saved operands are conjugated first (``ga = g @ b^H``, ``gb = a^H @ g``)."""
     need_a, need_b = ctx.needs_input_grad
+    if a.is_complex() or b.is_complex():
+        a, b = (conj(x) if x.is_complex() else x for x in (a, b))
     ga = gb = None
     if a.ndim == 1 and b.ndim == 1:  # out = sum_k a_k b_k
         ga = g * b if need_a else None
@@ -91,7 +98,7 @@ def _matmul_batch(args, batched):
 _NODES = {"dot": "DotBackward0", "mv": "MvBackward0", "mm": "MmBackward0", "bmm": "BmmBackward0"}
 MATMUL = {kind: def_composite(f"matmul_{kind}", node, ("a", "b"), _matmul_fwd, _matmul_back,
                               save=("a", "b"), jvp=_matmul_jvp, batch_rule=_matmul_batch,
-                              cuda_forward=linalg_cuda.matmul_forward)
+                              cuda_forward=linalg_cuda.matmul_forward, complex_ok=True)
           for kind, node in _NODES.items()}
 
 

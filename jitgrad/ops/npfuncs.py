@@ -12,6 +12,7 @@ import numpy as np
 
 from .core import dispatch, upper
 from . import elementwise_np, npfuncs_cuda
+from .complex import conj
 from .special import gammaln
 from .core.registry import LINEAR, def_composite, public
 
@@ -244,7 +245,9 @@ def _einsum_fwd(ctx, *arrays, spec):
 
 
 def _einsum_back(ctx, g, **saved):
+    # complex operands: PyTorch's conjugate-Wirtinger convention, g_i = einsum(g, conj(others))
     ops = [saved[f"x{i}"] for i in range(len(saved))]
+    ops = [conj(o) if o.is_complex() else o for o in ops]
     ins, out = ctx.spec.split("->")
     subs = ins.split(",")
     grads = []
@@ -291,7 +294,7 @@ def einsum_explicit(spec, *operands):
     if row is None:
         names = tuple(f"x{i}" for i in range(n))
         row = def_composite(f"einsum{n}", "EinsumBackward0", names, _einsum_fwd, _einsum_back,
-                            attrs=("spec",), save=names, jvp=_einsum_jvp)
+                            attrs=("spec",), save=names, jvp=_einsum_jvp, complex_ok=True)
         _EINSUM_ROWS[n] = row
     ops = [dispatch.tensor_operand(o, "einsum") for o in operands]
     for s, o in zip(spec.split("->")[0].split(","), ops):

@@ -51,7 +51,7 @@ from ..graph.grad_mode import is_grad_enabled
 from .core import dispatch
 from . import nplinalg_cuda
 from .linalg import matmul
-from .core.registry import def_composite
+from .core.registry import OPS, def_composite
 from .reduce import sum as _sum, sum_to_shape
 from .shape import cat, squeeze, transpose, unsqueeze
 
@@ -112,6 +112,15 @@ def _trace_of_inv_times(a, ta):
     return _sum(_T(inv(a)) * ta, (-2, -1))
 
 
+def _stacked(name):
+    """The vmap rule of a one-input row whose forward works on stacks ``(..., m, n)``: the
+    vmap batch is one more leading dim, so the row runs as it is (the rule looks the row up
+    when it runs)."""
+    def rule(args, batched, **attrs):
+        return dispatch.composite(OPS[name], args[0], **attrs)
+    return rule
+
+
 # --- the rows ------------------------------------------------------------------------------
 def _inv_jvp(tangents, primals, outs):
     b = outs[0]
@@ -120,7 +129,8 @@ def _inv_jvp(tangents, primals, outs):
 
 INV = def_composite("inv", "LinalgInvExBackward0", ("a",), _fwd(np.linalg.inv),
                     lambda ctx, g, result: (-matmul(_T(result), matmul(g, _T(result))),),
-                    save=("result",), jvp=_inv_jvp, cuda_forward=nplinalg_cuda.inv_forward)
+                    save=("result",), jvp=_inv_jvp, batch_rule=_stacked("inv"),
+                    cuda_forward=nplinalg_cuda.inv_forward)
 
 
 def inv(a):
@@ -140,7 +150,7 @@ def _det_jvp(tangents, primals, outs):
 
 
 DET = def_composite("det", "LinalgDetBackward0", ("a",), _fwd(np.linalg.det), _det_back,
-                    save=("a", "result"), jvp=_det_jvp,
+                    save=("a", "result"), jvp=_det_jvp, batch_rule=_stacked("det"),
                     cuda_forward=nplinalg_cuda.det_forward)
 
 
@@ -168,6 +178,7 @@ def _slogdet_jvp(tangents, primals, outs):
 
 SLOGDET = def_composite("slogdet", "LinalgSlogdetBackward0", ("a",), _slogdet_fwd, _slogdet_back,
                         save=("a",), n_outputs=2, jvp=_slogdet_jvp,
+                        batch_rule=_stacked("slogdet"),
                         cuda_forward=nplinalg_cuda.slogdet_forward)
 
 
@@ -212,8 +223,23 @@ def _solve_jvp(tangents, primals, outs):
     return squeeze(dx, -1) if vec else dx
 
 
+def _solve_batch(args, batched):
+    """vmap: a per-example vector ``b`` becomes a column (NumPy 2's rule), then each batched
+    operand gets 1s after its batch dim up to the other's example rank, so that the stacks'
+    batch dims line up (as matmul's rule)."""
+    (a, b), (ba, bb) = args, batched
+    vec = b.ndim - bb == 1
+    if vec:
+        b = unsqueeze(b, -1)
+    nd = max(a.ndim - ba, b.ndim - bb)
+    a, b = (x.reshape((x.shape[0],) + (1,) * (nd - x.ndim + 1) + tuple(x.shape[1:]))
+            if flag and x.ndim - 1 < nd else x for x, flag in ((a, ba), (b, bb)))
+    out = solve(a, b)
+    return squeeze(out, -1) if vec else out
+
+
 SOLVE = def_composite("solve", "LinalgSolveExBackward0", ("a", "b"), _solve_fwd,
-                      _solve_back, save=("a", "result"), jvp=_solve_jvp,
+                      _solve_back, save=("a", "result"), jvp=_solve_jvp, batch_rule=_solve_batch,
                       cuda_forward=nplinalg_cuda.solve_forward)
 
 
@@ -251,7 +277,7 @@ def _cholesky_jvp(tangents, primals, outs):
 
 CHOLESKY = def_composite("cholesky", "LinalgCholeskyExBackward0", ("a",),
                          _fwd(np.linalg.cholesky), _cholesky_back, save=("result",),
-                         jvp=_cholesky_jvp,
+                         jvp=_cholesky_jvp, batch_rule=_stacked("cholesky"),
                          cuda_forward=nplinalg_cuda.cholesky_forward)
 
 
@@ -301,7 +327,7 @@ def _eigh_jvp(tangents, primals, outs, UPLO):
 
 
 EIGH = def_composite("eigh", "LinalgEighBackward0", ("a",), _eigh_fwd, _eigh_back, save=("a",),
-                     attrs=("UPLO",), n_outputs=2, jvp=_eigh_jvp,
+                     attrs=("UPLO",), n_outputs=2, jvp=_eigh_jvp, batch_rule=_stacked("eigh"),
                      cuda_forward=nplinalg_cuda.eigh_forward)
 
 
@@ -342,7 +368,7 @@ def _pinv_jvp(tangents, primals, outs, rcond):
 
 PINV = def_composite("pinv", "LinalgPinvBackward0", ("a",), _pinv_fwd, _pinv_back,
                      attrs=("rcond",), save=("a", "result"), jvp=_pinv_jvp,
-                     cuda_forward=nplinalg_cuda.pinv_forward)
+                     batch_rule=_stacked("pinv"), cuda_forward=nplinalg_cuda.pinv_forward)
 
 
 def pinv(a, rcond=None):
@@ -430,10 +456,12 @@ def _svdvals_jvp(tangents, primals, outs):
 
 
 SVD = def_composite("svd", "LinalgSvdBackward0", ("a",), _svd_fwd, _svd_back, save=("a",),
-                    n_outputs=3, jvp=_svd_jvp, cuda_forward=nplinalg_cuda.svd_forward)
+                    n_outputs=3, jvp=_svd_jvp, batch_rule=_stacked("svd"),
+                    cuda_forward=nplinalg_cuda.svd_forward)
 SVDVALS = def_composite("svdvals", "LinalgSvdBackward1", ("a",),
                         lambda ctx, a: np.linalg.svd(a, compute_uv=False),
                         lambda ctx, gs, a: _svdvals_back(gs, a), save=("a",), jvp=_svdvals_jvp,
+                        batch_rule=_stacked("svdvals"),
                         cuda_forward=nplinalg_cuda.svdvals_forward)
 
 
@@ -521,7 +549,8 @@ def _qr_jvp(tangents, primals, outs):
 
 
 QR = def_composite("qr", "LinalgQrBackward0", ("a",), _qr_fwd, _qr_back, save=("a",),
-                   n_outputs=2, jvp=_qr_jvp, cuda_forward=nplinalg_cuda.qr_forward)
+                   n_outputs=2, jvp=_qr_jvp, batch_rule=_stacked("qr"),
+                   cuda_forward=nplinalg_cuda.qr_forward)
 
 
 def qr(a):

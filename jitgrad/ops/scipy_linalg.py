@@ -1,4 +1,6 @@
-"""The Sylvester-equation row behind ``jitgrad.scipy.linalg.solve_sylvester`` and ``sqrtm``.
+"""The Sylvester-equation row behind ``jitgrad.scipy.linalg.solve_sylvester`` and ``sqrtm``,
+the triangular solve and the LU factorization (``jitgrad.linalg.solve_triangular`` /
+``lu_factor``, ``jitgrad.scipy.linalg.solve_triangular``).
 
 ``X = solve_sylvester(A, B, Q)`` solves ``A X + X B = Q`` (``scipy.linalg.solve_sylvester``,
 Bartels-Stewart). Differentiating, ``A dX + dX B = dQ - dA X - X dB``; with ``Y`` the solution
@@ -13,7 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from .core import dispatch
+from . import linalg_cuda
 from .core.registry import def_composite
+from .linalg import matmul
+from .nplinalg import solve
 
 
 def _fwd(ctx, a, b, q):
@@ -93,3 +98,210 @@ def sqrtm(a):
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise ValueError(f"sqrtm: need a square matrix, got shape {tuple(a.shape)}")
     return dispatch.composite(SQRTM, a)
+
+
+# --- triangular solves and LU ----------------------------------------------------------------
+def _const(arr, like):
+    """A constant Tensor (mask, identity, permutation) on ``like``'s device and in its dtype."""
+    arr = np.asarray(arr, dtype=like.dtype.np)
+    device = dispatch.device_of(like._data)
+    return dispatch.Tensor._make(arr if device == "cpu" else dispatch.move(arr, device))
+
+
+def triangle(a, upper, unitriangular=False, strict=False):
+    """The upper (``upper=True``) or lower triangle of the matrices ``a`` (the rest zero), with
+    the diagonal dropped (``strict``) or replaced by ones (``unitriangular``); differentiable (the
+    gradient reaches the kept entries only)."""
+    n, m = a.shape[-2], a.shape[-1]
+    keep = np.triu(np.ones((n, m)), 1 if strict or unitriangular else 0) if upper else \
+        np.tril(np.ones((n, m)), -1 if strict or unitriangular else 0)
+    out = a * _const(keep, a)
+    return out + _const(np.eye(n, m), a) if unitriangular else out
+
+
+def solve_triangular(a, b, upper, unitriangular=False):
+    """``X`` with ``T X = B``, ``T`` the upper or lower triangle of ``A`` (unit diagonal when
+    ``unitriangular``), ``B`` a ``(..., n, k)`` stack broadcast against ``A``'s batch. Solved as
+    a general system on ``T``, so ``gB = T^-T g`` and ``gA = -(gB X^T)`` restricted to the
+    triangle (the diagonal excluded when unit), derivatives of every order."""
+    return solve(triangle(a, upper, unitriangular), b)
+
+
+def getrf(a):
+    """LAPACK ``getrf`` over a stack: the packed ``LU``, 1-based ``int32`` pivots and the
+    ``info`` codes (``k > 0``: ``U[k-1, k-1]`` is exactly zero)."""
+    from scipy.linalg import lapack
+
+    fn, = lapack.get_lapack_funcs(("getrf",), (a,))
+    batch = a.shape[:-2]
+    flat = a.reshape((-1,) + a.shape[-2:])
+    lu = np.empty_like(flat)
+    piv = np.empty((flat.shape[0], min(a.shape[-2:])), np.int32)
+    info = np.zeros(flat.shape[0], np.int32)
+    for i, m in enumerate(flat):
+        lu[i], p, info[i] = fn(m)
+        piv[i] = p + 1
+    return (lu.reshape(a.shape), piv.reshape(batch + (piv.shape[-1],)),
+            info.reshape(batch))
+
+
+def pivots_to_permutation(pivots, n):
+    """The permutation matrices ``P`` (``A = P L U``) of 1-based LAPACK ``pivots`` (row ``i``
+    swapped with row ``pivots[i] - 1`` in turn), as a NumPy array ``(..., n, n)``."""
+    piv = np.asarray(pivots).reshape(-1, pivots.shape[-1]) - 1
+    out = np.zeros((piv.shape[0], n, n))
+    for b, row in enumerate(piv):
+        perm = np.arange(n)
+        for i, j in enumerate(row):
+            perm[i], perm[j] = perm[j], perm[i]
+        out[b, perm, np.arange(n)] = 1.0
+    return out.reshape(tuple(pivots.shape[:-1]) + (n, n))
+
+
+def _lu_fwd(ctx, a):
+    return getrf(a)
+
+
+def _lu_back(ctx, g_lu, g_piv, g_info, a):
+    """``A = P L U``, ``X = L^-1 P^T dA U^-1``: ``dL = L tril_-1(X)``, ``dU = triu(X) U``, so
+    ``gA = P L^-T (tril_-1(L^T gL) + triu(gU U^T)) U^-T`` with ``gL``, ``gU`` the strict lower
+    and upper parts of the packed gradient."""
+    lu, piv, _ = lu_factor(a)
+    n = a.shape[-1]
+    L, U = triangle(lu, False, unitriangular=True), triangle(lu, True)
+    gx = (triangle(matmul(_mT(L), triangle(g_lu, False, strict=True)), False, strict=True)
+          + triangle(matmul(triangle(g_lu, True), _mT(U)), True))
+    y = solve_triangular(_mT(L), gx, True, unitriangular=True)  # L^-T gX
+    z = _mT(solve_triangular(U, _mT(y), True))                    # (L^-T gX) U^-T
+    p = _const(pivots_to_permutation(piv._host("lu_factor backward"), n), a)
+    return (matmul(p, z),)
+
+
+def _lu_jvp(tangents, primals, outs):
+    """``dLU = L tril_-1(X) + triu(X) U`` with ``X = L^-1 P^T dA U^-1`` (the pivots and info
+    have no tangent)."""
+    lu, piv = outs[0], outs[1]
+    n = lu.shape[-1]
+    L, U = triangle(lu, False, unitriangular=True), triangle(lu, True)
+    p = _const(pivots_to_permutation(piv._host("lu_factor jvp"), n), lu)
+    y = solve_triangular(L, matmul(_mT(p), tangents[0]), False, unitriangular=True)
+    x = _mT(solve_triangular(_mT(U), _mT(y), False))  # L^-1 P^T dA U^-1
+    return (matmul(L, triangle(x, False, strict=True)) + matmul(triangle(x, True), U),
+            None, None)
+
+
+LU_FACTOR = def_composite("lu_factor", "LinalgLuFactorExBackward0", ("a",), _lu_fwd, _lu_back,
+                          save=("a",), n_outputs=3, dtype_rule="float", jvp=_lu_jvp,
+                          batch_rule=lambda args, batched: lu_factor(args[0]),
+                          cuda_forward=linalg_cuda.host_forward(_lu_fwd))
+
+
+def lu_factor(a):
+    """``(LU, pivots, info)`` of square matrices (``A = P L U``, partial pivoting): ``LU`` packs
+    the unit lower ``L`` below the diagonal and ``U`` on and above it, ``pivots`` are LAPACK's
+    1-based row swaps (int32) and ``info`` the codes (``k > 0``: ``U[k-1, k-1] == 0``). Only
+    ``LU`` is differentiable (see ``_lu_back``)."""
+    a = dispatch.tensor_operand(a, "lu_factor")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise NotImplementedError(f"linalg.lu_factor: only square matrices are supported here, "
+                                  f"got shape {tuple(a.shape)}")
+    if a.dtype.np.kind not in "f":
+        raise TypeError(f"linalg.lu_factor: expected a floating point tensor, got {a.dtype}")
+    return dispatch.composite(LU_FACTOR, a)
+
+
+def potrf_info(a):
+    """LAPACK ``potrf``'s ``info`` over a stack of symmetric matrices (read from the lower
+    triangle): 0, or the order ``k`` of the first leading minor that is not positive definite."""
+    from scipy.linalg import lapack
+
+    fn, = lapack.get_lapack_funcs(("potrf",), (a,))
+    flat = a.reshape((-1,) + a.shape[-2:])
+    return np.array([fn(m, lower=1)[1] for m in flat], np.int32).reshape(a.shape[:-2])
+
+
+def _stack_lapack(name, a, *extra, **kwargs):
+    """Run the LAPACK routine ``name`` (the prefix from ``a``'s dtype) on each matrix of the
+    stack ``a`` (with the matching matrices of ``extra``); returns the per-matrix results."""
+    from scipy.linalg import lapack
+
+    fn, = lapack.get_lapack_funcs((name,), (a,))
+    flat = a.reshape((-1,) + a.shape[-2:])
+    rest = [e.reshape((flat.shape[0],) + e.shape[-2:]) for e in extra]
+    return [fn(m, *(r[i] for r in rest), **kwargs) for i, m in enumerate(flat)]
+
+
+def sytrf(a, hermitian=False):
+    """LAPACK's Bunch-Kaufman ``A = L D L^T`` (``L D L^H`` when ``hermitian``) of a stack of
+    symmetric matrices, read from the lower triangle: ``(LD, pivots, info)`` in LAPACK's
+    compact form (``LD`` lower triangular, 1-based int32 pivots, negative for 2x2 blocks)."""
+    runs = _stack_lapack("hetrf" if hermitian and a.dtype.kind == "c" else "sytrf", a, lower=1)
+    batch = a.shape[:-2]
+    ld = np.tril(np.stack([r[0] for r in runs])).reshape(a.shape)
+    piv = np.stack([r[1] for r in runs]).astype(np.int32).reshape(batch + (a.shape[-1],))
+    info = np.array([r[2] for r in runs], np.int32).reshape(batch)
+    return ld, piv, info
+
+
+def sytrs(ld, pivots, b, hermitian=False):
+    """``X`` with ``A X = B`` given ``sytrf``'s ``(LD, pivots)`` (LAPACK ``sytrs``/``hetrs``),
+    over broadcast stacks."""
+    from scipy.linalg import lapack
+
+    batch = np.broadcast_shapes(ld.shape[:-2], b.shape[:-2])
+    ld = np.broadcast_to(ld, batch + ld.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    piv = np.broadcast_to(pivots, batch + pivots.shape[-1:])
+    dtype = np.result_type(ld, b)
+    fn, = lapack.get_lapack_funcs(("hetrs" if hermitian and dtype.kind == "c" else "sytrs",),
+                                  (ld.astype(dtype),))
+    flat = [x.reshape((-1,) + x.shape[len(batch):]) for x in (ld, piv, b)]
+    out = np.stack([fn(m.astype(dtype), p, r.astype(dtype), lower=1)[0]
+                    for m, p, r in zip(*flat)]) if flat[0].shape[0] else np.empty((0,) + b.shape)
+    return out.reshape(batch + b.shape[-2:])
+
+
+# --- the matrix exponential ----------------------------------------------------------------------
+def _expm_fwd(ctx, a):
+    import scipy.linalg
+
+    return np.ascontiguousarray(scipy.linalg.expm(a)).astype(a.dtype, copy=False)
+
+
+def _frechet(a, e):
+    """The Frechet derivative ``L(A, E) = d/dh exp(A + h E)`` at 0: the top-right block of
+    ``exp([[A, E], [0, A]])`` (Mathias 1996), through this row again (any order)."""
+    from .shape import cat
+
+    n = a.shape[-1]
+    zero = _const(np.zeros(tuple(a.shape)), a)
+    big = cat([cat([a, e], -1), cat([zero, a], -1)], -2)
+    return matrix_exp(big)[..., :n, n:]
+
+
+def _expm_back(ctx, g, a):
+    """``gA = L(A^H, g)``: the adjoint of the Frechet derivative is the derivative at ``A^H``."""
+    at = _mT(a)
+    if at.is_complex():
+        from .complex import conj
+
+        at = conj(at)
+    return (_frechet(at, g),)
+
+
+EXPM = def_composite("matrix_exp", "LinalgMatrixExpBackward0", ("a",), _expm_fwd, _expm_back,
+                     save=("a",), complex_ok=True,
+                     jvp=lambda tangents, primals, outs: _frechet(primals[0], tangents[0]),
+                     batch_rule=lambda args, batched: matrix_exp(args[0]),
+                     cuda_forward=linalg_cuda.host_forward(_expm_fwd))
+
+
+def matrix_exp(a):
+    """``exp(A) = sum_k A^k / k!`` of square matrices ``(..., n, n)`` (SciPy's scaling and
+    squaring Pade forward); ``gA = L(A^H, g)``, the top-right block of
+    ``exp([[A^H, g], [0, A^H]])``, and the jvp ``L(A, dA)``: every order, through this row."""
+    a = dispatch.tensor_operand(a, "matrix_exp")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, got shape "
+                           f"{tuple(a.shape)}")
+    return dispatch.composite(EXPM, a)

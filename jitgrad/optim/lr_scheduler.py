@@ -1,4 +1,6 @@
-"""Learning-rate schedulers: ``StepLR``, ``CosineAnnealingLR`` and ``ReduceLROnPlateau``.
+"""Learning-rate schedulers with PyTorch's names, recursive update rules (so that they chain)
+and closed forms. The cyclic ones (``CyclicLR``, ``OneCycleLR``,
+``CosineAnnealingWarmRestarts``) and the combinators live in ``_cyclic.py``.
 
 Call ``scheduler.step()`` once per epoch after ``optimizer.step()``; the new rates are written
 into ``optimizer.param_groups[i]["lr"]``. ``state_dict`` holds everything but the optimizer.
@@ -6,64 +8,55 @@ into ``optimizer.param_groups[i]["lr"]``. ``state_dict`` holds everything but th
 from __future__ import annotations
 
 import math
-import warnings
-from math import inf
+import types
+from bisect import bisect_right
+from collections import Counter
 
-from .optimizer import Optimizer
+from ._cyclic import (ChainedScheduler, CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR,
+                      SequentialLR)
+from ._lr_base import LRScheduler, ReduceLROnPlateau, per_group
 
-__all__ = ["LRScheduler", "StepLR", "CosineAnnealingLR", "ReduceLROnPlateau"]
+__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
+           "LinearLR", "ExponentialLR", "PolynomialLR", "CosineAnnealingLR",
+           "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler", "CosineAnnealingWarmRestarts",
+           "CyclicLR", "OneCycleLR"]
 
 
-class LRScheduler:
-    """Base class: remembers each group's ``initial_lr`` and counts epochs in ``last_epoch``
-    (the constructor performs the initial step to epoch 0)."""
+class LambdaLR(LRScheduler):
+    """``lr = initial_lr * lr_lambda(epoch)`` (one function, or one per group). ``state_dict``
+    keeps the state of callable objects, not of functions or lambdas (as PyTorch)."""
 
-    def __init__(self, optimizer, last_epoch=-1):
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-        self.optimizer = optimizer
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
-        else:
-            for i, group in enumerate(optimizer.param_groups):
-                if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
-                                   "when resuming an optimizer")
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
-        self.last_epoch = last_epoch
-        self._step_count = 0
-        self.step()
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.lr_lambdas = per_group(optimizer, lr_lambda, "lr_lambda")
+        super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        """The rates for ``last_epoch`` (subclasses)."""
-        raise NotImplementedError
-
-    def get_last_lr(self):
-        """The rates the last ``step`` set, one per parameter group."""
-        return self._last_lr
-
-    def step(self, epoch=None):
-        """Advance one epoch (or jump to ``epoch``, deprecated) and set the new rates."""
-        self._step_count += 1
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
-            warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and is "
-                          "being deprecated where possible.", UserWarning, stacklevel=2)
-            self.last_epoch = epoch
-            closed = getattr(self, "_get_closed_form_lr", None)
-            values = closed() if closed is not None else self.get_lr()
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        return [base * fn(self.last_epoch) for base, fn in zip(self.base_lrs, self.lr_lambdas)]
 
     def state_dict(self):
-        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType)
+                               or not hasattr(fn, "__dict__") else dict(fn.__dict__)
+                               for fn in self.lr_lambdas]
+        return state
 
     def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        saved = state_dict.pop("lr_lambdas")
         self.__dict__.update(state_dict)
+        for fn, fn_state in zip(self.lr_lambdas, saved):
+            if fn_state is not None:
+                fn.__dict__.update(fn_state)
+
+
+class MultiplicativeLR(LambdaLR):
+    """``lr = lr * lr_lambda(epoch)`` at each step after the first."""
+
+    def get_lr(self):
+        if self.last_epoch > 0:
+            return [group["lr"] * fn(self.last_epoch)
+                    for group, fn in zip(self.optimizer.param_groups, self.lr_lambdas)]
+        return self._group_lrs()
 
 
 class StepLR(LRScheduler):
@@ -81,6 +74,111 @@ class StepLR(LRScheduler):
 
     def _get_closed_form_lr(self):
         return [base * self.gamma ** (self.last_epoch // self.step_size)
+                for base in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the rates by ``gamma`` at each milestone epoch:
+    ``lr = initial_lr * gamma ** (number of milestones <= epoch)``."""
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        self.milestones, self.gamma = Counter(milestones), gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        hits = self.milestones.get(self.last_epoch, 0)
+        return [group["lr"] * self.gamma ** hits for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        passed = bisect_right(sorted(self.milestones.elements()), self.last_epoch)
+        return [base * self.gamma ** passed for base in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """Scale the rates by ``factor`` until epoch ``total_iters``:
+    ``lr = initial_lr * (factor if epoch < total_iters else 1)``."""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if not 0 <= factor <= 1:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        t, lrs = self.last_epoch, self._group_lrs()
+        if t == 0:
+            return [lr * self.factor for lr in lrs]
+        if t != self.total_iters:
+            return lrs
+        return [lr / self.factor for lr in lrs]
+
+    def _get_closed_form_lr(self):
+        done = self.last_epoch >= self.total_iters
+        return [base * (self.factor + done * (1 - self.factor)) for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Scale the rates linearly from ``start_factor`` to ``end_factor`` over ``total_iters``
+    epochs: ``lr = initial_lr * (s + (e - s) * min(epoch, total_iters) / total_iters)``."""
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
+                 last_epoch=-1):
+        if not 0 < start_factor <= 1:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
+                             "less or equal to 1.")
+        if not 0 <= end_factor <= 1:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor, self.end_factor = start_factor, end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        t, s, e, n = self.last_epoch, self.start_factor, self.end_factor, self.total_iters
+        if t == 0:
+            return [lr * s for lr in self._group_lrs()]
+        if t > n:
+            return self._group_lrs()
+        return [lr * (1.0 + (e - s) / (n * s + (t - 1) * (e - s))) for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        s, e, n = self.start_factor, self.end_factor, self.total_iters
+        return [base * (s + (e - s) * min(n, self.last_epoch) / n) for base in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the rates by ``gamma`` every epoch: ``lr = initial_lr * gamma ** epoch``."""
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return self._group_lrs()
+        return [lr * self.gamma for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Polynomial decay to 0 over ``total_iters`` epochs:
+    ``lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power``."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        t, n = self.last_epoch, self.total_iters
+        if t == 0 or t > n:
+            return self._group_lrs()
+        decay = ((1.0 - t / n) / (1.0 - (t - 1) / n)) ** self.power
+        return [lr * decay for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        n = self.total_iters
+        return [base * (1.0 - min(n, self.last_epoch) / n) ** self.power
                 for base in self.base_lrs]
 
 
@@ -112,78 +210,3 @@ class CosineAnnealingLR(LRScheduler):
         return [self.eta_min + (base - self.eta_min)
                 * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base in self.base_lrs]
-
-
-class ReduceLROnPlateau:
-    """Multiply the rates by ``factor`` when ``step(metric)`` has not improved for more than
-    ``patience`` epochs (then wait ``cooldown`` epochs); rates never go below ``min_lr``, and
-    changes smaller than ``eps`` are skipped. Improvement: ``metric < best * (1 - threshold)``
-    ('min', 'rel'), ``metric < best - threshold`` ('min', 'abs'), mirrored for 'max'."""
-
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
-                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
-        if factor >= 1.0:
-            raise ValueError("Factor should be < 1.0.")
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-        self.optimizer = optimizer
-        n = len(optimizer.param_groups)
-        if isinstance(min_lr, (list, tuple)):
-            if len(min_lr) != n:
-                raise ValueError(f"expected {n} min_lrs, got {len(min_lr)}")
-            self.min_lrs = list(min_lr)
-        else:
-            self.min_lrs = [min_lr] * n
-        if mode not in ("min", "max"):
-            raise ValueError("mode " + mode + " is unknown!")
-        if threshold_mode not in ("rel", "abs"):
-            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
-        self.factor, self.patience, self.threshold = factor, patience, threshold
-        self.threshold_mode, self.cooldown, self.eps, self.mode = threshold_mode, cooldown, eps, mode
-        self.mode_worse = inf if mode == "min" else -inf
-        self.best = self.mode_worse
-        self.cooldown_counter = 0
-        self.num_bad_epochs = 0
-        self.last_epoch = 0
-        self._last_lr = [group["lr"] for group in optimizer.param_groups]
-
-    def _is_better(self, a, best):
-        rel = self.threshold_mode == "rel"
-        if self.mode == "min":
-            return a < (best * (1.0 - self.threshold) if rel else best - self.threshold)
-        return a > (best * (self.threshold + 1.0) if rel else best + self.threshold)
-
-    def step(self, metrics):
-        """Record this epoch's ``metrics`` (a number or 0-d Tensor)."""
-        current = float(metrics)
-        self.last_epoch += 1
-        if self._is_better(current, self.best):
-            self.best = current
-            self.num_bad_epochs = 0
-        else:
-            self.num_bad_epochs += 1
-        if self.cooldown_counter > 0:
-            self.cooldown_counter -= 1
-            self.num_bad_epochs = 0
-        if self.num_bad_epochs > self.patience:
-            for i, group in enumerate(self.optimizer.param_groups):
-                old = float(group["lr"])
-                new = max(old * self.factor, self.min_lrs[i])
-                if old - new > self.eps:
-                    group["lr"] = new
-            self.cooldown_counter = self.cooldown
-            self.num_bad_epochs = 0
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
-
-    @property
-    def in_cooldown(self):
-        return self.cooldown_counter > 0
-
-    def get_last_lr(self):
-        return self._last_lr
-
-    def state_dict(self):
-        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
-
-    def load_state_dict(self, state_dict):
-        self.__dict__.update(state_dict)

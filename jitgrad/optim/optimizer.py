@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..graph.grad_mode import enable_grad
+from ..graph.grad_mode import enable_grad, no_grad
 from ..kernels.cpu import optim as cpu_optim
 from ..ops.core import dispatch
 from ..ops.core.upper import guard_writes
@@ -254,3 +254,47 @@ class Optimizer:
                     lines.append(f"    {key}: {group[key]}")
         lines.append(")")
         return "\n".join(lines)
+
+
+class TensorRuleOptimizer(Optimizer):
+    """Base of the optimizers whose update is written with Tensor ops (under ``no_grad``)
+    rather than one fused kernel: they work on any device at the cost of a few temporaries.
+
+    ``_direction`` gives the step's gradient term ``d = g`` (``-g`` when ``maximize``) plus the
+    coupled L2 term ``weight_decay * p``; ``_new_state`` starts a parameter's state with its
+    ``step`` counter."""
+
+    @staticmethod
+    def _direction(p, group, coupled=True):
+        d = p.grad.detach()
+        if group.get("maximize", False):
+            d = -d
+        wd = float(group.get("weight_decay", 0.0))
+        if coupled and wd != 0.0:
+            d = d + wd * p.detach()
+        return d
+
+    @staticmethod
+    def _scalar_state(value, dtype=np.float64):
+        """A 0-d CPU tensor holding a scalar of the state (``eta``, ``mu_product``...)."""
+        return Tensor._make(np.asarray(value, dtype))
+
+    def _new_state(self, p):
+        state = self.state[p]
+        if not state:
+            state["step"] = Tensor._make(np.zeros((), np.float32))
+            return state, True
+        return state, False
+
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
+        loss = self._closure(closure)
+        with no_grad():
+            for group in self.param_groups:
+                for p in self._params_with_grad(group):
+                    state, fresh = self._new_state(p)
+                    self._update(p, group, state, fresh)
+        return loss
+
+    def _update(self, p, group, state, fresh):
+        raise NotImplementedError

@@ -153,9 +153,11 @@ def odeint(func, y0, t, args=(), rtol=None, atol=None, tfirst=False, **kwargs):
 
     ``func`` is written with jitgrad operations (``jitgrad.numpy``) and returns an array of
     ``y``'s shape (a list of scalars is stacked). Differentiable in ``y0``, ``t`` and every
-    Tensor in ``args`` by the adjoint method (module docstring); arguments that are not Tensors
-    are constants (a ``func`` reading a Tensor that requires grad from its closure raises:
-    pass such Tensors in ``args``). Second derivatives raise."""
+    Tensor in ``args`` by the adjoint method (module docstring); ``args`` may hold pytrees
+    (lists, tuples, dicts) of Tensors, e.g. a list of ``(W, b)`` layers, each Tensor leaf
+    differentiated. Arguments that are not Tensors are constants (a ``func`` reading a Tensor
+    that requires grad from its closure raises: pass such Tensors in ``args``). Second
+    derivatives raise."""
     for name in _UNSUPPORTED:
         if kwargs.get(name):
             raise NotImplementedError(f"odeint: {name} is not supported")
@@ -168,10 +170,25 @@ def odeint(func, y0, t, args=(), rtol=None, atol=None, tfirst=False, **kwargs):
         raise ValueError(f"odeint: t must be a 1-D sequence of times, got shape {tuple(t.shape)}")
     options = {k: v for k, v in (("rtol", rtol), ("atol", atol)) if v is not None}
     options.update(kwargs)
+    func, args = _flat_args(func, args)
     problem = _Problem(func, tuple(y0.shape), args, tfirst, options)
     if is_grad_enabled():
         _check_closure(problem, y0, t)
     return _OdeInt.apply(problem, y0, t, *args)
+
+
+def _flat_args(func, args):
+    """``(func', leaves)``: the Tensor leaves of the pytrees in ``args`` as separate arguments
+    (each gets its adjoint), and ``func`` called with the pytrees rebuilt from them."""
+    from ..func import tree_flatten, tree_unflatten  # (a sibling public package)
+
+    leaves, spec = tree_flatten(args)
+    if len(leaves) == len(args) and all(not isinstance(a, (list, tuple, dict)) for a in args):
+        return func, args
+
+    def flat_func(first, second, *flat):
+        return func(first, second, *tree_unflatten(list(flat), spec))
+    return flat_func, tuple(leaves)
 
 
 def _check_closure(problem, y0, t):

@@ -3,13 +3,10 @@ sqrtm solve_sylvester solve_continuous_lyapunov inv det solve``, differentiable 
 ``jitgrad.ops.nplinalg`` and ``jitgrad.ops.scipy_linalg``)."""
 from __future__ import annotations
 
-import math
-
 import numpy as _np
 
 from ..ops import nplinalg as _nplinalg_ops
 from ..ops import scipy_linalg as _scipy_linalg_ops
-from ..ops.linalg import matmul as _matmul
 from ..ops.core import upper as _upper
 from ..ops.shape import cat as _cat, transpose as _transpose
 from ..tensor import Tensor
@@ -37,27 +34,16 @@ def _t(x):
     return x if isinstance(x, Tensor) else _as_tensor(x)
 
 
-def _tri(a, lower):
-    n = a.shape[-1]
-    mask = _np.tril(_np.ones((n, n))) if lower else _np.triu(_np.ones((n, n)))
-    return a * _const(mask.astype(a.dtype.np), a)
-
-
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
     """Solve ``op(A) x = b`` reading only ``A``'s lower (``lower=True``) or upper triangle;
     ``op`` is the identity (``trans=0``/``'N'``) or the transpose (``1``/``'T'``). The gradient
-    reaches only that triangle."""
-    a, b = _t(a), _t(b)
-    t = _tri(a, lower)
-    if unit_diagonal:
-        n = a.shape[-1]
-        eye = _const(_np.eye(n, dtype=a.dtype.np), a)
-        t = t * _const(1.0 - _np.eye(n, dtype=a.dtype.np), a) + eye
+    reaches only that triangle (``jitgrad.ops.scipy_linalg.triangle``)."""
+    t = _scipy_linalg_ops.triangle(_t(a), not lower, unit_diagonal)
     if trans in (1, "T", 2, "C"):
         t = _transpose(t, -1, -2)
     elif trans not in (0, "N"):
         raise ValueError(f"solve_triangular: invalid trans {trans!r}")
-    return _nplinalg_ops.solve(t, b)
+    return _nplinalg_ops.solve(t, _t(b))
 
 
 def cholesky(a, lower=False):
@@ -75,7 +61,8 @@ def cho_solve(c_and_lower, b):
     """Solve ``A x = b`` given ``cho_factor(A)``."""
     c, lower = c_and_lower
     c = _t(c)
-    L = _tri(c, True) if lower else _transpose(_tri(c, False), -1, -2)
+    L = _scipy_linalg_ops.triangle(c, not lower)
+    L = L if lower else _transpose(L, -1, -2)
     y = _nplinalg_ops.solve(L, _t(b))
     return _nplinalg_ops.solve(_transpose(L, -1, -2), y)
 
@@ -96,24 +83,10 @@ def solve(a, b):
 
 
 def expm(A):
-    """Matrix exponential by scaling and squaring: ``exp(A) = T(A / 2^s)^(2^s)`` with an
-    18-term Taylor polynomial ``T`` once ``||A / 2^s||_1 <= 1/2`` (error below 1e-16 relative),
-    all in Tensor ops, so the gradient is exact to the same precision."""
-    A = _t(A)
-    n = A.shape[-1]
-    # the number of squarings is a Python int chosen from the values: a host read
-    norm1 = float(_np.abs(A._host("jitgrad.scipy.linalg.expm")).sum(axis=-2).max()) \
-        if A._data.size else 0.0
-    s = max(0, int(math.ceil(math.log2(norm1 / 0.5))) if norm1 > 0.5 else 0)
-    X = A * (1.0 / 2 ** s)
-    eye = _const(_np.broadcast_to(_np.eye(n, dtype=A.dtype.np), A.shape).copy(), A)
-    term, out = eye, eye
-    for k in range(1, 19):
-        term = _matmul(term, X) * (1.0 / k)
-        out = out + term
-    for _ in range(s):
-        out = _matmul(out, out)
-    return out
+    """Matrix exponential (``scipy.linalg.expm``: scaling and squaring with Pade approximants),
+    batched over leading dims; differentiable to every order through the Frechet derivative
+    (``jitgrad.ops.scipy_linalg.matrix_exp``)."""
+    return _scipy_linalg_ops.matrix_exp(_t(A))
 
 
 def expm_frechet(A, E, method=None, compute_expm=True):

@@ -1,5 +1,4 @@
-"""``jitgrad.linalg``: ``torch.linalg``'s functions, signatures and named-tuple results, on the
-``ops.nplinalg`` rows (the same rows as ``jitgrad.numpy.linalg``; see its docstrings and
+"""The norms and decompositions of ``jitgrad.linalg``, on the ``ops.nplinalg`` rows (the same rows as ``jitgrad.numpy.linalg``; see its docstrings and
 ops/nplinalg.py for each derivative). Node names follow the rows: ``LinalgInvExBackward0``,
 ``LinalgDetBackward0``, ``LinalgSlogdetBackward0``, ``LinalgSolveExBackward0``,
 ``LinalgCholeskyExBackward0``, ``LinalgQrBackward0``, ``LinalgSvdBackward0``,
@@ -11,10 +10,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import dtypes
-from .ops.core import dispatch
-from .ops import nplinalg, reduce, shape, unary
-from .tensor import Tensor
+from .. import dtypes
+from ..ops.core import dispatch
+from ..ops import nplinalg, reduce, shape, unary
+from ..tensor import Tensor
+from ._out import with_out
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "solve", "inv", "det", "slogdet", "cholesky",
            "qr", "svd", "svdvals", "eigh", "eigvalsh", "lstsq", "pinv"]
@@ -46,6 +46,7 @@ def _mT(x):
     return shape.transpose(x, -2, -1)
 
 
+@with_out
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     """``(sum |x|^p)^(1/p)`` over ``dim`` (all elements when None; an int or a tuple), ``ord``
     inf / -inf the max / min of ``|x|``, 0 the count of nonzeros. Gradient
@@ -54,6 +55,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     return _npl().vector_norm(x, axis=dim, keepdims=keepdim, ord=ord)
 
 
+@with_out
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: A002
     """The matrix norm over the two dims ``dim``: ``'fro'``, ``'nuc'`` (sum of the singular
     values), 2 / -2 (the largest / smallest singular value), 1 / -1 / inf / -inf (max / min
@@ -79,11 +81,12 @@ def _npl_moveaxis(A, dims):
     return shape.permute(A, tuple(rest) + tuple(dims))
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
-    """``torch.linalg.norm``: with ``dim`` an int (or ``A`` 1-d) a vector norm, with two dims
-    (or ``A`` 2-d and ``ord`` given) a matrix norm; ``ord=None`` and ``dim=None``: the 2-norm
-    of all elements."""
-    A = _cast(_t(A, "norm"), dtype)
+@with_out
+def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    """``torch.linalg.norm``: with ``dim`` an int (or ``input`` 1-d) a vector norm, with two dims
+    (or ``input`` 2-d and ``ord`` given) a matrix norm; ``ord=None`` and ``dim=None``: the
+    2-norm of all elements."""
+    A = _cast(_t(input, "norm"), dtype)
     if dim is None and ord is None:
         return vector_norm(A, 2, None, keepdim)
     if dim is None:
@@ -97,21 +100,25 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim)
 
 
+@with_out
 def inv(A):
     """Matrix inverse ``B``; ``gA = -B^H g B^H``."""
     return nplinalg.inv(_t(A, "inv"))
 
 
+@with_out
 def det(A):
     """Determinant; ``gA = g det(A) A^-H``."""
     return nplinalg.det(_t(A, "det"))
 
 
+@with_out
 def slogdet(A):
     """``(sign, logabsdet)`` (``torch.return_types.linalg_slogdet``); ``gA = g A^-H``."""
     return slogdet_result(*nplinalg.slogdet(_t(A, "slogdet")))
 
 
+@with_out
 def solve(A, B, *, left=True):
     """``X = A^-1 B`` (``left=False``: ``X = B A^-1``). ``B`` is a batch of vectors when 1-d
     or of shape ``A.shape[:-1]``; ``gB = A^-H g``, ``gA = -gB X^H``."""
@@ -123,6 +130,7 @@ def solve(A, B, *, left=True):
     return nplinalg.solve(A, B)
 
 
+@with_out
 def cholesky(A, *, upper=False):
     """The lower Cholesky factor ``L`` of a symmetric positive definite ``A = L L^H``
     (``upper``: ``L^H``)."""
@@ -130,6 +138,7 @@ def cholesky(A, *, upper=False):
     return _mT(L) if upper else L
 
 
+@with_out
 def qr(A, mode="reduced"):
     """``(Q, R)`` (``torch.return_types.linalg_qr``); ``mode='r'``: ``Q`` empty."""
     if mode == "r":
@@ -138,6 +147,7 @@ def qr(A, mode="reduced"):
     return qr_result(*_npl().qr(_t(A, "qr"), mode=mode))
 
 
+@with_out
 def svd(A, full_matrices=True, *, driver=None):
     """``(U, S, Vh)`` (``torch.return_types.linalg_svd``), ``A = U diag(S) Vh``; differentiable
     in the reduced form (``full_matrices=False``, or square input)."""
@@ -145,22 +155,26 @@ def svd(A, full_matrices=True, *, driver=None):
     return svd_result(*_npl().svd(A, full_matrices=full_matrices and A.shape[-1] != A.shape[-2]))
 
 
+@with_out
 def svdvals(A, *, driver=None):
     """The singular values (descending); ``gA = U diag(gS) Vh``."""
     return nplinalg.svdvals(_t(A, "svdvals"))
 
 
+@with_out
 def eigh(A, UPLO="L"):
     """``(eigenvalues, eigenvectors)`` of a symmetric matrix (ascending eigenvalues;
     ``torch.return_types.linalg_eigh``)."""
     return eigh_result(*nplinalg.eigh(_t(A, "eigh"), UPLO))
 
 
+@with_out
 def eigvalsh(A, UPLO="L"):
     """The eigenvalues of a symmetric matrix (ascending)."""
     return nplinalg.eigh(_t(A, "eigvalsh"), UPLO)[0]
 
 
+@with_out
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
     """The Moore-Penrose pseudo-inverse (singular values below ``rtol * s_max`` dropped;
     default ``eps * max(M, N)``); the gradient holds where the rank is locally constant."""
