@@ -3,23 +3,46 @@
 Argument checking and normalisation live here; the differentiable ops are rows of
 ``jitgrad.ops.nn`` (fused Numba kernels for convolution, pooling, the norms and NLL; scalar-body
 kernels for the activations). Each function states its forward and derivative math.
+
+The rest of the namespace is composed of existing differentiable ops and kept in modules of
+its own (re-exported here): ``_functional_act`` (activations, distances, channel dropouts,
+shuffles), ``_functional_loss`` (losses), ``_functional_pool`` (1-d/3-d, adaptive, power,
+fractional pooling and unpooling), ``_functional_conv`` (3-d and transposed convolution,
+fold/unfold, pad, group/instance/RMS/local-response norm) and ``_functional_sample``
+(interpolate, affine_grid, grid_sample, scaled_dot_product_attention); shared argument helpers
+are in ``_functional_common``.
 """
 from __future__ import annotations
 
 import math
 import numbers
-import warnings
 
 import numpy as np
 
 from ..graph.grad_mode import no_grad
-from ..ops import binary, inplace, shape, unary
+from ..ops import binary, shape, unary
 from ..ops.core import dispatch
 from ..ops import reduce as _red
 from ..ops import creation as _creation
 from ..ops import nn as _ops
-from ..ops.reduce import torch_dtype_name as _tname
 from ..ops.core.upper import guard_writes
+from ._functional_common import (  # noqa: F401 (nn.modules.loss reads _reduction)
+                                 tensor_cls as _T, apply_reduction as _apply_reduction,
+                                 index_array as _index_array, kernel_float as _kernel_float,
+                                 maybe_inplace as _maybe_inplace, on_device_of as _on_device_of,
+                                 loss_pair as _pair, reduction_mode as _reduction,
+                                 as_tensor as _tensor, ntuple as _tuple, same_dtype as _same_dtype,
+                                 conv_padding as _conv_padding)
+
+# the functions kept in their own modules by size (see each module's docstring)
+from ._functional_act import *  # noqa: F401,F403
+from ._functional_loss import *  # noqa: F401,F403
+from ._functional_pool import *  # noqa: F401,F403
+from ._functional_conv import *  # noqa: F401,F403
+from ._functional_sample import *  # noqa: F401,F403
+from . import _functional_act as _act, _functional_loss as _loss
+from . import _functional_pool as _pool, _functional_conv as _convs
+from . import _functional_sample as _sample
 
 __all__ = ["relu", "relu_", "tanh", "sigmoid", "gelu", "silu", "softplus", "leaky_relu",
            "softmax", "log_softmax", "linear", "conv1d", "conv2d", "max_pool2d", "avg_pool2d",
@@ -27,42 +50,6 @@ __all__ = ["relu", "relu_", "tanh", "sigmoid", "gelu", "silu", "softplus", "leak
            "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits"]
 
-
-
-def _T():
-    return dispatch.Tensor
-
-
-def _on_device_of(x, t):
-    """Optional constant operands (loss weights, eval-mode running stats) given as CPU tensors
-    follow a CUDA input to its device (a recorded, differentiable ``to``), so a weight made
-    with ``jitgrad.tensor(...)`` works with CUDA inputs."""
-    if t is None or not isinstance(t, _T()) or t.device == x.device:
-        return t
-    return t.to(x.device)
-
-
-def _tensor(x, op):
-    return dispatch.tensor_operand(x, op)
-
-
-def _kernel_float(op, *tensors):
-    """The fused kernels run in float32/float64 (Numba has no float16 arithmetic on the CPU)."""
-    for t in tensors:
-        if t is not None and t.dtype.name not in ("float32", "float64"):
-            raise RuntimeError(f"{op}: expected float32 or float64 inputs, got "
-                               f"{_tname(t.dtype)} (convert with .float() or .double())")
-
-
-def _tuple(v, n, name):
-    if isinstance(v, numbers.Integral):
-        return (int(v),) * n
-    v = tuple(int(i) for i in v)
-    if len(v) == 1 and n > 1:
-        v = v * n
-    if len(v) != n:
-        raise ValueError(f"{name} must be an int or a tuple of {n} ints, got {v}")
-    return v
 
 
 # --- activations ---------------------------------------------------------------------------
@@ -91,12 +78,6 @@ def gelu(input, approximate="none"):  # noqa: A002
     return _ops.gelu(input, approximate)
 
 
-def _maybe_inplace(input, inplace_, name, fn):
-    if inplace_:
-        return inplace.apply_inplace(input, name, fn)
-    return fn(input)
-
-
 def silu(input, inplace=False):  # noqa: A002
     """``x sigmoid(x)`` (see ``jitgrad.ops.nn.silu``)."""
     return _maybe_inplace(input, inplace, "silu_", _ops.silu)
@@ -113,23 +94,23 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):  # noqa: A002
                           lambda t: _ops.leaky_relu(t, negative_slope))
 
 
-def softmax(input, dim, dtype=None):  # noqa: A002
-    """``exp(x_i) / sum_j exp(x_j)`` along ``dim`` (see ``jitgrad.softmax``)."""
+def softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
+    """``exp(x_i) / sum_j exp(x_j)`` along ``dim`` (see ``jitgrad.softmax``; ``dim=None``:
+    PyTorch's deprecated implicit choice, with its warning)."""
+    if dim is None:
+        dim = _act.implicit_softmax_dim("softmax", _tensor(input, "softmax").ndim)
     return _ops.softmax(input, dim, dtype)
 
 
-def log_softmax(input, dim, dtype=None):  # noqa: A002
-    """``x_i - logsumexp_j x_j`` along ``dim`` (see ``jitgrad.log_softmax``)."""
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002
+    """``x_i - logsumexp_j x_j`` along ``dim`` (see ``jitgrad.log_softmax``; ``dim=None`` as in
+    ``softmax``)."""
+    if dim is None:
+        dim = _act.implicit_softmax_dim("log_softmax", _tensor(input, "log_softmax").ndim)
     return _ops.log_softmax(input, dim, dtype)
 
 
 # --- linear / convolution ------------------------------------------------------------------
-def _same_dtype(op, a, b):
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"{op}: expected both operands to have the same dtype, but got "
-                           f"{_tname(a.dtype)} and {_tname(b.dtype)}")
-
-
 def linear(input, weight, bias=None):  # noqa: A002
     """``y = x W^T + b`` over the last dim of ``x`` (leading dims are batch dims).
 
@@ -157,57 +138,15 @@ def linear(input, weight, bias=None):  # noqa: A002
     return out if x.ndim == 2 else shape.reshape(out, x.shape[:-1] + (w.shape[0],))
 
 
-def _conv_padding(padding, k, dilation, stride, nd):
-    if isinstance(padding, str):
-        if padding == "valid":
-            return (0,) * nd
-        if padding != "same":
-            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                             "{'valid', 'same'}")
-        if any(s != 1 for s in stride):
-            raise ValueError("padding='same' is not supported for strided convolutions")
-        total = [d * (kk - 1) for d, kk in zip(dilation, k)]
-        if any(t % 2 for t in total):
-            raise NotImplementedError(
-                "padding='same' with an even effective kernel size needs asymmetric padding, "
-                "which jitgrad does not support yet; pass explicit padding instead")
-        return tuple(t // 2 for t in total)
-    return _tuple(padding, nd, "padding")
-
-
 def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):  # noqa: A002
-    x, w = _tensor(input, op), _tensor(weight, op)
-    _same_dtype(op, x, w)
-    _kernel_float(op, x)
-    if w.ndim != nd + 2:
-        raise RuntimeError(f"{op}: weight must be {nd + 2}-D, got {w.ndim}-D")
-    unbatched = x.ndim == nd + 1
-    if unbatched:
-        x = shape.unsqueeze(x, 0)
-    if x.ndim != nd + 2:
-        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
-                           f"{op}, but got input of size: {list(input.shape)}")
-    groups = int(groups)
-    if groups < 1 or w.shape[0] % groups:
-        raise RuntimeError(f"{op}: out_channels ({w.shape[0]}) must be divisible by groups "
-                           f"({groups})")
-    if x.shape[1] != w.shape[1] * groups:
-        raise RuntimeError(
-            f"Given groups={groups}, weight of size {list(w.shape)}, expected input"
-            f"{list(x.shape)} to have {w.shape[1] * groups} channels, but got {x.shape[1]} "
-            "channels instead")
+    x, w, b, unbatched = _convs.conv_operands(op, nd, input, weight, bias, groups, False)
     stride = _tuple(stride, nd, "stride")
     dilation = _tuple(dilation, nd, "dilation")
     pad = _conv_padding(padding, w.shape[2:], dilation, stride, nd)
     if nd == 1:
         stride, pad, dilation = (1,) + stride, (0,) + pad, (1,) + dilation
-    b = None
-    if bias is not None:
-        b = _tensor(bias, op)
-        if b.shape != (w.shape[0],):
-            raise RuntimeError(f"{op}: bias must have shape ({w.shape[0]},), got {b.shape}")
     out = _ops.conv(x, w, b, {"stride": stride, "padding": pad, "dilation": dilation,
-                              "groups": groups})
+                              "groups": int(groups)})
     return shape.squeeze(out, 0) if unbatched else out
 
 
@@ -244,7 +183,7 @@ def _pool_args(op, x, kernel_size, stride, padding, dilation):
     return x, k, s, p, d
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
+def _max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
                return_indices=False):
     """Max over ``kernel_size`` windows of the last two dims (see ``ops.nn.max_pool2d``).
     Records ``MaxPool2DWithIndicesBackward0``; ``return_indices`` also gives the int64 flat
@@ -355,18 +294,6 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
     return _ops.layer_norm(x, ns, weight, bias, eps)
 
 
-def _index_array(t, op):
-    if isinstance(t, _T()) and t.is_cuda:  # indices stay on the device (int64 there)
-        if t.dtype.np.kind not in "iu":
-            raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got "
-                               f"{t.dtype.np}")
-        data = t._data  # device read: the indices go to the device kernel (no host copy)
-        return data if data.dtype == np.int64 else data.astype(np.int64)
-    arr = np.asarray(t._host(op) if isinstance(t, _T()) else t)
-    if arr.dtype.kind not in "iu":
-        raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got {arr.dtype}")
-    return arr.astype(np.int64, copy=False)
-
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # noqa: A002
               scale_grad_by_freq=False, sparse=False):
@@ -418,55 +345,41 @@ def one_hot(tensor, num_classes=-1):
 
 
 # --- losses --------------------------------------------------------------------------------
-_REDUCTIONS = ("none", "mean", "sum")
 
-
-def _reduction(reduction, size_average=None, reduce=None):
-    if size_average is not None or reduce is not None:  # PyTorch's legacy arguments
-        size_average = True if size_average is None else size_average
-        reduce = True if reduce is None else reduce
-        reduction = "none" if not reduce else ("mean" if size_average else "sum")
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return reduction
-
-
-def _pair(op, input, target):  # noqa: A002
-    x, y = _tensor(input, op), _tensor(target, op)
-    if x.shape != y.shape:
-        warnings.warn(f"Using a target size ({list(y.shape)}) that is different to the input "
-                      f"size ({list(x.shape)}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", UserWarning,
-                      stacklevel=3)
-    return x, y
-
-
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):  # noqa: A002
-    """Mean squared error ``(x - y)^2`` (see ``ops.nn.mse_loss``). ``MseLossBackward0``."""
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
+             weight=None):
+    """Mean squared error ``(x - y)^2`` (see ``ops.nn.mse_loss``). ``MseLossBackward0``.
+    ``weight`` (the input's shape): ``w (x - y)^2``, 'mean' divided by ``sum(w)``."""
     x, y = _pair("mse_loss", input, target)
-    return _ops.mse_loss(x, y, _reduction(reduction, size_average, reduce))
+    reduction = _reduction(reduction, size_average, reduce)
+    if weight is not None:
+        return _loss.weighted_reduction((x - y) ** 2, weight, reduction, "mse_loss")
+    return _ops.mse_loss(x, y, reduction)
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):  # noqa: A002
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
+            weight=None):
     """``|x - y|`` reduced, composed of ``sub``, ``abs`` and ``mean``/``sum`` as in PyTorch
-    (derivative ``sign(x - y) g``)."""
+    (derivative ``sign(x - y) g``); ``weight`` as in ``mse_loss``."""
     x, y = _pair("l1_loss", input, target)
-    return _apply_reduction(unary.abs(x - y), _reduction(reduction, size_average, reduce))
+    reduction = _reduction(reduction, size_average, reduce)
+    if weight is not None:
+        return _loss.weighted_reduction(unary.abs(x - y), weight, reduction, "l1_loss")
+    return _apply_reduction(unary.abs(x - y), reduction)
 
 
-def huber_loss(input, target, reduction="mean", delta=1.0):  # noqa: A002
-    """Huber loss with threshold ``delta`` (see ``ops.nn.huber_loss``)."""
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):  # noqa: A002
+    """Huber loss with threshold ``delta`` (see ``ops.nn.huber_loss``); ``weight``: ``w l``,
+    'mean' averaged over the elements (not divided by ``sum(w)``, as PyTorch)."""
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got "
                            f"{delta}")
     x, y = _pair("huber_loss", input, target)
+    if weight is not None:
+        pointwise = _ops.huber_loss(x, y, "none", delta)
+        return _loss.weighted_reduction(pointwise, weight, _reduction(reduction), "huber_loss",
+                                        mean_by_weight=False)
     return _ops.huber_loss(x, y, _reduction(reduction), delta)
-
-
-def _apply_reduction(loss, reduction):
-    if reduction == "mean":
-        return _red.mean(loss)
-    return _red.sum(loss) if reduction == "sum" else loss
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
@@ -532,6 +445,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     x = _tensor(input, "nll_loss")
     _kernel_float("nll_loss", x)
     reduction = _reduction(reduction, size_average, reduce)
+    from .. import func  # (nn -> func) per-example targets under vmap: a one-hot formulation
+    if isinstance(target, func.BatchedTensor):
+        return func.nll_loss_one_hot(x, target, weight, ignore_index, reduction)
     x2, t, out_shape = _class_layout("nll_loss", x, target)
     C = x2.shape[1]
     if x.is_cuda:  # targets on the device; their range is not checked there (no host copy)
@@ -638,3 +554,9 @@ def _smoothed_cuda(nll, logp, tgt, w, ignore_index, reduction, label_smoothing, 
         denom = _ops.nll_loss(minus_one, t, w, ignore_index, "sum")
         smooth = smooth.sum() / denom
     return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / C)
+
+
+# the namespace's functions from its other modules, and max_pool2d's return_indices dispatch
+__all__ += _act.__all__ + _loss.__all__ + _pool.__all__ + _convs.__all__ + _sample.__all__
+max_pool2d = _pool.boolean_dispatch("return_indices", 6, False, _pool.max_pool2d_with_indices,
+                                    _max_pool2d, __name__, "max_pool2d")

@@ -251,7 +251,9 @@ class ConvGeom:
         xp[:, :, self.ph + self.H:] = 0
         xp[:, :, self.ph:self.ph + self.H, :self.pw] = 0
         xp[:, :, self.ph:self.ph + self.H, self.pw + self.W:] = 0
-        xp[:, :, self.ph:self.ph + self.H, self.pw:self.pw + self.W] = x
+        # (a 1-d convolution's x is (N, C, W): viewed with its unit H)
+        xp[:, :, self.ph:self.ph + self.H, self.pw:self.pw + self.W] = x.reshape(
+            self.N, self.C, self.H, self.W)
         return xp.reshape(-1)
 
     def wide(self, g):
@@ -261,7 +263,7 @@ class ConvGeom:
             return _flat(g)
         gw = pool.empty((self.N, self.Co, self.Ho, Wp), g.dtype)
         gw[..., self.Wo:] = 0
-        gw[..., :self.Wo] = g
+        gw[..., :self.Wo] = g.reshape(self.N, self.Co, self.Ho, self.Wo)  # (1-d: unit Ho)
         return gw.reshape(-1)
 
     def col_args(self):
