@@ -6,6 +6,7 @@ generator (``jitgrad.manual_seed``), or from ``generator`` (a ``numpy.random.Gen
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 
@@ -15,13 +16,32 @@ from ..ops import creation as _creation
 from ..ops.core.upper import guard_writes
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
-           "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_"]
+           "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
+           "kaiming_normal_", "orthogonal_", "uniform", "normal", "constant", "eye", "dirac",
+           "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal",
+           "skipped"]
+
+_skip_depth = 0  # > 0 inside ``skipped()``
+
+
+@contextlib.contextmanager
+def skipped():
+    """Within this block the initialisers write nothing and leave the global generator alone
+    (``nn.utils.skip_init``)."""
+    global _skip_depth
+    _skip_depth += 1
+    try:
+        yield
+    finally:
+        _skip_depth -= 1
 
 
 def _rng(generator, tensor):
     """The generator to draw ``tensor``'s new values from, once the write is allowed (asked
-    before the draw, so a refused write draws nothing)."""
+    before the draw, so a refused write draws nothing). Inside ``skipped()`` a throwaway one
+    (the values are not written)."""
+    if _skip_depth:
+        return np.random.default_rng(0)
     guard_writes(tensor)
     return generator if generator is not None else _creation.generator()
 
@@ -29,6 +49,8 @@ def _rng(generator, tensor):
 def _fill(tensor, values):
     from ..ops.core import dispatch
 
+    if _skip_depth:
+        return tensor
     guard_writes(tensor)
     data = tensor._data  # device read: written in place (write guarded)
     if dispatch.device_of(data) != "cpu":  # drawn on the host, copied in (as a seed's values
@@ -124,10 +146,31 @@ def zeros_(tensor):
 
 
 def eye_(tensor):
-    """The identity matrix (2-d tensors only)."""
+    """The identity matrix (2-d tensors only; ones on the main diagonal of a rectangular
+    one)."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     return _fill(tensor, np.eye(*tensor.shape))
+
+
+def dirac_(tensor, groups=1):
+    """The Dirac delta kernel of a 3-, 4- or 5-d convolution weight ``(out, in, *k)``: in each
+    of the ``groups`` groups of ``out / groups`` output channels, output channel ``d`` gets a
+    1 at input channel ``d`` and the kernel centre (``k // 2``), so the convolution is the
+    identity on the first ``min(out / groups, in)`` channels."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    out_channels = tensor.shape[0]
+    if groups <= 0 or out_channels % groups:
+        raise ValueError(f"dirac_: dim 0 ({out_channels}) must be divisible by groups "
+                         f"({groups})")
+    per_group = out_channels // groups
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    values = np.zeros(tensor.shape)
+    for g in range(groups):
+        for d in range(min(per_group, tensor.shape[1])):
+            values[(g * per_group + d, d) + centre] = 1.0
+    return _fill(tensor, values)
 
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
@@ -179,3 +222,32 @@ def orthogonal_(tensor, gain=1, generator=None):
     if rows < cols:
         q = q.T
     return _fill(tensor, (gain * q).reshape(tensor.shape))
+
+
+def _deprecated(new):
+    """PyTorch's old spelling of the initialiser ``new`` (without the trailing underscore):
+    the same function, with a FutureWarning."""
+    old = new.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__module__ = new.__module__
+    deprecated_init.__doc__ = (f"Deprecated: use ``{new.__name__}`` (this spelling warns).\n\n"
+                               + (new.__doc__ or ""))
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)

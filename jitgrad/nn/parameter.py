@@ -1,4 +1,5 @@
-"""``Parameter``: a Tensor that a ``Module`` registers as one of its parameters."""
+"""``Parameter`` and ``Buffer``: Tensors that a ``Module`` registers, when assigned as its
+attributes, as a parameter or a buffer."""
 from __future__ import annotations
 
 import numpy as np
@@ -28,7 +29,7 @@ class Parameter(Tensor):
         p.requires_grad_(requires_grad)
         return p
 
-    def __init__(self, data=None, requires_grad=True):  # all done in __new__
+    def __init__(self, *args, **kwargs):  # all done in __new__
         pass
 
     def __repr__(self):
@@ -50,6 +51,47 @@ class Parameter(Tensor):
             p._grad = Tensor._make(self._grad._data.copy())  # device read: a copy on its device
         memo[id(self)] = p
         return p
+
+
+class Buffer(Tensor):
+    """A Tensor that, assigned as an attribute of a ``Module``, is registered as a buffer
+    (``register_buffer(name, t, persistent)``): module state that is not trained.
+
+    ``Buffer(t)`` shares ``t``'s storage and version counter and keeps its ``requires_grad``;
+    ``persistent=False`` leaves it out of ``state_dict``. Results of operations on a Buffer
+    are plain Tensors.
+    """
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            from ..ops import creation
+
+            data = creation.empty(0)
+        elif not isinstance(data, Tensor):
+            raise TypeError(f"Buffer: data must be a jitgrad.Tensor, got "
+                            f"{type(data).__name__}")
+        b = cls._make(data._data)  # device read: shared, as detach
+        b._version_counter = data._version_counter
+        b.requires_grad_(data.requires_grad)
+        b.persistent = persistent
+        return b
+
+    def __init__(self, *args, **kwargs):  # all done in __new__
+        pass
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_buffer, (Tensor._make(self._host("pickle")), self.persistent))
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            # copies on the tensor's device (made outside the ops, as Parameter's)
+            memo[id(self)] = Buffer(Tensor._make(self._data.copy()),  # device read: a copy
+                                    persistent=self.persistent)
+        return memo[id(self)]
+
+
+def _rebuild_buffer(data, persistent):
+    return Buffer(data, persistent=persistent)
 
 
 def _rebuild_parameter(data, requires_grad, device="cpu"):

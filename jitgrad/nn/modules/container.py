@@ -1,9 +1,10 @@
-"""Containers: ``Sequential``, ``ModuleList`` and ``ModuleDict``."""
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict`` and ``ParameterList``."""
 from __future__ import annotations
 
 import operator
 from collections import OrderedDict
 
+from ..parameter import Parameter
 from .module import Module, _addindent
 
 
@@ -167,3 +168,76 @@ class ModuleDict(Module):
         items = modules.items() if hasattr(modules, "items") else modules
         for key, module in items:
             self[key] = module
+
+
+class ParameterList(Module):
+    """A list of parameters, registered (as ``"0"``, ``"1"``...) so ``parameters()`` and
+    ``state_dict`` find them. A Tensor that is not a Parameter is wrapped in one; any other
+    object is kept as a plain attribute (as PyTorch)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def _index(self, idx) -> int:
+        idx = operator.index(idx)
+        if not -self._size <= idx < self._size:
+            raise IndexError(f"index {idx} is out of range")
+        return idx % self._size
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)([self[i] for i in range(*idx.indices(self._size))])
+        return getattr(self, str(self._index(idx)))
+
+    def __setitem__(self, idx, param):
+        self._set(str(self._index(idx)), param)
+
+    def _set(self, key, value):
+        from ...tensor import Tensor
+
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, key, value)
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        return iter(self[i] for i in range(self._size))
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def __dir__(self):
+        return [k for k in super().__dir__() if not k.isdigit()]
+
+    def append(self, value):
+        """Add ``value`` at the end."""
+        self._size += 1
+        self._set(str(self._size - 1), value)
+        return self
+
+    def extend(self, values):
+        """Add every item of the iterable ``values`` at the end."""
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise TypeError(f"ParameterList.extend should be called with an iterable, but got "
+                            f"{type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self):
+        lines = []
+        for i, p in enumerate(self):
+            if isinstance(p, Parameter):
+                size = "x".join(str(s) for s in p.shape)
+                lines.append(f"  ({i}): Parameter containing: [{p.dtype} of size {size}]")
+            else:
+                lines.append(f"  ({i}): Object of type: {type(p).__name__}")
+        return "\n".join(lines)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")

@@ -1,4 +1,4 @@
-"""``Identity``, ``Linear`` and ``Flatten``."""
+"""``Identity``, ``Linear``, ``Bilinear``, ``Flatten`` and ``Unflatten``."""
 from __future__ import annotations
 
 import math
@@ -12,13 +12,13 @@ from ..parameter import Parameter
 from .module import Module
 
 
-def _empty(shape_, dtype):
+def empty_parameter(shape_, dtype):
     """An uninitialised float parameter array in ``dtype`` (default: jitgrad's default)."""
     return creation.empty(*shape_, dtype=dtypes.to_dtype(dtype) if dtype is not None
                           else dtypes.get_default_dtype())
 
 
-def _check_device(device):
+def check_device(device):
     """The canonical device of a constructor's ``device=`` (None: the CPU), checked to exist
     before any parameter is made."""
     if device is None:
@@ -31,12 +31,16 @@ def _check_device(device):
     return device
 
 
-def _place(module, device):
+def place(module, device):
     """Move a freshly initialised module to its constructor's ``device`` (parameters are
     created and initialised on the CPU from jitgrad's generator, so a seed gives the same
     values on every device)."""
     if device is not None and device != "cpu":
         module.to(device)
+
+
+# the older private spellings, which conv.py, normalization.py and sparse.py import
+_empty, _check_device, _place = empty_parameter, check_device, place
 
 
 class Identity(Module):
@@ -58,15 +62,15 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
-        device = _check_device(device)
+        device = check_device(device)
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(_empty((out_features, in_features), dtype))
+        self.weight = Parameter(empty_parameter((out_features, in_features), dtype))
         if bias:
-            self.bias = Parameter(_empty((out_features,), dtype))
+            self.bias = Parameter(empty_parameter((out_features,), dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
-        _place(self, device)
+        place(self, device)
 
     def reset_parameters(self):
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -95,3 +99,65 @@ class Flatten(Module):
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Bilinear(Module):
+    """``y_k = x1^T W_k x2 + b_k`` with ``W`` of shape ``(out_features, in1_features,
+    in2_features)``; ``x1: (*, in1_features)``, ``x2: (*, in2_features)``.
+
+    Initialisation (PyTorch's): ``W, b ~ U(-1/sqrt(in1_features), 1/sqrt(in1_features))``.
+    """
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        device = check_device(device)
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty_parameter((out_features, in1_features, in2_features),
+                                                dtype))
+        if bias:
+            self.bias = Parameter(empty_parameter((out_features,), dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+        place(self, device)
+
+    def reset_parameters(self):
+        """``U(-1/sqrt(in1_features), 1/sqrt(in1_features))`` for weight and bias."""
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return functional.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class Unflatten(Module):
+    """Split dim ``dim`` into ``unflattened_size`` (a tuple of ints, one may be -1; or a
+    tuple of ``(name, size)`` pairs as PyTorch's named form, whose sizes are used)."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if isinstance(dim, str):
+            raise TypeError("Unflatten: named dims (a str dim) need named tensors, which "
+                            "jitgrad does not have; pass an int dim")
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(f"Unflatten: unflattened_size must be a tuple of ints, got "
+                            f"{type(unflattened_size).__name__}")
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input):  # noqa: A002
+        sizes = tuple(s[1] if isinstance(s, tuple) else s for s in self.unflattened_size)
+        dim = self.dim % input.ndim if input.ndim else 0
+        return shape.reshape(input, tuple(input.shape[:dim]) + sizes
+                             + tuple(input.shape[dim + 1:]))
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

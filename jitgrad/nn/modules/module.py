@@ -17,7 +17,15 @@ from ..._device import Device
 from ...ops.core import dispatch, upper
 from ...tensor import Tensor
 from ...ops.core.upper import guard_writes
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter
+from . import hooks
+from .hooks import ModuleHooks, add_hook, run_registration_hooks
+from .hooks import (register_module_backward_hook,  # noqa: F401 - PyTorch's home for them
+                    register_module_buffer_registration_hook, register_module_forward_hook,
+                    register_module_forward_pre_hook, register_module_full_backward_hook,
+                    register_module_full_backward_pre_hook,
+                    register_module_module_registration_hook,
+                    register_module_parameter_registration_hook)
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -80,7 +88,16 @@ def _check_cuda(device) -> None:
     backend.check_index(device.index or 0)
 
 
-class Module:
+# the hook tables every module has (name -> its empty table)
+_HOOK_TABLES = {"_forward_hooks": HookDict, "_forward_hooks_with_kwargs": dict,
+                "_forward_hooks_always_called": dict, "_forward_pre_hooks": HookDict,
+                "_forward_pre_hooks_with_kwargs": dict, "_backward_hooks": HookDict,
+                "_backward_pre_hooks": HookDict, "_state_dict_pre_hooks": HookDict,
+                "_state_dict_hooks": HookDict, "_load_state_dict_pre_hooks": HookDict,
+                "_load_state_dict_post_hooks": HookDict}
+
+
+class Module(ModuleHooks):
     """Base class of every layer and model (PyTorch's ``nn.Module``).
 
     Subclasses call ``super().__init__()`` first, assign parameters/sub-modules as attributes
@@ -90,52 +107,36 @@ class Module:
 
     training: bool
     _version = 1
+    call_super_init = False  # PyTorch's flag (Module.__init__ takes no arguments here)
+    dump_patches = False
 
-    def __init__(self):
+    def __init__(self, *args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        if args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
         setattr_ = object.__setattr__
         setattr_(self, "training", True)
         setattr_(self, "_parameters", OrderedDict())
         setattr_(self, "_buffers", OrderedDict())
         setattr_(self, "_non_persistent_buffers_set", set())
         setattr_(self, "_modules", OrderedDict())
-        setattr_(self, "_forward_hooks", HookDict())
-        setattr_(self, "_forward_pre_hooks", HookDict())
+        setattr_(self, "_is_full_backward_hook", None)
+        for name, table in _HOOK_TABLES.items():
+            setattr_(self, name, table())
+
+    def __setstate__(self, state):
+        # a module pickled before a hook table existed gets an empty one
+        self.__dict__.update(state)
+        for name, table in _HOOK_TABLES.items():
+            self.__dict__.setdefault(name, table())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
-
-    def __call__(self, *args, **kwargs):
-        for hook in tuple(self._forward_pre_hooks.values()):
-            res = hook(self, args)
-            if res is not None:
-                args = res if isinstance(res, tuple) else (res,)
-        out = self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_hooks.values()):
-            res = hook(self, args, out)
-            if res is not None:
-                out = res
-        return out
-
-    # --- hooks -----------------------------------------------------------------------------
-    def register_forward_pre_hook(self, hook, *, prepend=False):
-        """``hook(module, args) -> None or new args`` runs before ``forward``. Returns a
-        handle with ``remove()``."""
-        return self._add_hook(self._forward_pre_hooks, hook, prepend)
-
-    def register_forward_hook(self, hook, *, prepend=False):
-        """``hook(module, args, output) -> None or new output`` runs after ``forward``.
-        Returns a handle with ``remove()``."""
-        return self._add_hook(self._forward_hooks, hook, prepend)
-
-    @staticmethod
-    def _add_hook(hooks, hook, prepend):
-        handle = hooks.add(hook)
-        if prepend:
-            items = list(hooks.items())
-            hooks.clear()
-            hooks.update([items[-1]] + items[:-1])
-        return handle
 
     # --- registration ----------------------------------------------------------------------
     def __getattr__(self, name):
@@ -151,7 +152,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._drop(name)
+            self._drop(name, keep="_parameters")
             self.register_parameter(name, value)
             return
         if params is not None and name in params:
@@ -160,12 +161,19 @@ class Module:
                                 "(jitgrad.nn.Parameter or None expected)")
             params[name] = None
             return
+        if isinstance(value, Buffer):
+            if d.get("_buffers") is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self._drop(name, keep="_buffers")
+            self.register_buffer(name, value, value.persistent)
+            return
         modules = d.get("_modules")
         if isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._drop(name)
-            modules[name] = value
+            self._drop(name, keep="_modules")
+            modules[name] = run_registration_hooks(hooks.GLOBAL.module_registration_hooks,
+                                                   self, name, value)
             return
         if modules is not None and name in modules:
             if value is not None:
@@ -190,11 +198,15 @@ class Module:
                 return
         object.__delattr__(self, name)
 
-    def _drop(self, name):
+    def _drop(self, name, keep):
+        """Forget ``name`` everywhere but in the store ``keep`` (where a reassignment keeps
+        its place in the registration order, as PyTorch)."""
         self.__dict__.pop(name, None)
         for store in ("_parameters", "_buffers", "_modules"):
-            self.__dict__[store].pop(name, None)
-        self._non_persistent_buffers_set.discard(name)
+            if store != keep:
+                self.__dict__[store].pop(name, None)
+        if keep != "_buffers":
+            self._non_persistent_buffers_set.discard(name)
 
     def _check_name(self, kind, name):
         if not isinstance(name, str):
@@ -217,7 +229,8 @@ class Module:
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
                              "parameters must be created explicitly.")
-        self._parameters[name] = param
+        self._parameters[name] = run_registration_hooks(
+            hooks.GLOBAL.parameter_registration_hooks, self, name, param)
 
     def register_buffer(self, name, tensor, persistent=True):
         """Add a buffer (state that is not a parameter, e.g. running statistics); persistent
@@ -230,7 +243,8 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
                             f"'{name}' (jitgrad.Tensor or None required)")
-        self._buffers[name] = tensor
+        self._buffers[name] = run_registration_hooks(hooks.GLOBAL.buffer_registration_hooks,
+                                                     self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -243,7 +257,8 @@ class Module:
         self._check_name("module", name)
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
-        self._modules[name] = module
+        self._modules[name] = run_registration_hooks(hooks.GLOBAL.module_registration_hooks,
+                                                     self, name, module)
 
     register_module = add_module
 
@@ -256,7 +271,29 @@ class Module:
             mod = mod._modules[item]
         return mod
 
+    def set_submodule(self, target: str, module, strict=False) -> None:
+        """Put ``module`` at the dotted path ``target``; ``strict``: only replace an existing
+        sub-module."""
+        if not target:
+            raise ValueError("Cannot set the submodule without a target name!")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and name not in parent._modules:
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if not isinstance(module, Module):
+            raise TypeError(f"`module` is not an nn.Module, found {type(module).__name__}")
+        setattr(parent, name, module)
+
+    def get_buffer(self, target: str):
+        """The buffer at the dotted path ``target``."""
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
+
     def get_parameter(self, target: str):
+        """The parameter at the dotted path ``target``."""
         mod_path, _, name = target.rpartition(".")
         mod = self.get_submodule(mod_path)
         if name not in mod._parameters:
@@ -365,49 +402,101 @@ class Module:
                 g.zero_()
 
     # --- state -----------------------------------------------------------------------------
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
+    def _has_extra_state(self) -> bool:
+        return type(self).get_extra_state is not Module.get_extra_state
+
+    def get_extra_state(self):
+        """Extra state to save in ``state_dict`` under ``_extra_state`` (any picklable
+        object); a subclass that overrides it overrides ``set_extra_state`` too."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called: override get_extra_state (and set_extra_state) to keep "
+                           "extra state in the state_dict")
+
+    def set_extra_state(self, state):
+        """Restore what ``get_extra_state`` returned (called by ``load_state_dict``)."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called: override set_extra_state together with get_extra_state")
+
+    def _own_state(self):
+        """``(name, tensor)`` of this module's parameters and persistent buffers."""
         for name, p in self._parameters.items():
             if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+                yield name, p
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
+                yield name, b
 
-    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
-        """An ordered ``{dotted name: tensor}`` of parameters and persistent buffers. The
-        tensors are detached but share storage with the module (copy them to snapshot)."""
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, t in self._own_state():
+            destination[prefix + name] = t if keep_vars else t.detach()
+        if self._has_extra_state():
+            destination[prefix + "_extra_state"] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """An ordered ``{dotted name: tensor}`` of parameters and persistent buffers (and the
+        ``_extra_state`` of modules that define ``get_extra_state``). The tensors are detached
+        but share storage with the module (copy them to snapshot). State-dict pre-hooks run
+        before a module's entries are added, post-hooks after its children's."""
+        if args:
+            raise TypeError("state_dict() takes its arguments as keywords (destination=, "
+                            "prefix=, keep_vars=)")
         if destination is None:
             destination = OrderedDict()
+        for hook in tuple(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
+        for hook in tuple(self._state_dict_hooks.values()):
+            if hook(self, destination, prefix, {}) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
         return destination
 
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copy parameters and buffers from ``state_dict`` (in place, without recording).
+    def _state_targets(self):
+        """``{key: (module, name, tensor or None)}`` of everything ``state_dict`` holds
+        (``tensor`` None for extra state), without running hooks."""
+        out = OrderedDict()
+        for path, module in self.named_modules():
+            prefix = path + "." if path else ""
+            for name, value in module._own_state():
+                out[prefix + name] = (module, name, value)
+            if module._has_extra_state():
+                out[prefix + "_extra_state"] = (module, "_extra_state", None)
+        return out
 
-        ``strict``: raise when keys are missing or unexpected. Shape mismatches always raise.
-        ``assign``: take the given tensors instead of copying into the existing ones.
-        Returns ``IncompatibleKeys(missing_keys, unexpected_keys)``.
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy parameters and buffers from ``state_dict`` (in place, without recording) and
+        hand ``_extra_state`` entries to ``set_extra_state``.
+
+        ``strict``: raise when keys are missing or unexpected (after loading the rest, as
+        PyTorch). Shape mismatches raise before anything is loaded. ``assign``: take the given
+        tensors instead of copying into the existing ones. Load pre-hooks see (and may edit)
+        a copy of ``state_dict``; post-hooks get the ``IncompatibleKeys`` (and may edit its
+        lists) before the strict check. Returns ``IncompatibleKeys(missing_keys,
+        unexpected_keys)``.
         """
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        expected = self.state_dict(keep_vars=True)
-        missing = [k for k in expected if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in expected]
-        errors = []
-        if strict:
-            if missing:
-                errors.append("Missing key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in missing) + ". ")
-            if unexpected:
-                errors.append("Unexpected key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        state_dict = OrderedDict(state_dict)
+        missing, unexpected, errors = [], [], []
+        for path, module in self.named_modules():
+            if module._load_state_dict_pre_hooks:
+                prefix = path + "." if path else ""
+                # each module's hooks see the entries under its prefix, as PyTorch's
+                view = OrderedDict((k, v) for k, v in state_dict.items() if k.startswith(prefix))
+                for hook in tuple(module._load_state_dict_pre_hooks.values()):
+                    hook(module, view, prefix, {}, strict, missing, unexpected, errors)
+                for k in [k for k in state_dict if k.startswith(prefix) and k not in view]:
+                    del state_dict[k]
+                state_dict.update(view)
+        targets = self._state_targets()
+        missing += [k for k in targets if k not in state_dict and k not in missing]
+        unexpected += [k for k in state_dict if k not in targets and k not in unexpected]
         pending = []
-        for key, current in expected.items():
-            if key not in state_dict:
+        for key, (_, _, current) in targets.items():
+            if key not in state_dict or current is None:
                 continue
             value = state_dict[key]
             # the values are copied into the module's tensors (those writes are guarded below)
@@ -423,7 +512,37 @@ class Module:
             pending.append((key, current, value, arr))
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t"
-                               + "\n\t".join(errors))
+                               + "\n\t".join(self._key_errors(missing, unexpected, strict)
+                                              + errors))
+        self._load_pending(pending, assign)
+        for key, (module, _, current) in targets.items():
+            if current is None and key in state_dict:
+                module.set_extra_state(state_dict[key])
+        keys = IncompatibleKeys(missing, unexpected)
+        for _, module in self.named_modules():
+            for hook in tuple(module._load_state_dict_post_hooks.values()):
+                if hook(module, keys) is not None:
+                    raise RuntimeError("load_state_dict post-hooks must modify the "
+                                       "IncompatibleKeys in place and return None")
+        key_errors = self._key_errors(missing, unexpected, strict)
+        if key_errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t"
+                               + "\n\t".join(key_errors))
+        return keys
+
+    @staticmethod
+    def _key_errors(missing, unexpected, strict):
+        errors = []
+        if strict and missing:
+            errors.append("Missing key(s) in state_dict: "
+                          + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if strict and unexpected:
+            errors.append("Unexpected key(s) in state_dict: "
+                          + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        return errors
+
+    def _load_pending(self, pending, assign):
+        """Write each ``(key, current, value, arr)`` into the module (guarded, unrecorded)."""
         guard_writes(*(current for _, current, _, _ in pending))
         with no_grad():
             for key, current, value, arr in pending:
@@ -435,7 +554,30 @@ class Module:
                 else:
                     np.copyto(current._data, arr, casting="unsafe")  # device read: write
                     current._version_counter.bump()
-        return IncompatibleKeys(missing, unexpected)
+
+    # --- state hooks -----------------------------------------------------------------------
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)`` runs before ``state_dict`` adds this module's
+        entries."""
+        return add_hook(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata) -> None`` runs after
+        ``state_dict`` added this module's and its children's entries (it may edit them in
+        place; ``local_metadata`` is an empty dict: jitgrad keeps no state-dict versions)."""
+        return add_hook(self._state_dict_hooks, hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` runs before ``load_state_dict`` loads anything; it may
+        edit ``state_dict`` (a copy of the one given) and append to the lists."""
+        return add_hook(self._load_state_dict_pre_hooks, hook)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys) -> None`` runs after ``load_state_dict`` loaded
+        the values and before its strict check; clearing the key lists in place lets the load
+        pass."""
+        return add_hook(self._load_state_dict_post_hooks, hook)
 
     def _assign(self, key, current, value, arr):
         path, _, name = key.rpartition(".")
@@ -483,6 +625,14 @@ class Module:
                 a = a.astype(target)
             return a
         return self._apply_arrays(convert)
+
+    def to_empty(self, *, device, recurse=True):
+        """Move the parameters and buffers to ``device`` without promising their values
+        (PyTorch's for modules built on the meta device; here they are moved as ``to``)."""
+        if not recurse:
+            raise NotImplementedError("to_empty(recurse=False) is not supported: jitgrad "
+                                      "moves a module's parameters together with its children's")
+        return self.to(device)
 
     def float(self):
         return self.to(dtypes.float32)

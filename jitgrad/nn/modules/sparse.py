@@ -50,8 +50,8 @@ class Embedding(Module):
             self.weight._version_counter.bump()
 
     def forward(self, input):  # noqa: A002 - PyTorch's argument name
-        return functional.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                           self.scale_grad_by_freq, self.sparse)
+        return functional.embedding(input, self.weight, self.padding_idx, self.max_norm,
+                                    self.norm_type, self.scale_grad_by_freq, self.sparse)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
