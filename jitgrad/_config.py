@@ -46,6 +46,7 @@ NUM_THREADS = max(1, int(os.environ.get("JITGRAD_NUM_THREADS", "0") or 0) or (os
 NUM_INTEROP_THREADS = max(1, int(os.environ.get("JITGRAD_NUM_INTEROP_THREADS", "0") or 0)
                           or (os.cpu_count() or 1))
 DETERMINISTIC = False  # jitgrad.use_deterministic_algorithms
+DETERMINISTIC_WARN_ONLY = False  # its warn_only
 # How kernels inside a threaded backward choose serial vs parallel (docs/engine.md, 'Kernel
 # threads vs engine workers', has the measured alternatives):
 # "adaptive": parallel only while one thread does backward work; "parallel": always (threads

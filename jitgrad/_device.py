@@ -44,3 +44,19 @@ def canonical(spec, index=None) -> str:
             return f"cuda:{n}"
     raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {spec}"
                        if kind not in ("cpu", "cuda") else f"Invalid device string: '{spec}'")
+
+
+class Size(tuple):
+    """A tensor's shape (PyTorch's ``torch.Size``): a tuple of ints, so everything a tuple
+    does works (``==`` with a tuple, unpacking, slicing), plus ``numel()``. Its ``repr`` is the
+    tuple's, so messages that show a shape read as before. A slice is a plain tuple (PyTorch:
+    a Size): indexing stays tuple's C code, ``t.shape[0]`` being on every hot path."""
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        """The number of elements a tensor of this shape has (1 for ``()``)."""
+        n = 1
+        for s in self:
+            n *= s
+        return n

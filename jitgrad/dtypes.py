@@ -66,14 +66,17 @@ uint8 = dtype("uint8")
 int16 = dtype("int16")
 complex64 = dtype("complex64")
 complex128 = dtype("complex128")
+# PyTorch's "limited support" uint16 (storage, casts, comparisons, arithmetic); uint32/uint64
+# stay refused at construction (tests/test_construction_dtypes.py)
+uint16 = dtype("uint16")
 
 _BY_NAME = {d.name: d for d in (float32, float64, int32, int64, bool_, float16, int8, uint8, int16,
-                                complex64, complex128)}
+                                complex64, complex128, uint16)}
 _BY_NP = {d.np: d for d in _BY_NAME.values()}  # the hot path: ndarray.dtype -> jitgrad dtype
 #: NumPy dtype -> jitgrad dtype for the supported ones (``Tensor.dtype`` reads it first)
 BY_NUMPY = _BY_NP
 _ALIASES = {"float": float64, "double": float64, "long": int64, "int": int64, "bool": bool_,
-            "cfloat": complex64, "cdouble": complex128}
+            "cfloat": complex64, "cdouble": complex128, "short": int16}
 # complex <-> real of the same precision (``abs``/``real`` of complex64 are float32)
 _TO_REAL = {complex64: float32, complex128: float64}
 _TO_COMPLEX = {float32: complex64, float64: complex128, float16: complex64}
@@ -120,9 +123,9 @@ def default_complex() -> dtype:
     return _TO_COMPLEX[_default_float]
 
 
-def is_complex(d) -> bool:
-    """Whether ``d`` (a jitgrad/NumPy dtype, or a Tensor) is a complex dtype."""
-    d = getattr(d, "dtype", d) if not isinstance(d, dtype) else d
+def is_complex(input) -> bool:  # noqa: A002 - PyTorch's name
+    """Whether ``input`` (a Tensor, or a jitgrad/NumPy dtype) has a complex dtype."""
+    d = getattr(input, "dtype", input) if not isinstance(input, dtype) else input
     return to_dtype(d).is_complex
 
 

@@ -7,7 +7,7 @@ import weakref
 import numpy as np
 
 from . import dtypes
-from ._device import Device
+from ._device import Device, Size
 from .autograd import api as autograd_api
 from .graph import grad_mode
 from .graph.node import AccumulateGrad, HookDict, sink_of
@@ -123,8 +123,8 @@ class Tensor:
 
     # --- metadata -------------------------------------------------------------------------
     @property
-    def shape(self) -> tuple:
-        return self._data.shape
+    def shape(self) -> Size:
+        return Size(self._data.shape)
 
     @property
     def ndim(self) -> int:
@@ -134,7 +134,7 @@ class Tensor:
         return self._data.ndim
 
     def size(self, dim=None):
-        return self._data.shape if dim is None else self._data.shape[dim]
+        return Size(self._data.shape) if dim is None else self._data.shape[dim]
 
     def numel(self) -> int:
         return self._data.size

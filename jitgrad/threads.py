@@ -83,12 +83,14 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     mode : bool
         Turn deterministic mode on or off.
     warn_only : bool
-        Accepted for PyTorch compatibility; jitgrad has no nondeterministic op to warn about.
+        Kept for ``is_deterministic_algorithms_warn_only_enabled``; jitgrad has no
+        nondeterministic op to warn about.
     """
     if not isinstance(mode, bool):
         raise TypeError(f"use_deterministic_algorithms expects a bool, but got "
                         f"{type(mode).__name__}")
     _config.DETERMINISTIC = mode
+    _config.DETERMINISTIC_WARN_ONLY = bool(warn_only)
 
 
 def are_deterministic_algorithms_enabled() -> bool:

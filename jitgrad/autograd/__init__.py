@@ -21,6 +21,9 @@ from . import forward_ad, transforms  # noqa: F401  (transforms: registers itsel
 from ..graph.anomaly import (
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .inference import inference_mode, is_inference_mode_enabled
+from . import graph  # noqa: F401  (torch.autograd.graph: saved-tensor hooks)
+from .variable import Variable
 from ..graph import anomaly, grad_mode, node, version  # noqa: F401  (torch.autograd.grad_mode)
 
 # ... and importable by their old paths (``from jitgrad.autograd.grad_mode import no_grad``, as
@@ -32,4 +35,5 @@ del _module
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "enable_grad", "is_grad_enabled",
            "no_grad", "set_grad_enabled", "AccumulateGrad", "Node", "SavedTensor", "forward_ad",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck", "GradcheckError"]
+           "is_anomaly_check_nan_enabled", "gradcheck", "gradgradcheck", "GradcheckError",
+           "inference_mode", "is_inference_mode_enabled", "Variable"]

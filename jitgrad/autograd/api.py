@@ -1,6 +1,8 @@
 """``backward`` and ``grad``: the entry points into the engine, with PyTorch's checks."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import engine
@@ -108,13 +110,22 @@ def _root_edges(outputs):
     return edges
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
     """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves.
 
     ``grad_tensors`` is needed for non-scalar outputs; the graph is freed unless ``retain_graph``
     (default: ``create_graph``); ``create_graph`` records the backward itself for higher-order
     derivatives; ``inputs`` restricts accumulation to those tensors (leaves or not).
+    ``grad_variables``: PyTorch's deprecated name of ``grad_tensors`` (a warning).
     """
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                      FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
+                               "passed to `backward()`. Please only use `grad_tensors`.")
+        grad_tensors = grad_variables
     tensors = _as_tuple(tensors)
     if not tensors:
         raise RuntimeError("backward: no tensors given")
@@ -143,12 +154,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Return d(outputs)/d(inputs) (vector-Jacobian products with ``grad_outputs``) without
     touching ``.grad``. ``allow_unused`` permits inputs the outputs do not depend on (None, or
     zeros with ``materialize_grads``). ``is_grads_batched``: each of ``grad_outputs`` has a
     leading batch dim; the result is every batch element's vector-Jacobian product, stacked
-    (each gradient with that leading dim)."""
+    (each gradient with that leading dim). ``only_inputs``: deprecated and ignored, as in
+    PyTorch (a warning when False)."""
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please use "
+                      "jitgrad.autograd.backward.", FutureWarning, stacklevel=2)
     if is_grads_batched:
         return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)

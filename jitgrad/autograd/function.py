@@ -195,3 +195,54 @@ def _forward_tangents(cls, ctx, args, out) -> None:
 
 class FunctionCtx(BackwardCFunction):
     """The type of ``ctx`` (for annotations)."""
+
+
+ONCE_DIFFERENTIABLE_MSG = ("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable")
+
+
+class _DelayedError(Function):
+    """The outputs of a ``@once_differentiable`` backward under ``create_graph``: their
+    values, with a node that raises when differentiated (PyTorch's ``DelayedError``)."""
+
+    @staticmethod
+    def forward(ctx, n, *tensors):
+        # tensors: the n results, then the incoming gradients that require grad (inputs, so
+        # that the node is recorded although the results were computed under no_grad)
+        outs = tuple(t.clone() for t in tensors[:n])
+        return outs if n > 1 else outs[0]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(ONCE_DIFFERENTIABLE_MSG)
+
+
+def once_differentiable(fn):
+    """Decorator for a Function's ``backward``: it runs under ``no_grad`` (it need not be
+    written with differentiable ops), and under ``create_graph`` its results carry a node that
+    raises PyTorch's error if backward is taken through them."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not is_grad_enabled():
+            return outputs
+        T = _Tensor()
+        if not any(isinstance(a, T) and a.requires_grad for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        positions = [i for i, o in enumerate(outs) if isinstance(o, T)]
+        if not positions:
+            return outputs
+        wrapped = _DelayedError.apply(len(positions), *(outs[i] for i in positions),
+                                      *(a for a in args if isinstance(a, T) and a.requires_grad))
+        wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+        result = list(outs)
+        for i, w in zip(positions, wrapped):
+            result[i] = w
+        return result[0] if single else tuple(result)
+
+    return wrapper

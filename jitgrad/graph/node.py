@@ -208,12 +208,13 @@ class SavedTensor:
     """
 
     __slots__ = ("_tensor", "_data", "_counter", "_version", "_is_output", "_output_nr",
-                 "_requires_grad", "_tensor_type")
+                 "_requires_grad", "_tensor_type", "_packed", "_unpack_hook", "_meta")
 
     def __init__(self, tensor, is_output: bool = False):
         self._counter = counter = tensor._version_counter
         self._version = counter.value
         self._is_output = is_output
+        self._unpack_hook = None
         if is_output:
             self._tensor = None
             self._data = tensor._data
@@ -222,11 +223,18 @@ class SavedTensor:
             self._tensor_type = type(tensor)  # its ``_from_saved`` rebuilds the output at unpack
         else:
             self._tensor = tensor
+        hooks = saved_hooks_state.stack
+        if hooks:  # Note [saved tensor hooks]
+            pack, self._unpack_hook = hooks[-1]
+            self._packed = pack(tensor)
+            # what pack returned is all that is kept (and what a version error names)
+            self._meta = (list(tensor._data.shape), tensor._data.dtype.name, tensor._output_nr)
+            self._tensor = self._data = None
 
     def data(self, node: Node):
         """``unpack(node)._data`` without building a tensor (the fused backward reads arrays);
         raises as ``unpack`` does."""
-        if node._released or self._counter.value != self._version:
+        if node._released or self._counter.value != self._version or self._unpack_hook:
             return self.unpack(node)._data
         return self._data if self._is_output else self._tensor._data
 
@@ -235,25 +243,56 @@ class SavedTensor:
             raise RuntimeError(SECOND_BACKWARD_MSG)
         if self._counter.value != self._version:
             t = self._tensor
-            shape = list(self._data.shape if t is None else t.shape)
-            dtype = (self._data.dtype if t is None else t._data.dtype).name
+            if self._unpack_hook is not None:  # (packed: its tensor is not kept)
+                shape, dtype, nr = self._meta
+                t = None
+            else:
+                shape = list(self._data.shape if t is None else t.shape)
+                dtype = (self._data.dtype if t is None else t._data.dtype).name
+                nr = self._output_nr if self._is_output or t is None else t._output_nr
             owner = node if self._is_output or t is None else _current_grad_fn(t)
             # PyTorch names the op here without its "Backward<N>" suffix ("output 0 of Exp"), and
             # C++-only nodes by their qualified name ("torch::autograd::CopySlices")
             op = (getattr(owner, "qualified_name", None)
                   or re.sub(r"Backward\d*$", "", owner.name())) if owner is not None else ""
-            where = (f", which is output {self._output_nr if self._is_output else t._output_nr} of "
-                     f"{op}," if owner is not None else "")
+            where = f", which is output {nr} of {op}," if owner is not None else ""
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [{dtype} {shape}]{where} is at version {self._counter.value}; "
                 f"expected version {self._version} instead. Hint: the backtrace further above shows "
                 "the operation that failed to compute its gradient. The variable in question was "
                 "changed in there or anywhere later. Good luck!")
+        if self._unpack_hook is not None:
+            return self._unpacked(node)
         if self._is_output:
             return self._tensor_type._from_saved(self._data, self._counter,
                                           node if self._requires_grad else None, self._output_nr)
         return self._tensor
+
+    def _unpacked(self, node: Node):
+        """The tensor the unpack hook gives back for what the pack hook returned (an output
+        of ``node``: its values, rebuilt as that output)."""
+        value = self._unpack_hook(self._packed)
+        if not hasattr(value, "_data"):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(value).__name__}")
+        if self._is_output:
+            return self._tensor_type._from_saved(value._data, self._counter,
+                                                 node if self._requires_grad else None,
+                                                 self._output_nr)
+        return value
+
+
+class _SavedHooksState(threading.local):
+    stack = ()  # (pack, unpack) pairs, innermost last (a class default: no getattr fallback)
+
+
+# Note [saved tensor hooks]: ``autograd.graph.saved_tensors_hooks(pack, unpack)`` pushes a pair
+# on this thread's stack; every tensor saved for backward while it is set (by a registry op, an
+# in-place op or a custom Function: they all save through ``SavedTensor``) is passed to ``pack``
+# and only its result is kept; backward gets ``unpack(result)`` back. The version check is the
+# same. Without hooks a save costs one attribute read more.
+saved_hooks_state = _SavedHooksState()
 
 
 # Note [grad locks]: ``.grad`` of one tensor can be updated by several threads at once (engine

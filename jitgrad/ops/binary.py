@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
+
 from .core import dispatch
 from .core import smath
 from .core.bodies import negate, passthrough
-from .core.registry import def_elementwise, public
+from .core.registry import OPS, def_elementwise, public
 
 
 # --- scalar bodies -------------------------------------------------------------------------
@@ -214,12 +216,13 @@ XY = ("x", "y")
 ADD = def_elementwise("add", "AddBackward0", XY, _add, {"x": passthrough, "y": passthrough},
                       holomorphic=True, method=True, inplace=True, export=True)
 SUB = def_elementwise("sub", "SubBackward0", XY, _sub, {"x": passthrough, "y": negate},
-                      holomorphic=True, method=("sub", "subtract"), inplace=True, export=True)
+                      holomorphic=True, method=("sub", "subtract"), inplace=True, export=("sub", "subtract"))
 MUL = def_elementwise("mul", "MulBackward0", XY, _mul, {"x": _mul_dx, "y": _mul_dy},
-                      holomorphic=True, method=("mul", "multiply"), inplace=True, export=True)
+                      holomorphic=True, method=("mul", "multiply"), inplace=True, export=("mul", "multiply"))
 DIV = def_elementwise("div", "DivBackward0", XY, _div, {"x": _div_dx, "y": _div_dy},
                       dtype_rule="float", holomorphic=True,
-                      method=("div", "divide"), inplace=True, export=True)
+                      method=("div", "divide", "true_divide"), inplace=True,
+                      export=("div", "divide", "true_divide"))
 POW = def_elementwise("pow", "PowBackward1", XY, _pow, {"x": _pow_dx, "y": _pow_dy},
                       method=True, export=True)
 POW_SCALAR = def_elementwise("pow_scalar", "PowBackward0", ("x",), _pow_scalar,
@@ -244,22 +247,29 @@ WHERE = def_elementwise("where", "WhereBackward0", ("condition", "x", "y"), _whe
                         {"x": _where_dx, "y": _where_dy}, export=True)
 CLAMP = def_elementwise("clamp", "ClampBackward1", ("x",), _clamp, {"x": _clamp_dx},
                         attrs=("min", "max"), method=("clamp", "clip"), export=("clamp", "clip"))
-COMPARISONS = {name: def_elementwise(name, name, XY, body, dtype_rule="bool") for name, body in (
+# the comparisons' PyTorch names (Tensor methods, their in-place forms ``lt_``..., top-level
+# functions); logical_and/logical_or are _torch_functions.py's
+_TORCH_NAMES = {"lt": ("lt", "less"), "le": ("le", "less_equal"), "gt": ("gt", "greater"),
+                "ge": ("ge", "greater_equal"), "eq": "eq", "ne": ("ne", "not_equal")}
+COMPARISONS = {name: def_elementwise(name, name, XY, body, dtype_rule="bool",
+                                     method=_TORCH_NAMES.get(name),
+                                     inplace=True if name in _TORCH_NAMES else None,
+                                     export=_TORCH_NAMES.get(name)) for name, body in (
     ("lt", _lt), ("le", _le), ("gt", _gt), ("ge", _ge), ("eq", _eq), ("ne", _ne),
     ("logical_and", _logical_and), ("logical_or", _logical_or))}
 
 
 # --- public functions ----------------------------------------------------------------------
 @public(ADD)
-def add(x, y, alpha=1):
+def add(input, other, alpha=1):
     """``x + alpha * y``. Derivatives: ``g`` and ``alpha * g``."""
-    return dispatch.binary(ADD, x, y if alpha == 1 else mul(y, alpha))
+    return dispatch.binary(ADD, input, other if alpha == 1 else mul(other, alpha))
 
 
 @public(SUB)
-def sub(x, y, alpha=1):
+def sub(input, other, alpha=1):
     """``x - alpha * y``. Derivatives: ``g`` and ``-alpha * g``."""
-    return dispatch.binary(SUB, x, y if alpha == 1 else mul(y, alpha))
+    return dispatch.binary(SUB, input, other if alpha == 1 else mul(other, alpha))
 
 
 def rsub(x, other):
@@ -269,55 +279,68 @@ def rsub(x, other):
 
 
 @public(MUL)
-def mul(x, y):
+def mul(input, other):
     """``x * y``. Derivatives: ``g * y`` and ``g * x``."""
-    return dispatch.binary(MUL, x, y)
+    return dispatch.binary(MUL, input, other)
 
 
 @public(DIV)
-def div(x, y):
-    """True division ``x / y``. Derivatives: ``g / y`` and ``-g x / y**2``."""
-    return dispatch.binary(DIV, x, y)
+def div(input, other, *, rounding_mode=None):
+    """True division ``input / other``. Derivatives: ``g / other`` and ``-g input / other**2``.
+
+    ``rounding_mode="trunc"`` / ``"floor"``: the quotient rounded towards zero / down (the
+    ``trunc`` / ``floor`` row on the quotient: derivative 0, as PyTorch's), in the promoted
+    dtype of the operands (integers stay integers)."""
+    if rounding_mode is None:
+        return dispatch.binary(DIV, input, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    quotient = dispatch.elementwise(OPS[rounding_mode], dispatch.binary(DIV, input, other))
+    dt = dtypes.result_type(*(v._data if isinstance(v, dispatch.Tensor) else v
+                              for v in (input, other)))
+    return quotient if dt.is_floating_point else dispatch.composite(OPS["cast"], quotient, dtype=dt)
 
 
 @public(POW)
-def pow(x, y):  # noqa: A001 - NumPy's and PyTorch's name
+def pow(input, exponent):  # noqa: A001 - NumPy's and PyTorch's name
     """``x ** y`` for Tensor/scalar ``x`` and ``y``.
 
     Derivatives: ``g y x**(y-1)`` (0 where y == 0) and ``g x**y log x`` (0 where x == 0).
     Tensor**scalar records ``PowBackward0``, Tensor**Tensor ``PowBackward1`` and scalar**Tensor
     ``PowBackward2``, as PyTorch.
     """
-    x_t, y_t = isinstance(x, dispatch.Tensor), isinstance(y, dispatch.Tensor)
-    if (x_t and x._data.dtype.kind in "biu" and type(y) is int and y < 0):
+    x_t, y_t = isinstance(input, dispatch.Tensor), isinstance(exponent, dispatch.Tensor)
+    if (x_t and input._data.dtype.kind in "biu" and type(exponent) is int and exponent < 0):
         raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
-    if x_t and not y_t and type(y) in (int, float):
-        return dispatch.elementwise(_POW_BY_EXPONENT.get(y, POW_SCALAR), x, exponent=y)
-    if y_t and not x_t and type(x) in (int, float):
-        return dispatch.elementwise(RPOW, y, base=x)
-    return dispatch.binary(POW, x, y)
+    if x_t and not y_t and type(exponent) in (int, float):
+        return dispatch.elementwise(_POW_BY_EXPONENT.get(exponent, POW_SCALAR), input,
+                                    exponent=exponent)
+    if y_t and not x_t and type(input) in (int, float):
+        return dispatch.elementwise(RPOW, exponent, base=input)
+    return dispatch.binary(POW, input, exponent)
 
 
 @public(MAXIMUM)
-def maximum(x, y):
+def maximum(input, other):
     """Elementwise maximum (nan propagates). The gradient is split evenly on ties."""
-    return dispatch.binary(MAXIMUM, x, y)
+    return dispatch.binary(MAXIMUM, input, other)
 
 
 @public(MINIMUM)
-def minimum(x, y):
+def minimum(input, other):
     """Elementwise minimum (nan propagates). The gradient is split evenly on ties."""
-    return dispatch.binary(MINIMUM, x, y)
+    return dispatch.binary(MINIMUM, input, other)
 
 
 @public(WHERE)
-def where(condition, x, y):
+def where(condition, input, other):
     """``x`` where ``condition`` else ``y``. Derivatives: ``g`` masked by the condition."""
-    return dispatch.elementwise(WHERE, condition, x, y)
+    return dispatch.elementwise(WHERE, condition, input, other)
 
 
 @public(CLAMP)
-def clamp(x, min=None, max=None):  # noqa: A002
+def clamp(input, min=None, max=None):  # noqa: A002
     """Clamp into ``[min, max]`` (either may be None). Derivative: ``g`` inside, 0 outside.
 
     Tensor bounds are supported through ``maximum``/``minimum``.
@@ -325,17 +348,36 @@ def clamp(x, min=None, max=None):  # noqa: A002
     if min is None and max is None:
         raise ValueError("clamp: at least one of 'min' or 'max' must not be None")
     if isinstance(min, dispatch.Tensor) or isinstance(max, dispatch.Tensor):
-        out = x if min is None else maximum(x, min)
+        out = input if min is None else maximum(input, min)
         return out if max is None else minimum(out, max)
-    if isinstance(x, dispatch.Tensor) and x._data.dtype.kind in "iu":
-        info = np.iinfo(x._data.dtype)  # a missing bound must not promote an int tensor
+    if isinstance(input, dispatch.Tensor) and input._data.dtype.kind in "iu":
+        info = np.iinfo(input._data.dtype)  # a missing bound must not promote an int tensor
         lo, hi = info.min, info.max
     else:
         lo, hi = -float("inf"), float("inf")
-    return dispatch.elementwise(CLAMP, x, min=lo if min is None else min,
+    return dispatch.elementwise(CLAMP, input, min=lo if min is None else min,
                                 max=hi if max is None else max)
 
 
 def compare(name, x, y):
     """Comparison / logical op ``name`` (lt le gt ge eq ne logical_and logical_or): bool."""
     return dispatch.elementwise(COMPARISONS[name], x, y)
+
+
+_SYMBOLS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+def _comparison(name):
+    """The public function of the comparison row ``name`` (bool result, no gradient)."""
+    op = COMPARISONS[name]
+
+    def comparison(input, other):
+        return dispatch.elementwise(op, input, other)
+
+    comparison.__name__ = comparison.__qualname__ = name
+    comparison.__doc__ = (f"``input {_SYMBOLS[name]} other`` elementwise (broadcasting), a bool "
+                          "tensor; not differentiable.")
+    return public(op)(comparison)
+
+
+lt, le, gt, ge, eq, ne = (_comparison(name) for name in ("lt", "le", "gt", "ge", "eq", "ne"))

@@ -1,32 +1,88 @@
 """Tensor constructors (``tensor``, ``zeros``, ``randn``...) and the global random generator."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from .. import dtypes
+from .._device import Device, canonical
 from ..graph.grad_mode import is_grad_enabled
 from ..kernels.cpu import pool
 from .core import dispatch, upper
 
-_rng = np.random.default_rng()
+class Generator:
+    """A random number generator (PyTorch's ``torch.Generator``): a seeded NumPy ``PCG64``
+    generator. ``manual_seed``/``seed``/``initial_seed`` and ``get_state``/``set_state`` (a
+    uint8 tensor) as PyTorch; pass it as ``generator=`` to ``rand``, ``randn``, ``randint``,
+    ``randperm``, the in-place random fillers and ``nn.init``. The draws themselves are
+    NumPy's (``normal``, ``uniform``, ``integers``... are those of its NumPy generator)."""
+
+    def __init__(self, device="cpu"):
+        self.device = Device(canonical(device))
+        self.seed()
+
+    def manual_seed(self, seed) -> "Generator":
+        """Reseed with ``seed`` (an int); returns the generator."""
+        self._initial = int(seed)
+        self._np = np.random.default_rng(self._initial)
+        return self
+
+    def seed(self) -> int:
+        """Reseed from a fresh nondeterministic seed; returns it."""
+        seed = int(np.random.SeedSequence().entropy) % (1 << 64)
+        self.manual_seed(seed)
+        return seed
+
+    def initial_seed(self) -> int:
+        """The seed the generator was last seeded with."""
+        return self._initial
+
+    def get_state(self):
+        """The generator's state as a uint8 tensor (for ``set_state``)."""
+        text = json.dumps(self._np.bit_generator.state).encode()
+        return dispatch.Tensor._make(np.frombuffer(text, dtype=np.uint8).copy())
+
+    def set_state(self, new_state) -> "Generator":
+        """Restore a state ``get_state`` returned."""
+        data = new_state._data if isinstance(new_state, dispatch.Tensor) else np.asarray(new_state)
+        if data.dtype != np.uint8 or data.ndim != 1:
+            raise TypeError("set_state: expected a 1-d uint8 tensor from get_state(), got "
+                            f"{data.dtype} of shape {tuple(data.shape)}")
+        self._np.bit_generator.state = json.loads(bytes(np.asarray(data)).decode())
+        return self
+
+    def numpy_generator(self):
+        """The NumPy generator the draws come from."""
+        return self._np
+
+    def __getattr__(self, name):
+        if name.startswith("_"):  # (no recursion before ``_np`` is set)
+            raise AttributeError(name)
+        return getattr(self._np, name)  # NumPy's draws: normal, uniform, integers...
+
+    def __repr__(self):
+        return f"<jitgrad.Generator device={self.device!s} initial_seed={self._initial}>"
+
+
 # random tensors made with device="cuda" draw from their own generator (PyTorch keeps one per
 # device): ``jitgrad.cuda.manual_seed`` seeds it, ``manual_seed`` seeds both. Samples are drawn
 # on the host and copied once to the device.
-_cuda_rng = np.random.default_rng()
+_rng = default_generator = Generator()
+_cuda_rng = Generator()
 
 
 def manual_seed(seed: int):
-    """Seed jitgrad's random generators (``rand``, ``randn``, ``randint``, on every device)."""
-    global _rng
-    _rng = np.random.default_rng(int(seed))
+    """Seed jitgrad's random generators (``rand``, ``randn``, ``randint``, on every device);
+    returns the default generator."""
+    _rng.manual_seed(seed)
     cuda_manual_seed(seed)
     return _rng
 
 
 def cuda_manual_seed(seed: int) -> None:
     """Seed the generator of random tensors made on CUDA devices."""
-    global _cuda_rng
-    _cuda_rng = np.random.default_rng(int(seed))
+    _cuda_rng.manual_seed(seed)
 
 
 def generator(device=None):
@@ -36,6 +92,15 @@ def generator(device=None):
     if upper.random_hook is not None:
         upper.random_hook()
     return _cuda_rng if device is not None and _device(device) != "cpu" else _rng
+
+
+def _source(gen, device):
+    """``generator=`` when given, else the generator of ``device``."""
+    if gen is None:
+        return generator(device)
+    if upper.random_hook is not None:
+        upper.random_hook()
+    return gen
 
 
 def to_array(data, dtype=None) -> np.ndarray:
@@ -192,8 +257,24 @@ def _device(device) -> str:
     return canonical(device)
 
 
+_default_device = [None]  # ``set_default_device``: the device of constructors given none
+
+
+def set_default_device(device) -> None:
+    """Make ``device`` (None: the CPU) where constructors given no ``device`` put tensors."""
+    _default_device[0] = None if device is None else canonical(device)
+
+
+def get_default_device():
+    """Where constructors given no ``device`` put tensors."""
+    return Device(_default_device[0] or "cpu")
+
+
 def _finish(arr, requires_grad, device=None):
-    """A tensor over ``arr``, moved to ``device`` (None: the CPU)."""
+    """A tensor over ``arr``, moved to ``device`` (None: the default device, the CPU unless
+    ``set_default_device`` says otherwise)."""
+    if device is None:
+        device = _default_device[0]
     if device is not None and _device(device) != "cpu":
         arr = dispatch.move(arr, _device(device))
     t = dispatch.Tensor._make(arr)
@@ -221,11 +302,11 @@ def as_tensor(data, dtype=None, device=None):
 
 
 @upper.constant_maker
-def from_numpy(array: np.ndarray):
+def from_numpy(ndarray: np.ndarray):
     """A tensor sharing memory with ``array`` (writes through either are seen by both)."""
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"from_numpy: expected np.ndarray (got {type(array).__name__})")
-    return dispatch.Tensor._make(checked(array, "from_numpy()"))
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy: expected np.ndarray (got {type(ndarray).__name__})")
+    return dispatch.Tensor._make(checked(ndarray, "from_numpy()"))
 
 
 
@@ -271,23 +352,23 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
 
 
 @upper.constant_maker
-def zeros_like(t, dtype=None, device=None, requires_grad=False):
-    return _filled(tuple(t.shape), 0, _like(t, dtype), _like_device(t, device), requires_grad)
+def zeros_like(input, dtype=None, device=None, requires_grad=False):
+    return _filled(tuple(input.shape), 0, _like(input, dtype), _like_device(input, device), requires_grad)
 
 
 @upper.constant_maker
-def ones_like(t, dtype=None, device=None, requires_grad=False):
-    return _filled(tuple(t.shape), 1, _like(t, dtype), _like_device(t, device), requires_grad)
+def ones_like(input, dtype=None, device=None, requires_grad=False):
+    return _filled(tuple(input.shape), 1, _like(input, dtype), _like_device(input, device), requires_grad)
 
 
 @upper.constant_maker
-def empty_like(t, dtype=None, device=None, requires_grad=False):
-    return _filled(tuple(t.shape), None, _like(t, dtype), _like_device(t, device), requires_grad)
+def empty_like(input, dtype=None, device=None, requires_grad=False):
+    return _filled(tuple(input.shape), None, _like(input, dtype), _like_device(input, device), requires_grad)
 
 
 @upper.constant_maker
-def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
-    return _filled(tuple(t.shape), fill_value, _like(t, dtype), _like_device(t, device),
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+    return _filled(tuple(input.shape), fill_value, _like(input, dtype), _like_device(input, device),
                    requires_grad)
 
 
@@ -299,7 +380,10 @@ def _like_device(t, device):
 
 
 def _filled(shape, value, np_dtype, device, requires_grad):
-    """A new tensor of ``shape`` filled with ``value`` (None: uninitialised), made on ``device``."""
+    """A new tensor of ``shape`` filled with ``value`` (None: uninitialised), made on ``device``
+    (None: the default device)."""
+    if device is None:
+        device = _default_device[0]
     if device is not None and _device(device) != "cpu":
         backend, index = dispatch.cuda_backend(), int(_device(device).split(":")[1])
         backend.check_index(index)
@@ -340,23 +424,25 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     return _finish(np.eye(n, m, dtype=_float(dtype)), requires_grad, device)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False):
-    """Uniform samples in [0, 1) from the generator seeded by ``manual_seed``."""
-    return _finish(generator(device).random(_size(size)).astype(_float(dtype)), requires_grad,
-                   device)
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1) from ``generator`` (default: the one ``manual_seed`` seeds)."""
+    return _finish(_source(generator, device).random(_size(size)).astype(_float(dtype)),
+                   requires_grad, device)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples from the generator seeded by ``manual_seed``."""
-    samples = generator(device).standard_normal(_size(size))
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples from ``generator`` (default: the one ``manual_seed`` seeds)."""
+    samples = _source(generator, device).standard_normal(_size(size))
     return _finish(samples.astype(_float(dtype)), requires_grad, device)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
-    """Integers in ``[low, high)`` (int64)."""
+def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None,
+            requires_grad=False):
+    """Integers in ``[low, high)`` (int64), ``randint(high, size)`` drawing from 0."""
     if high is None or isinstance(high, (tuple, list)):  # randint(high, size) overload
         low, high, size = 0, low, size if high is None else high
     dt = dtypes.to_dtype(dtype).np if dtype is not None else np.int64
-    return _finish(generator(device).integers(
+    return _finish(_source(generator, device).integers(
         low, high, size=_size((size,) if isinstance(size, int) else size), dtype=np.int64
     ).astype(dt), requires_grad, device)
+

@@ -288,12 +288,12 @@ def _row(name, node, inputs, forward, backward, np_fn, ufunc=None, numpy=True, d
     row = def_elementwise(name, node, inputs, forward, backward,
                           dtype_rule=_numpy_dtype(np_fn, len(inputs)), cpu_ufunc=ufunc,
                           numpy=numpy, export=torch, method=torch)
-    if len(inputs) == 1:
-        def function(x):
-            return dispatch.elementwise(row, dispatch.tensor_operand(x, name))
+    if len(inputs) == 1:  # (PyTorch's parameter names: torch.atan2(input, other))
+        def function(input):
+            return dispatch.elementwise(row, dispatch.tensor_operand(input, name))
     else:
-        def function(x, y):
-            x, y = dispatch.tensor_operand(x, name), dispatch.tensor_operand(y, name)
+        def function(input, other):
+            x, y = dispatch.tensor_operand(input, name), dispatch.tensor_operand(other, name)
             return dispatch.elementwise(row, x, y)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc

@@ -219,7 +219,7 @@ def _extreme(kind, x, dim, keepdim):
 
 
 @public(MAX)
-def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """Maximum. ``max(x)``: the largest element (0-d); the gradient is split evenly among
     ties (``MaxBackward1``). ``max(x, dim)``: a ``(values, indices)`` named tuple along one
     dim (first occurrence); the gradient goes to ``indices`` (``MaxBackward0``). NaN
@@ -227,17 +227,17 @@ def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """
     dim, keepdim = numpy_keywords("max", dim, keepdim, axis, keepdims)
     if isinstance(dim, dispatch.Tensor):
-        return binary.maximum(x, dim)
-    return _extreme("max", x, dim, keepdim)
+        return binary.maximum(input, dim)
+    return _extreme("max", input, dim, keepdim)
 
 
 @public(MIN)
-def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """Minimum: as ``max`` with the smallest element (``MinBackward1`` / ``MinBackward0``)."""
     dim, keepdim = numpy_keywords("min", dim, keepdim, axis, keepdims)
     if isinstance(dim, dispatch.Tensor):
-        return binary.minimum(x, dim)
-    return _extreme("min", x, dim, keepdim)
+        return binary.minimum(input, dim)
+    return _extreme("min", input, dim, keepdim)
 
 
 def _amax(kind, x, dim, keepdim):
@@ -249,21 +249,21 @@ def _amax(kind, x, dim, keepdim):
 
 
 @public(AMAX)
-def amax(x, dim=(), keepdim=False, *, axis=None, keepdims=None):
+def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
     """Maximum over ``dim`` (int or tuple; ``()`` = all): ``out = max_{i in dim} x_i``.
 
     Derivative: ``g`` split evenly among the elements equal to the maximum (NaN counts as
     equal to a NaN result). Records ``AmaxBackward0``.
     """
     dim, keepdim = numpy_keywords("amax", dim, keepdim, axis, keepdims, default=())
-    return _amax("max", x, dim, keepdim)
+    return _amax("max", input, dim, keepdim)
 
 
 @public(AMIN)
-def amin(x, dim=(), keepdim=False, *, axis=None, keepdims=None):
+def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
     """Minimum over ``dim``; derivative split evenly among ties. Records ``AminBackward0``."""
     dim, keepdim = numpy_keywords("amin", dim, keepdim, axis, keepdims, default=())
-    return _amax("min", x, dim, keepdim)
+    return _amax("min", input, dim, keepdim)
 
 
 def _arg(kind, x, dim, keepdim):
@@ -279,14 +279,14 @@ def _arg(kind, x, dim, keepdim):
     return dispatch.Tensor._make(idx.reshape(out_shape(x.shape, dims, keepdim)))
 
 
-def argmax(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index (int64) of the first maximum along ``dim``; of the flattened input when ``dim`` is
     None. NaN counts as the maximum. Not differentiable."""
     dim, keepdim = numpy_keywords("argmax", dim, keepdim, axis, keepdims)
-    return _arg("max", x, dim, keepdim)
+    return _arg("max", input, dim, keepdim)
 
 
-def argmin(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index (int64) of the first minimum along ``dim`` (flattened when None)."""
     dim, keepdim = numpy_keywords("argmin", dim, keepdim, axis, keepdims)
-    return _arg("min", x, dim, keepdim)
+    return _arg("min", input, dim, keepdim)

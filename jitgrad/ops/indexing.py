@@ -320,18 +320,18 @@ def _index_of(name: str, index, kinds="iu") -> np.ndarray:
 
 
 @public(TAKE)
-def take(x, index, *, out=None):
+def take(input, index, *, out=None):
     """``x.flatten()[index]`` (negative indices count from the end), PyTorch's ``take``.
     Derivative: ``g`` added into zeros of ``x``'s shape at ``index``. ``out``: write the result
     there (no autograd)."""
-    x = dispatch.tensor_operand(x, "take")
+    input = dispatch.tensor_operand(input, "take")
     idx = _index_of("take", index).astype(np.intp)
-    n = x._data.size
+    n = input._data.size
     bad = (idx >= n) | (idx < -n)
     if bad.any():
         raise IndexError(f"out of range: tried to access index {int(idx[bad].reshape(-1)[0])} on "
                          f"a tensor of {n} elements.")
-    return dispatch.composite(TAKE, x, index=idx % max(n, 1), out=out)
+    return dispatch.composite(TAKE, input, index=idx % max(n, 1), out=out)
 
 
 # --- index_put / setitem -------------------------------------------------------------------

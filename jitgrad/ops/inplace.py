@@ -521,11 +521,29 @@ def _elementwise_method(names, fn, op):
     in ops/core/registry.py), named ``names[0]``: one operand, two, or two with ``alpha`` (as the
     row's public function takes)."""
     name = names[0]
+    params = tuple(inspect.signature(fn).parameters)
+    if op.attrs or len(params) > len(op.inputs) + ("alpha" in params):
+        return inplace_method(name, fn)
     if len(op.inputs) == 1:
         return _unary_method(name, op)
-    if "alpha" in inspect.signature(fn).parameters:
+    if "alpha" in params:
         return _add_like(name, op)
     return _binary_method(name, op)
+
+
+def inplace_method(name, fn):
+    """The in-place method ``name`` of an out-of-place ``fn(t, *args, **kwargs)`` (a row's
+    public function taking more than its operands, ``logit(input, eps)``, or a function no row
+    backs, ``tril``): computed out of place, then written into ``self`` (``apply_inplace``: the
+    same autograd rules and version counter)."""
+    def method(self, *args, **kwargs):
+        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, dispatch.Tensor)]
+        return apply_inplace(self, name, lambda t: fn(t, *args, **kwargs), *tensors)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"In-place version of ``{getattr(fn, '__name__', name[:-1])}`` (same value "
+                      "and derivatives).")
+    return method
 
 
 # In-place methods with their own argument handling (several rows, or checks of their own)

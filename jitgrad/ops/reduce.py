@@ -99,7 +99,7 @@ SUM = def_composite("sum", "SumBackward0", ("x",), _sum_fwd, _sum_bwd,
 
 
 @public(SUM)
-def sum(x, dim=None, keepdim=False, dtype=None, *, axis=None,  # noqa: A001 - NumPy's name
+def sum(input, dim=None, keepdim=False, dtype=None, *, axis=None,  # noqa: A001 - NumPy's name
         keepdims=None):
     """Sum over ``dim`` (None: all; int or tuple, negatives wrap).
 
@@ -108,14 +108,14 @@ def sum(x, dim=None, keepdim=False, dtype=None, *, axis=None,  # noqa: A001 - Nu
     Records ``SumBackward0`` (full sum) or ``SumBackward1`` (with ``dim``/``keepdim``).
     """
     if dim is None and dtype is None and axis is None and not keepdim and keepdims is None:
-        result = dispatch.full_sum(SUM, x)  # Note [eager fast path] (ops/core/fastpath.py)
+        result = dispatch.full_sum(SUM, input)  # Note [eager fast path] (ops/core/fastpath.py)
         if result is not None:
             return result
     dim, keepdim = numpy_keywords("sum", dim, keepdim, axis, keepdims)
-    x = dispatch.tensor_operand(x, "sum")
-    dims = reduced_dims("sum", dim, x.ndim)
+    input = dispatch.tensor_operand(input, "sum")
+    dims = reduced_dims("sum", dim, input.ndim)
     op = SUM if dim is None and not keepdim else SUM_DIM
-    return dispatch.composite(op, x, dims=dims, keepdim=bool(keepdim),
+    return dispatch.composite(op, input, dims=dims, keepdim=bool(keepdim),
                               dtype=None if dtype is None else dtypes.to_dtype(dtype))
 
 
@@ -142,22 +142,22 @@ MEAN = def_composite("mean", "MeanBackward0", ("x",), _mean_fwd, _mean_bwd,
 
 
 @public(MEAN)
-def mean(x, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
+def mean(input, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
     """Arithmetic mean over ``dim``: ``out = sum_{i in dim} x_i / n`` (nan when ``n == 0``).
 
     Float input only (or pass ``dtype``). Derivative: ``g / n`` broadcast back.
     Records ``MeanBackward0`` (full) or ``MeanBackward1`` (with ``dim``/``keepdim``).
     """
     dim, keepdim = numpy_keywords("mean", dim, keepdim, axis, keepdims)
-    x = dispatch.tensor_operand(x, "mean")
+    input = dispatch.tensor_operand(input, "mean")
     if dtype is not None:
-        x = unary.cast(x, dtypes.to_dtype(dtype))
-    if not x.dtype.is_differentiable:  # floating point or complex
+        input = unary.cast(input, dtypes.to_dtype(dtype))
+    if not input.dtype.is_differentiable:  # floating point or complex
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {torch_dtype_name(x.dtype)}")
-    dims = reduced_dims("mean", dim, x.ndim)
+                           f"floating point or complex dtype. Got: {torch_dtype_name(input.dtype)}")
+    dims = reduced_dims("mean", dim, input.ndim)
     op = MEAN if dim is None and not keepdim else MEAN_DIM
-    return dispatch.composite(op, x, dims=dims, keepdim=bool(keepdim))
+    return dispatch.composite(op, input, dims=dims, keepdim=bool(keepdim))
 
 
 # --- prod ----------------------------------------------------------------------------------
@@ -236,7 +236,7 @@ PROD_DIM = def_composite("prod_dim", "ProdBackward1", ("x",), _prod_fwd, _prod_b
 
 
 @public(PROD)
-def prod(x, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
+def prod(input, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
     """Product over all elements, or over one int ``dim``: ``out = prod_i x_i`` (1 if empty).
 
     bool/int inputs give int64. Derivative: ``g * prod_{k != i} x_k``, exact when ``x`` has
@@ -245,12 +245,12 @@ def prod(x, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
     Records ``ProdBackward0`` (full) or ``ProdBackward1`` (with ``dim``).
     """
     dim, keepdim = numpy_keywords("prod", dim, keepdim, axis, keepdims)
-    x = dispatch.tensor_operand(x, "prod")
-    dims = reduced_dims("prod", dim, x.ndim, multi=False)
+    input = dispatch.tensor_operand(input, "prod")
+    dims = reduced_dims("prod", dim, input.ndim, multi=False)
     op = PROD if dim is None else PROD_DIM
     if dim is None and keepdim:
         raise TypeError("prod(): keepdim=True needs an int 'dim'")
-    return dispatch.composite(op, x, dims=dims, keepdim=bool(keepdim),
+    return dispatch.composite(op, input, dims=dims, keepdim=bool(keepdim),
                               dtype=None if dtype is None else dtypes.to_dtype(dtype))
 
 
@@ -322,7 +322,7 @@ def _var_args(op, x, dim, correction, unbiased):
 
 
 @public(VAR)
-def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
         keepdims=None):
     """Variance over ``dim``: ``sum_i (x_i - mean)**2 / max(0, n - correction)`` (``correction``
     defaults to 1; ``unbiased=False`` means 0; PyTorch's positional ``(dim, unbiased, keepdim)``
@@ -330,20 +330,20 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None
     Derivative: ``g * 2 (x - mean) / (n - correction)``. Records ``VarBackward0``.
     """
     dim, keepdim = numpy_keywords("var", dim, keepdim, axis, keepdims)
-    x, dims, correction = _var_args("var", x, dim, correction, unbiased)
-    return dispatch.composite(VAR, x, dims=dims, keepdim=bool(keepdim), correction=correction,
+    input, dims, correction = _var_args("var", input, dim, correction, unbiased)
+    return dispatch.composite(VAR, input, dims=dims, keepdim=bool(keepdim), correction=correction,
                               sqrt=False)
 
 
 @public(STD)
-def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
         keepdims=None):
     """Standard deviation ``sqrt(var(x, dim, correction))``. Derivative:
     ``g (x - mean) / ((n - correction) std)``, 0 where std is 0. Records ``StdBackward0``.
     """
     dim, keepdim = numpy_keywords("std", dim, keepdim, axis, keepdims)
-    x, dims, correction = _var_args("std", x, dim, correction, unbiased)
-    return dispatch.composite(STD, x, dims=dims, keepdim=bool(keepdim), correction=correction,
+    input, dims, correction = _var_args("std", input, dim, correction, unbiased)
+    return dispatch.composite(STD, input, dims=dims, keepdim=bool(keepdim), correction=correction,
                               sqrt=True)
 
 
@@ -369,7 +369,7 @@ LOGSUMEXP = def_composite("logsumexp", "LogsumexpBackward0", ("x",), _lse_fwd, _
 
 
 @public(LOGSUMEXP)
-def logsumexp(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """``log(sum_{i in dim} exp(x_i))``, computed stably as ``m + log(sum exp(x_i - m))`` with
     ``m = max x_i``. Int inputs use the default float dtype. Derivative:
     ``g * exp(x - out)`` (the softmax). Records ``LogsumexpBackward0``.
@@ -377,10 +377,10 @@ def logsumexp(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
     dim, keepdim = numpy_keywords("logsumexp", dim, keepdim, axis, keepdims)
     if dim is None:
         raise TypeError("logsumexp() missing required argument 'dim' (or NumPy's 'axis')")
-    x = dispatch.tensor_operand(x, "logsumexp")
-    if not x.dtype.is_floating_point:
-        x = unary.cast(x, dtypes.get_default_dtype())
-    return dispatch.composite(LOGSUMEXP, x, dims=reduced_dims("logsumexp", dim, x.ndim),
+    input = dispatch.tensor_operand(input, "logsumexp")
+    if not input.dtype.is_floating_point:
+        input = unary.cast(input, dtypes.get_default_dtype())
+    return dispatch.composite(LOGSUMEXP, input, dims=reduced_dims("logsumexp", dim, input.ndim),
                               keepdim=bool(keepdim))
 
 

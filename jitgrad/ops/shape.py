@@ -130,31 +130,31 @@ def view(x, *shape):
     return dispatch.composite(VIEW, x, shape=new)
 
 
-def reshape(x, *shape):
+def reshape(input, *shape):
     """``x`` with a new shape: a view when the strides allow it (ViewBackward0), else a copy
     (UnsafeViewBackward0). Derivative: ``g.reshape(x.shape)``."""
-    x = dispatch.tensor_operand(x, "reshape")
-    new = infer_shape("reshape", _shape_arg(shape), x._data.size)
-    if _reshape_view(x._data, new) is not None:
-        return dispatch.composite(VIEW, x, shape=new)
-    return dispatch.composite(UNSAFE_VIEW, x, shape=new)
+    input = dispatch.tensor_operand(input, "reshape")
+    new = infer_shape("reshape", _shape_arg(shape), input._data.size)
+    if _reshape_view(input._data, new) is not None:
+        return dispatch.composite(VIEW, input, shape=new)
+    return dispatch.composite(UNSAFE_VIEW, input, shape=new)
 
 
-def flatten(x, start_dim=0, end_dim=-1):
+def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a 0-d tensor becomes shape ``(1,)``).
 
     A reshape: derivative ``g.reshape(x.shape)``.
     """
-    x = dispatch.tensor_operand(x, "flatten")
-    shp = x.shape
+    input = dispatch.tensor_operand(input, "flatten")
+    shp = input.shape
     if len(shp) == 0:
-        return reshape(x, (1,))
+        return reshape(input, (1,))
     s, e = wrap_dim("flatten", start_dim, len(shp)), wrap_dim("flatten", end_dim, len(shp))
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
-        return x
-    return reshape(x, shp[:s] + (int(np.prod(shp[s:e + 1])),) + shp[e + 1:])
+        return input
+    return reshape(input, shp[:s] + (int(np.prod(shp[s:e + 1])),) + shp[e + 1:])
 
 
 # --- squeeze / unsqueeze -------------------------------------------------------------------
@@ -182,12 +182,12 @@ SQUEEZE_DIMS = def_composite("squeeze_dims", "SqueezeBackward2", ("x",), _squeez
 
 
 @public(SQUEEZE_ALL)
-def squeeze(x, dim=None):
+def squeeze(input, dim=None):
     """Remove size-1 dims: all of them (``dim=None``) or those listed in ``dim`` (int or tuple;
     a listed dim whose size is not 1 is left alone, as in PyTorch). Derivative:
     ``g.reshape(x.shape)``."""
-    x = dispatch.tensor_operand(x, "squeeze")
-    shp = x.shape
+    input = dispatch.tensor_operand(input, "squeeze")
+    shp = input.shape
     if dim is None:
         op = SQUEEZE_ALL
         dims = tuple(i for i, s in enumerate(shp) if s == 1)
@@ -198,7 +198,7 @@ def squeeze(x, dim=None):
         if len(set(wanted)) != len(wanted):
             raise RuntimeError(f"squeeze: dim {wanted} appears multiple times in the list of dims")
         dims = tuple(sorted(d for d in wanted if len(shp) and shp[d] == 1))
-    return dispatch.composite(op, x, dims=dims)
+    return dispatch.composite(op, input, dims=dims)
 
 
 def _unsqueeze_fwd(ctx, a, dim):
@@ -215,16 +215,16 @@ UNSQUEEZE = def_composite("unsqueeze", "UnsqueezeBackward0", ("x",), _unsqueeze_
 
 
 @public(UNSQUEEZE)
-def unsqueeze(x, dim):
+def unsqueeze(input, dim):
     """Insert a size-1 dim at ``dim`` (in ``[-ndim-1, ndim]``). Derivative: ``g.squeeze(dim)``
     (written as a reshape back to ``x.shape``)."""
-    x = dispatch.tensor_operand(x, "unsqueeze")
-    n = x.ndim + 1
+    input = dispatch.tensor_operand(input, "unsqueeze")
+    n = input.ndim + 1
     d = operator.index(dim)
     if not -n <= d < n:
         raise IndexError(f"unsqueeze: Dimension out of range (expected to be in range of "
                          f"[{-n}, {n - 1}], but got {d})")
-    return dispatch.composite(UNSQUEEZE, x, dim=d % n)
+    return dispatch.composite(UNSQUEEZE, input, dim=d % n)
 
 
 # --- expand --------------------------------------------------------------------------------
@@ -305,15 +305,16 @@ def _transpose_batch(args, batched, dim0, dim1):
 TRANSPOSE = def_composite("transpose", "TransposeBackward0", ("x",), _transpose_fwd,
                           _transpose_back, attrs=("dim0", "dim1"), view=True, jvp=LINEAR,
                           batch_rule=_transpose_batch, cuda_forward=shape_cuda.transpose_forward,
-                          method=("transpose", "swapaxes"), export="transpose", complex_ok=True)
+                          method=("transpose", "swapdims"), export=("transpose", "swapdims"),
+                          complex_ok=True)
 
 
 @public(TRANSPOSE)
-def transpose(x, dim0, dim1):
+def transpose(input, dim0, dim1):
     """Swap dims ``dim0`` and ``dim1`` (a view). Derivative: ``g.transpose(dim0, dim1)``."""
-    x = dispatch.tensor_operand(x, "transpose")
-    d0, d1 = wrap_dim("transpose", dim0, x.ndim), wrap_dim("transpose", dim1, x.ndim)
-    return dispatch.composite(TRANSPOSE, x, dim0=d0, dim1=d1)
+    input = dispatch.tensor_operand(input, "transpose")
+    d0, d1 = wrap_dim("transpose", dim0, input.ndim), wrap_dim("transpose", dim1, input.ndim)
+    return dispatch.composite(TRANSPOSE, input, dim0=d0, dim1=d1)
 
 
 def _permute_fwd(ctx, a, dims):
@@ -370,13 +371,13 @@ T = def_composite("t", "TBackward0", ("x",), _t_fwd, _t_back, view=True, jvp=LIN
 
 
 @public(T)
-def t(x):
+def t(input):
     """Transpose of a matrix; 0-d and 1-d tensors are returned as views unchanged.
     Derivative: ``g.t()``."""
-    x = dispatch.tensor_operand(x, "t")
-    if x.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return dispatch.composite(T, x)
+    input = dispatch.tensor_operand(input, "t")
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return dispatch.composite(T, input)
 
 
 # --- cat / stack ---------------------------------------------------------------------------
@@ -441,7 +442,7 @@ def _cat_batch(args, batched, dim, ndim):
 
 CAT = def_composite("cat", "CatBackward0", ("tensors",), _cat_fwd, _cat_back, attrs=("dim", "ndim"),
                     jvp=LINEAR, batch_rule=_cat_batch, cuda_forward=shape_cuda.cat_forward,
-                    export=True, complex_ok=True)
+                    export=("cat", "concat", "concatenate"), complex_ok=True)
 
 
 def _cat_vectors(ts):
@@ -586,24 +587,24 @@ DIAGONAL_BACKWARD = def_composite(
 
 
 @public(DIAGONAL)
-def diagonal(x, offset=0, dim1=0, dim2=1):
+def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal ``y[..., i] = x[..., i, i + offset]`` over dims ``dim1``/``dim2`` (a
     writable view; those dims are removed and the diagonal becomes the last dim; ``offset > 0``
     is above the main diagonal). Derivative: zeros of ``x``'s shape with ``g`` on the diagonal.
     """
-    x = dispatch.tensor_operand(x, "diagonal")
-    d1, d2 = wrap_dim("diagonal", dim1, x.ndim), wrap_dim("diagonal", dim2, x.ndim)
+    input = dispatch.tensor_operand(input, "diagonal")
+    d1, d2 = wrap_dim("diagonal", dim1, input.ndim), wrap_dim("diagonal", dim2, input.ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return dispatch.composite(DIAGONAL, x, offset=operator.index(offset), dim1=d1, dim2=d2)
+    return dispatch.composite(DIAGONAL, input, offset=operator.index(offset), dim1=d1, dim2=d2)
 
 
-def narrow(x, dim, start, length):
+def narrow(input, dim, start, length):
     """The slice ``start:start + length`` of ``x`` along ``dim`` (a view; a negative ``start``
     counts from the end). Derivative: ``g`` placed back into zeros (SliceBackward0)."""
-    x = dispatch.tensor_operand(x, "narrow")
-    d = wrap_dim("narrow", dim, x.ndim)
-    n = x.shape[d] if x.ndim else 1
+    input = dispatch.tensor_operand(input, "narrow")
+    d = wrap_dim("narrow", dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
     start, length = operator.index(start), operator.index(length)
     if not -n <= start <= n:
         raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
@@ -613,7 +614,7 @@ def narrow(x, dim, start, length):
     start %= n if n else 1
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return x[(slice(None),) * d + (slice(start, start + length),)]  # ops.indexing.getitem
+    return input[(slice(None),) * d + (slice(start, start + length),)]  # ops.indexing.getitem
 
 
 def select(x, dim, index):

@@ -180,7 +180,8 @@ def zero_dx(g):
 # --- rows ----------------------------------------------------------------------------------
 # holomorphic=True: complex tensors too (Note [complex support] in ops/core/operands.py)
 NEG = def_elementwise("neg", "NegBackward0", ("x",), _neg, {"x": negate}, holomorphic=True,
-                      method=("neg", "negative"), inplace=True, export=True, numpy="negative")
+                      method=("neg", "negative"), inplace=True, export=("neg", "negative"),
+                      numpy="negative")
 EXP = def_elementwise("exp", "ExpBackward0", ("x",), _exp, {"x": _exp_dx}, dtype_rule="float",
                       cpu_ufunc=np.exp, holomorphic=True,
                       method=True, inplace=True, export=True, numpy=True)
@@ -211,7 +212,7 @@ SIGMOID = def_elementwise("sigmoid", "SigmoidBackward0", ("x",), _sigmoid, {"x":
 RELU = def_elementwise("relu", "ReluBackward0", ("x",), _relu, {"x": _relu_dx},
                        method=True, inplace=True, export=True)
 ABS = def_elementwise("abs", "AbsBackward0", ("x",), _abs, {"x": _abs_dx},
-                      method=("abs", "absolute"), inplace=True, export=True,
+                      method=("abs", "absolute"), inplace=True, export=("abs", "absolute"),
                       numpy=("absolute", "abs", "fabs"))
 SQRT = def_elementwise("sqrt", "SqrtBackward0", ("x",), _sqrt, {"x": _sqrt_dx}, dtype_rule="float",
                        method=True, inplace=True, export=True, numpy=True)
@@ -226,123 +227,123 @@ RECIPROCAL = def_elementwise("reciprocal", "ReciprocalBackward0", ("x",), _recip
 
 # --- public functions ----------------------------------------------------------------------
 @public(NEG)
-def neg(x):
+def neg(input):
     """Negation, ``-x``. Derivative: ``-g``."""
-    return dispatch.unary(NEG, x)
+    return dispatch.unary(NEG, input)
 
 
 @public(EXP)
-def exp(x):
+def exp(input):
     """``e**x``. Derivative: ``g * exp(x)`` (the saved result)."""
-    return dispatch.unary(EXP, x)
+    return dispatch.unary(EXP, input)
 
 
 @public(LOG)
-def log(x):
+def log(input):
     """Natural logarithm (``-inf`` at 0, ``nan`` below). Derivative: ``g / x``."""
-    return dispatch.unary(LOG, x)
+    return dispatch.unary(LOG, input)
 
 
 @public(SIN)
-def sin(x):
+def sin(input):
     """Sine. Derivative: ``g * cos(x)``."""
-    return dispatch.unary(SIN, x)
+    return dispatch.unary(SIN, input)
 
 
 @public(COS)
-def cos(x):
+def cos(input):
     """Cosine. Derivative: ``-g * sin(x)``."""
-    return dispatch.unary(COS, x)
+    return dispatch.unary(COS, input)
 
 
 @public(TAN)
-def tan(x):
+def tan(input):
     """Tangent. Derivative: ``g * (1 + tan(x)**2)``."""
-    return dispatch.unary(TAN, x)
+    return dispatch.unary(TAN, input)
 
 
 @public(TANH)
-def tanh(x):
+def tanh(input):
     """Hyperbolic tangent. Derivative: ``g * (1 - tanh(x)**2)``."""
-    return dispatch.unary(TANH, x)
+    return dispatch.unary(TANH, input)
 
 
 @public(SINH)
-def sinh(x):
+def sinh(input):
     """Hyperbolic sine. Derivative: ``g * cosh(x)``."""
-    return dispatch.unary(SINH, x)
+    return dispatch.unary(SINH, input)
 
 
 @public(COSH)
-def cosh(x):
+def cosh(input):
     """Hyperbolic cosine. Derivative: ``g * sinh(x)``."""
-    return dispatch.unary(COSH, x)
+    return dispatch.unary(COSH, input)
 
 
 @public(EXPM1)
-def expm1(x):
+def expm1(input):
     """``e**x - 1``, accurate near 0. Derivative: ``g * (result + 1)``."""
-    return dispatch.unary(EXPM1, x)
+    return dispatch.unary(EXPM1, input)
 
 
 @public(LOG1P)
-def log1p(x):
+def log1p(input):
     """``log(1 + x)``, accurate near 0 (``-inf`` at -1, ``nan`` below). Derivative: ``g / (1 + x)``."""
-    return dispatch.unary(LOG1P, x)
+    return dispatch.unary(LOG1P, input)
 
 
 @public(ERF)
-def erf(x):
+def erf(input):
     """Error function ``2/sqrt(pi) * integral_0^x e**-t**2 dt``.
     Derivative: ``g * 2/sqrt(pi) * e**(-x**2)``."""
-    return dispatch.unary(ERF, x)
+    return dispatch.unary(ERF, input)
 
 
 @public(SIGMOID)
-def sigmoid(x):
+def sigmoid(input):
     """Logistic ``1 / (1 + e**-x)``, computed stably. Derivative: ``g * s * (1 - s)``."""
-    return dispatch.unary(SIGMOID, x)
+    return dispatch.unary(SIGMOID, input)
 
 
 @public(RELU)
-def relu(x):
+def relu(input):
     """``max(x, 0)`` (nan stays nan). Derivative: ``g`` where the output is positive, else 0."""
-    return dispatch.unary(RELU, x)
+    return dispatch.unary(RELU, input)
 
 
 @public(ABS)
-def abs(x):  # noqa: A001 - NumPy's name
+def abs(input):  # noqa: A001 - NumPy's name
     """Absolute value. Derivative: ``g * sign(x)`` (0 at 0 and at nan, like PyTorch). Complex
     ``x``: the modulus, ``ops.complex.abs`` (derivative ``g z / |z|``)."""
-    if isinstance(x, dispatch.Tensor) and x._data.dtype.kind == "c":
+    if isinstance(input, dispatch.Tensor) and input._data.dtype.kind == "c":
         # the modulus row of ops/complex.py (which builds on this module), from the registry
-        return dispatch.composite(OPS["abs_complex"], x)
-    return dispatch.unary(ABS, x)
+        return dispatch.composite(OPS["abs_complex"], input)
+    return dispatch.unary(ABS, input)
 
 
 @public(SQRT)
-def sqrt(x):
+def sqrt(input):
     """Square root (nan below 0). Derivative: ``g / (2 sqrt(x))``."""
-    return dispatch.unary(SQRT, x)
+    return dispatch.unary(SQRT, input)
 
 
 @public(RSQRT)
-def rsqrt(x):
+def rsqrt(input):
     """Reciprocal square root ``r = 1 / sqrt(x)`` (inf at 0, nan below 0). Derivative:
     ``-g r^3 / 2``."""
-    return dispatch.unary(RSQRT, x)
+    return dispatch.unary(RSQRT, input)
 
 
 @public(SIGN)
-def sign(x):
+def sign(input):
     """-1, 0 or 1 by the sign of ``x`` (nan stays nan). Derivative: 0."""
-    return dispatch.unary(SIGN, x)
+    return dispatch.unary(SIGN, input)
 
 
 @public(RECIPROCAL)
-def reciprocal(x):
+def reciprocal(input):
     """``1 / x``. Derivative: ``-g / x**2`` (``-g * result**2``)."""
-    return dispatch.unary(RECIPROCAL, x)
+    return dispatch.unary(RECIPROCAL, input)
 
 
 # --- logit: the whole op in one place (bodies, row, public function) ---------------------------
@@ -364,15 +365,15 @@ LOGIT = def_elementwise("logit", "LogitBackward0", ("x",), _logit, {"x": _logit_
 
 
 @public(LOGIT)
-def logit(x, eps=None):
+def logit(input, eps=None):
     """Log-odds ``log(z / (1 - z))`` with ``z = clamp(x, eps, 1 - eps)`` (``z = x`` when ``eps``
     is None: nan outside [0, 1], -inf and inf at 0 and 1), as ``torch.logit``. Derivative:
     ``g / (x (1 - x))`` where ``eps <= x <= 1 - eps``, 0 where ``x`` was clamped (nan where
     the value is nan)."""
     if eps is None:
-        return dispatch.elementwise(LOGIT, x, low=-math.inf, high=math.inf)
+        return dispatch.elementwise(LOGIT, input, low=-math.inf, high=math.inf)
     eps = float(eps)
-    return dispatch.elementwise(LOGIT, x, low=eps, high=1.0 - eps)
+    return dispatch.elementwise(LOGIT, input, low=eps, high=1.0 - eps)
 
 
 # --- copies and dtype conversion (composite rows) -------------------------------------------
@@ -425,9 +426,9 @@ def to_device(x, device):
 
 
 @public(CLONE)
-def clone(x):
+def clone(input):
     """A copy with its own storage. Derivative: ``g``."""
-    return dispatch.composite(CLONE, x)
+    return dispatch.composite(CLONE, input)
 
 
 def cast(x, dtype):

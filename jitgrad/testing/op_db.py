@@ -2,9 +2,11 @@
 itself on construction, so tests never have to take entries out of a global list)."""
 from __future__ import annotations
 
-from . import db_elementwise, db_misc, db_nn, db_numpy, db_numpy_more, db_reduce, db_shape
+from . import (db_elementwise, db_linalg_more, db_misc, db_nn, db_nn_more, db_numpy, db_numpy_more,
+               db_reduce, db_shape, db_torch_more)
 
-FAMILIES = (db_elementwise, db_reduce, db_shape, db_nn, db_numpy, db_numpy_more, db_misc)
+FAMILIES = (db_elementwise, db_reduce, db_shape, db_nn, db_numpy, db_numpy_more, db_misc,
+            db_torch_more, db_nn_more, db_linalg_more)
 
 
 def all_entries() -> list:

@@ -6,7 +6,8 @@ or an entry of this table, never set on the class by hand. The table holds
 - the rows' methods: every row with ``method=`` (Note [derived surface] in ``registry.py``),
   the op function itself (a module-level function set on the class is a method: the tensor
   arrives as its first argument, so ``x.sin()`` costs what ``sin(x)`` does), and every row's
-  in-place method (``inplace=``: ``x.sin_()``), made by ``ops/inplace.py``'s maker;
+  in-place method (``inplace=``: ``x.sin_()``; Note [derived in-place methods] for the rows
+  that do not say), made by ``ops/inplace.py``'s maker;
 - the methods no single row backs, declared with ``declare`` by the module that defines them:
   the in-place methods with their own argument handling (``ops/inplace.py``), ``real``/``imag``/``conj``/``angle``
   (``ops/complex.py``), PyTorch's functions that span several rows (``_torch_functions.py``)
@@ -54,7 +55,7 @@ def table() -> dict:
         for name in names:
             out[name] = fn
     if _inplace_maker is not None:
-        for names, fn, op in registry.surface("inplace"):
+        for names, fn, op in registry.surface("inplace") + _derived_inplace():
             if op.name not in _inplace_made:
                 _inplace_made[op.name] = _inplace_maker(names, fn, op)
             for name in names:
@@ -63,6 +64,21 @@ def table() -> dict:
         if name in out and out[name] is not method:
             raise ValueError(f"Tensor.{name}: declared by {where} and also a row's method")
         out[name] = method
+    return out
+
+
+def _derived_inplace() -> list:
+    """Note [derived in-place methods]: an elementwise row with a Tensor method and no
+    ``inplace=`` of its own gets PyTorch's in-place form of each method name (``acos_``,
+    ``floor_``, ``atan2_``...), made by the in-place maker as for ``inplace=True``; a name
+    declared by a module (``pow_``, ``clamp_``: their own argument handling) is left to that
+    module, and ``inplace=False`` opts a row out."""
+    out = []
+    for names, fn, op in registry.surface("method"):
+        if op.elementwise and op.inplace is None:
+            own = tuple(name + "_" for name in names if name + "_" not in _DECLARED)
+            if own:
+                out.append((own, fn, op))
     return out
 
 

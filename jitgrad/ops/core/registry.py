@@ -455,7 +455,32 @@ def _make_node_class(op: OpDef) -> type:
         # (not a node's own field, ``_next_meta``..., nor anything its class has)
         if (not name.startswith("_") or name in op.attrs) and not hasattr(base, name):
             namespace[name] = _AttrReader(name)
+    saved = set(op.save) if not op.elementwise else {p for ps in op.params.values() for p in ps}
+    for name in saved - set(op.attrs):
+        reader = "_saved_" + _torch_saved_name(op, name)
+        if not hasattr(base, reader):  # (never a node's own method, ``_saved_value``)
+            namespace[reader] = _saved_reader(name)
     return type(op.node_name, (base,), namespace)
+
+
+def _torch_saved_name(op: OpDef, name: str) -> str:
+    """PyTorch's name of a saved value on a node (``_saved_self``, ``_saved_other``,
+    ``_saved_result``): the row's first input is ``self``, a second one ``other``."""
+    if name in op.inputs[:2] and name != "condition":
+        return ("self", "other")[op.inputs.index(name)]
+    return name
+
+
+def _saved_reader(name: str):
+    """Note [saved-value readers]: ``grad_fn._saved_self`` (PyTorch's attribute) unpacks the
+    value the node saved as ``name`` (checked for in-place changes; an error once freed)."""
+    def read(node):
+        if name not in node._saved and not node._released:
+            raise AttributeError(f"'{type(node).__name__}' saved no '{name}' for this call "
+                                 "(only what the needed gradients read is saved)")
+        return node._unpack(name)
+
+    return property(read)
 
 
 def arithmetic_only(body) -> bool:
