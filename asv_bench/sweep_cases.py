@@ -329,8 +329,8 @@ CUSTOM = {
     ("nn.functional", "binary_cross_entropy"): [P("u1", "u1")],
 }
 # (namespace, name) skipped, and why: counted as tried and not covered
-_RANDOM = re.compile(r"rand|normal_|uniform_|bernoulli|multinomial|dropout|exponential_|"
-                     r"geometric_|cauchy_|manual_seed|seed")
+_RANDOM = re.compile(r"rand|normal_|^normal$|uniform_|bernoulli|multinomial|dropout|exponential_|"
+                     r"geometric_|cauchy_|^poisson$|gumbel|rrelu|manual_seed|seed")
 SKIP_NAMES = {
     "jitgrad": {"compile": "takes a function", "fori_loop": "takes a function",
                 "save": "I/O", "load": "I/O", "set_default_dtype": "global state",

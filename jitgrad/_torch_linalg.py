@@ -13,7 +13,6 @@ import numpy as np
 from . import linalg
 from .ops import creation
 from .ops.core import methods
-from .tensor import Tensor
 
 qr_result = namedtuple("qr", ["Q", "R"])
 svd_result = namedtuple("svd", ["U", "S", "V"])

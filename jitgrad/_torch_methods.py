@@ -273,7 +273,7 @@ def _become_view(self, view):
     if self._requires_grad and self._grad_fn is None and is_grad_enabled():
         raise RuntimeError(inplace.LEAF_MSG)
     v = view(self)
-    self._data = v._data
+    self._data = v._data  # device read: the view's array becomes self's (no value read)
     if v._grad_fn is not None:
         recording.take_history(self, v._grad_fn, v._output_nr)
     return self
@@ -375,7 +375,7 @@ def apply_(self, callable):  # noqa: A002 - PyTorch's name
         raise TypeError("apply_ is only implemented on CPU tensors")
     if self._requires_grad and is_grad_enabled():
         raise RuntimeError("apply_ can't be used on a tensor that requires grad")
-    data = self._data
+    data = self._data  # device read: apply_ runs Python per element (CPU only, as PyTorch)
     with no_grad():
         for i in np.ndindex(data.shape):
             data[i] = callable(data[i].item())
@@ -390,14 +390,15 @@ def map_(self, tensor, callable):  # noqa: A002
         raise TypeError("map_ is only implemented on CPU tensors")
     if self._requires_grad and is_grad_enabled():
         raise RuntimeError("map_ can't be used on a tensor that requires grad")
-    data, other = self._data, np.broadcast_to(tensor._host(), self._data.shape)
+    data = self._data  # device read: map_ runs Python per element (CPU only, like torch)
+    other = np.broadcast_to(tensor._host(), data.shape)
     for i in np.ndindex(data.shape):
         data[i] = callable(data[i].item(), other[i].item())
     self._version_counter.bump()
     return self
 
 
-# --- more of PyTorch's names over existing ops ------------------------------------------------------
+# --- more of PyTorch's names over existing ops ---------------------------------------------------
 def where(self, condition, y):
     """``Tensor.where(condition, y)``: ``self`` where ``condition``, else ``y`` (``jitgrad.where
     (condition, self, y)``)."""
@@ -460,7 +461,7 @@ def resize_(self, *sizes):
     data = np.zeros(n, dtype=flat.dtype)
     data[:min(n, flat.size)] = flat[:min(n, flat.size)]
     moved = Tensor._make(data.reshape(sizes)).to(self.device)
-    self._data = moved._data
+    self._data = moved._data  # device read: the resized array becomes self's
     self._version_counter.bump()
     return self
 

@@ -95,7 +95,7 @@ def promote_types(type1, type2) -> dtypes.dtype:
 def result_type(tensor1, tensor2) -> dtypes.dtype:
     """The dtype an arithmetic op on ``tensor1`` and ``tensor2`` (tensors or Python numbers)
     computes in, by jitgrad's promotion (Python numbers are weak, as in PyTorch)."""
-    return dtypes.result_type(*(t._data if isinstance(t, Tensor) else t
+    return dtypes.result_type(*(t._data if isinstance(t, Tensor) else t  # device read: dtype only
                                 for t in (tensor1, tensor2)))
 
 

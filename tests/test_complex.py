@@ -279,7 +279,7 @@ def test_gradcheck_checks_complex_convention():
 @pytest.mark.parametrize("name, fn", [
     ("tan", jitgrad.tan), ("log1p", jitgrad.log1p), ("pow_cube", lambda z: z ** 3),
     ("maximum", lambda z: jitgrad.maximum(z, z)), ("lt", lambda z: z < z),
-    ("matmul", lambda z: z.reshape(2, 2) @ z.reshape(2, 2)), ("prod", lambda z: z.prod()),
+    ("prod", lambda z: z.prod()),
     ("sqrt", jitgrad.sqrt), ("arcsin", jnp.arcsin),
 ])
 def test_unsupported_ops_raise_naming_op_and_dtype(name, fn):

@@ -39,7 +39,7 @@ from ..ops.creation import zeros
 from ..ops.shape import stack
 from ..tensor import Tensor
 from . import trace
-from .loop_nodes import BodyBackward, LoopBackwardNode, LoopNode, made, node_reads, outside
+from .loop_nodes import BodyBackward, LoopBackwardNode, LoopNode, made, outside
 
 
 def fori_loop(n, body, carry):

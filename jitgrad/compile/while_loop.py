@@ -19,8 +19,6 @@ in ``utils/checkpoint.py``), and their gradients are summed over the steps.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..autograd import Function, transforms
 from ..autograd import grad as autograd_grad
 from ..func._pytree import tree_flatten, tree_unflatten

@@ -62,6 +62,15 @@ def index_array(t, op):
         raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got {arr.dtype}")
     return arr.astype(np.int64, copy=False)
 
+def host_index_array(t, op):
+    """The int64 indices of ``t`` on the host (a copy from a CUDA device): for the functions
+    that compute with them in NumPy (the margin losses' masks, unpooling's bounds check)."""
+    arr = np.asarray(t._host(op) if isinstance(t, tensor_cls()) else t)
+    if arr.dtype.kind not in "iu":
+        raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got {arr.dtype}")
+    return arr.astype(np.int64, copy=False)
+
+
 REDUCTIONS = ("none", "mean", "sum")
 
 

@@ -16,9 +16,10 @@ import numpy as np
 from ..ops import binary, shape, unary
 from ..ops import reduce as _red
 from ._functional_act import logsigmoid, pairwise_distance
-from ._functional_common import (index_tensor, apply_reduction as _apply_reduction,
+from ._functional_common import (host_index_array, index_tensor,
+                                 apply_reduction as _apply_reduction,
                                  const as _const, float_tensor as _float_tensor,
-                                 index_array as _index_array, loss_pair as _pair,
+                                 loss_pair as _pair,
                                  reduction_mode as _reduction, as_tensor as _tensor)
 
 __all__ = ["kl_div", "smooth_l1_loss", "soft_margin_loss", "margin_ranking_loss",
@@ -186,7 +187,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 def _class_scores(op, input, target):  # noqa: A002
     """(input as (N, C), int64 targets (N,), whether it was 1-D) for the class-margin losses."""
     x = _float_tensor(input, op)
-    t = _index_array(target, op)
+    t = host_index_array(target, op)
     if x.ndim not in (1, 2) or t.shape != x.shape[:1] * (x.ndim == 2):
         raise RuntimeError(f"{op}: expected a 1D or 2D input and a target of its batch size, got "
                            f"input {list(x.shape)} and target {list(t.shape)}")
@@ -232,7 +233,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,  # noq
     classes ``j`` (the leading entries of ``target`` up to the first -1) and the non-target
     classes ``i``."""
     x = _float_tensor(input, "multilabel_margin_loss")
-    t = _index_array(target, "multilabel_margin_loss")
+    t = host_index_array(target, "multilabel_margin_loss")
     if x.ndim not in (1, 2) or t.shape != x.shape:
         raise RuntimeError(f"multilabel_margin_loss: expected a 1D or 2D input and a target of "
                            f"its shape, got {list(x.shape)} and {list(t.shape)}")

@@ -21,8 +21,8 @@ from ..ops import npfuncs
 from ..ops.linalg import matmul
 from ..ops.scatter import gather
 from ..ops.scatter_reduce import scatter
-from ._functional_common import (index_tensor, const as _const, float_tensor as _float_tensor,
-                                 index_array as _index_array, kernel_float as _kernel_float,
+from ._functional_common import (host_index_array, index_tensor, const as _const,
+                                 float_tensor as _float_tensor, kernel_float as _kernel_float,
                                  as_tensor as _tensor, ntuple as _tuple)
 
 __all__ = ["max_pool1d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d",
@@ -497,7 +497,7 @@ fractional_max_pool3d = boolean_dispatch("return_indices", 4, False,
 # --- unpooling -------------------------------------------------------------------------------
 def _max_unpool(op, nd, input, indices, kernel_size, stride, padding, output_size):  # noqa: A002
     x, unbatched = _spatial_input(op, input, nd)
-    idx = _index_array(indices, op)
+    idx = host_index_array(indices, op)
     if unbatched:
         idx = idx[None]
     if idx.shape != tuple(x.shape):

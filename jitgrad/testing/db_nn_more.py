@@ -70,6 +70,12 @@ def _sign(rng, dt, *shape):
     return np.where(rng.standard_normal(shape) > 0, 1.0, -1.0).astype(dt)
 
 
+def _label(rng, *shape):
+    """+-1 labels as integers: a loss that compares its target with 1 is not differentiable
+    in it (a float target would be perturbed across the comparison)."""
+    return np.where(rng.standard_normal(shape) > 0, 1, -1).astype(np.int64)
+
+
 def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
@@ -162,12 +168,12 @@ _case("margin_ranking_loss", _call("margin_ranking_loss", margin=0.2),
                                _sign(rng, dt, 6)))])
 _case("hinge_embedding_loss", _call("hinge_embedding_loss", reduction="sum"),
       lambda x, y: np.where(y == 1, x, np.maximum(0, 1 - x)).sum(),
-      lambda rng, dt: [Sample((_away(rng, dt, 6, kinks=(1.0,)), _sign(rng, dt, 6)))])
+      lambda rng, dt: [Sample((_away(rng, dt, 6, kinks=(1.0,)), _label(rng, 6)))])
 _case("cosine_embedding_loss", _call("cosine_embedding_loss", margin=-0.5),
       lambda a, b, y: np.where(y == 1, 1 - (a * b).sum(1) / (_pnorm(a, 2, 1) * _pnorm(b, 2, 1)),
                                np.maximum(0, (a * b).sum(1) / (_pnorm(a, 2, 1) * _pnorm(
                                    b, 2, 1)) + 0.5)).mean(),
-      lambda rng, dt: [Sample((_n(rng, dt, 4, 3), _n(rng, dt, 4, 3), _sign(rng, dt, 4)))],
+      lambda rng, dt: [Sample((_n(rng, dt, 4, 3), _n(rng, dt, 4, 3), _label(rng, 4)))],
       gradgrad=False)  # (the hinge's kink at cos = -0.5 can fall inside the step)
 _case("gaussian_nll_loss", _call("gaussian_nll_loss", full=True),
       lambda x, y, v: (0.5 * (np.log(v) + (x - y) ** 2 / v + math.log(2 * math.pi))).mean(),
@@ -192,10 +198,9 @@ _case("triplet_margin_loss", _call("triplet_margin_loss", margin=3.0),
                                  _pnorm(a - n + 1e-6, 2, -1)).mean(),
       lambda rng, dt: [Sample((_n(rng, dt, 4, 3), _n(rng, dt, 4, 3), _n(rng, dt, 4, 3) + 0.5))],
       gradgrad=False)  # (a hinge: its kink can fall inside the second-order step)
-_case("mse_loss_weight", _call("mse_loss"),
+_case("mse_loss_weight", lambda x, y, weight: _F().mse_loss(x, y, weight=weight),
       lambda x, y, weight: (weight * (x - y) ** 2).sum() / weight.sum(),
-      lambda rng, dt: [Sample((_n(rng, dt, 3, 4), _n(rng, dt, 3, 4)),
-                              {"weight": _pos(rng, dt, 3, 4)})])
+      lambda rng, dt: [Sample((_n(rng, dt, 3, 4), _n(rng, dt, 3, 4), _pos(rng, dt, 3, 4)))])
 
 
 # --- pad, pooling --------------------------------------------------------------------------

@@ -24,9 +24,11 @@ import jitgrad
 PKG = pathlib.Path(jitgrad.__file__).resolve().parent
 
 # the layers above ops: every value they read goes through ``_host``
-UPPER = ("numpy", "scipy", "func", "nn", "optim", "utils", "distributed", "autograd/api.py",
-         "autograd/function.py", "autograd/forward_ad.py", "tensor.py", "_protocols.py",
-         "_ndarray_methods.py", "_torch_functions.py", "linalg.py", "serialization.py",
+UPPER = ("numpy", "scipy", "func", "nn", "optim", "utils", "distributed", "distributions",
+         "linalg", "autograd/api.py", "autograd/function.py", "autograd/forward_ad.py",
+         "autograd/graph.py", "autograd/variable.py", "autograd/inference.py", "tensor.py",
+         "_protocols.py", "_ndarray_methods.py", "_torch_functions.py", "_torch_methods.py",
+         "_torch_runtime.py", "_torch_linalg.py", "fft.py", "special.py", "serialization.py",
          "viz.py", "__init__.py", "__main__.py")
 METADATA = r"(shape|dtype|ndim|size|strides|flags|itemsize|nbytes|index|is_cuda)\b"
 READ = re.compile(r"\._data\b(?!\s*\.\s*" + METADATA + r")(?!\s*=[^=])")

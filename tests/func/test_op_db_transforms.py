@@ -28,6 +28,13 @@ _KNOWN = ("no jvp rule for op", "no batching rule for op",
           "is not supported on a batched tensor inside vmap")
 
 
+# entries whose composition reads a batched tensor's values (a clear BatchingRuleError under
+# vmap): the issue-35 nn functions composed on the host, listed with why
+NO_BATCH_RULE = {name: "its composition reads the values on the host (no batching rule)"
+                 for name in ("gaussian_nll_loss", "max_pool3d", "adaptive_max_pool2d",
+                              "adaptive_max_pool3d", "grid_sample")}
+
+
 def _missing_rule(e) -> bool:
     """A row without a jvp or batching rule, or an in-place op (not supported under forward
     mode or vmap yet): reported as an expected failure with the message (see docs/func.md)."""
@@ -64,6 +71,10 @@ def _cases(op, seed):
 def test_jvp_vmap_and_jacobians(op):
     try:
         _check_jvp_vmap_and_jacobians(op)
+    except F.BatchingRuleError as e:
+        if op.name not in NO_BATCH_RULE:
+            raise
+        pytest.xfail(f"{NO_BATCH_RULE[op.name]}: {e}")
     except (NotImplementedError, RuntimeError) as e:
         if not _missing_rule(e):
             raise
