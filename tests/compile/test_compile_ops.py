@@ -103,7 +103,7 @@ FALLBACK.update({_n: _HOST for _n in (
     "hardshrink", "softshrink", "threshold", "normalize", "cosine_similarity",
     "pairwise_distance", "pdist", "kl_div", "hinge_embedding_loss", "cosine_embedding_loss",
     "gaussian_nll_loss", "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_loss",
-    "mse_loss_weight", "pad", "pad_replicate", "pad_circular", "max_pool3d", "avg_pool3d",
+    "pad", "pad_replicate", "pad_circular", "max_pool3d", "avg_pool3d",
     "adaptive_avg_pool2d", "adaptive_avg_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "max_unpool2d", "conv_transpose3d", "unfold", "fold", "interpolate_bilinear",
     "interpolate_nearest", "affine_grid", "grid_sample", "linalg.lu_factor",
