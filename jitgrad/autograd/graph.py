@@ -2,7 +2,7 @@
 ``disable_saved_tensors_hooks`` (Note [saved tensor hooks] in jitgrad/graph/node.py)."""
 from __future__ import annotations
 
-from ..graph.node import saved_hooks_state
+from ..graph.node import pop_saved_hooks, push_saved_hooks
 
 
 class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
@@ -15,12 +15,11 @@ class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
 
     def __enter__(self):
         _check_enabled()
-        saved_hooks_state.stack = saved_hooks_state.stack + ((self.pack_hook,
-                                                              self.unpack_hook),)
+        push_saved_hooks(self.pack_hook, self.unpack_hook)
         return self
 
     def __exit__(self, *exc):
-        saved_hooks_state.stack = saved_hooks_state.stack[:-1]
+        pop_saved_hooks()
         return False
 
 

@@ -223,9 +223,8 @@ class SavedTensor:
             self._tensor_type = type(tensor)  # its ``_from_saved`` rebuilds the output at unpack
         else:
             self._tensor = tensor
-        hooks = saved_hooks_state.stack
-        if hooks:  # Note [saved tensor hooks]
-            pack, self._unpack_hook = hooks[-1]
+        if _saved_hooks_in_use and saved_hooks_state.stack:  # Note [saved tensor hooks]
+            pack, self._unpack_hook = saved_hooks_state.stack[-1]
             self._packed = pack(tensor)
             # what pack returned is all that is kept (and what a version error names)
             self._meta = (list(tensor._data.shape), tensor._data.dtype.name, tensor._output_nr)
@@ -291,8 +290,26 @@ class _SavedHooksState(threading.local):
 # on this thread's stack; every tensor saved for backward while it is set (by a registry op, an
 # in-place op or a custom Function: they all save through ``SavedTensor``) is passed to ``pack``
 # and only its result is kept; backward gets ``unpack(result)`` back. The version check is the
-# same. Without hooks a save costs one attribute read more.
+# same. Without hooks a save costs one read of a module global more: the thread-local stack is
+# looked at only while some thread has hooks set (``_saved_hooks_in_use``).
 saved_hooks_state = _SavedHooksState()
+_saved_hooks_in_use = 0  # saved_tensors_hooks contexts open, all threads together
+_saved_hooks_lock = threading.Lock()
+
+
+def push_saved_hooks(pack, unpack) -> None:
+    """Note [saved tensor hooks]: this thread's tensors saved from now on go through ``pack``."""
+    global _saved_hooks_in_use
+    with _saved_hooks_lock:
+        _saved_hooks_in_use += 1
+    saved_hooks_state.stack = saved_hooks_state.stack + ((pack, unpack),)
+
+
+def pop_saved_hooks() -> None:
+    global _saved_hooks_in_use
+    saved_hooks_state.stack = saved_hooks_state.stack[:-1]
+    with _saved_hooks_lock:
+        _saved_hooks_in_use -= 1
 
 
 # Note [grad locks]: ``.grad`` of one tensor can be updated by several threads at once (engine
