@@ -6,13 +6,13 @@ import math
 from ..ops import binary, creation
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import (broadcast_all, from_numpy, host, lazy_property, logits_to_probs,
-                    one_of_probs_logits, probs_to_logits, rng, softplus)
+from .utils import (BinaryProbsLogits, broadcast_all, from_numpy, host, one_of_probs_logits, rng,
+                    softplus)
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryProbsLogits, ExponentialFamily):
     r"""The Bernoulli distribution on :math:`\{0, 1\}`, given by ``probs`` :math:`p` or ``logits``
     :math:`\ell = \log p - \log(1-p)` (exactly one):
 
@@ -35,21 +35,6 @@ class Bernoulli(ExponentialFamily):
         new = self._expanded(Bernoulli, batch_shape, _instance)
         new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
-
-    @lazy_property
-    def logits(self):
-        """The log-odds :math:`\\log p - \\log(1-p)`."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """The probability of a 1, :math:`\\sigma(\\ell)`."""
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        """The shape of the parameter tensor."""
-        return tuple(self._param.shape)
 
     @property
     def mean(self):

@@ -7,13 +7,13 @@ from ..ops import binary, creation
 from ..scipy import special
 from . import constraints
 from .distribution import Distribution
-from .utils import (broadcast_all, from_numpy, host, lazy_property, logits_to_probs,
-                    one_of_probs_logits, probs_to_logits, rng, softplus)
+from .utils import (BinaryProbsLogits, broadcast_all, from_numpy, host, one_of_probs_logits, rng,
+                    softplus)
 
 __all__ = ["Binomial"]
 
 
-class Binomial(Distribution):
+class Binomial(BinaryProbsLogits, Distribution):
     r"""The number of successes in ``total_count`` :math:`n` Bernoulli trials with success
     probability ``probs`` :math:`p` (or ``logits`` :math:`\ell`):
 
@@ -39,21 +39,6 @@ class Binomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self):
-        """The log-odds of a success."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """The success probability."""
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        """The shape of the parameter tensor."""
-        return tuple(self._param.shape)
 
     @property
     def mean(self):

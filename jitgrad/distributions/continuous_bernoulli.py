@@ -6,13 +6,13 @@ import math
 from ..ops import binary, creation
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import (broadcast_all, clamp_probs, from_numpy, lazy_property, logits_to_probs,
-                    one_of_probs_logits, probs_to_logits, rng, softplus)
+from .utils import (BinaryProbsLogits, broadcast_all, clamp_probs, from_numpy, one_of_probs_logits,
+                    rng, softplus)
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(BinaryProbsLogits, ExponentialFamily):
     r"""The continuous Bernoulli distribution on :math:`[0, 1]` with ``probs`` :math:`\lambda`
     (or ``logits`` :math:`\ell`):
 
@@ -25,6 +25,7 @@ class ContinuousBernoulli(ExponentialFamily):
     ``rsample`` is the inverse cdf of a uniform draw.
     """
 
+    clamped = True
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
     has_rsample = True
@@ -49,21 +50,6 @@ class ContinuousBernoulli(ExponentialFamily):
         new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         new._lims = self._lims
         return new
-
-    @lazy_property
-    def logits(self):
-        """The logits :math:`\\log\\lambda - \\log(1-\\lambda)`."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """The shape parameter :math:`\\lambda`."""
-        return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        """The shape of the parameter tensor."""
-        return tuple(self._param.shape)
 
     def _outside_unstable_region(self):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])

@@ -4,13 +4,13 @@ from __future__ import annotations
 from ..ops import binary, creation
 from . import constraints
 from .distribution import Distribution
-from .utils import (broadcast_all, from_numpy, host, lazy_property, logits_to_probs,
-                    one_of_probs_logits, probs_to_logits, rng, softplus)
+from .utils import (BinaryProbsLogits, broadcast_all, from_numpy, host, one_of_probs_logits, rng,
+                    softplus)
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbsLogits, Distribution):
     r"""The number of failures before the first success of Bernoulli trials with success
     probability ``probs`` :math:`p` (or ``logits``):
     :math:`\log p(k) = k\log(1-p) + \log p`, :math:`k = 0, 1, \dots`"""
@@ -22,23 +22,16 @@ class Geometric(Distribution):
         name, param = one_of_probs_logits("Geometric", probs, logits)
         param, = broadcast_all(param)
         setattr(self, name, param)
+        self._param = param
         super().__init__(tuple(param.shape), validate_args=validate_args)
         if self._validate_args and probs is not None and not bool((self.probs > 0).all()):
             raise ValueError("Geometric: expected parameter probs to satisfy 0 < probs <= 1, "
                              f"but found invalid values:\n{self.probs}")
 
     def expand(self, batch_shape, _instance=None):
-        return self._expanded(Geometric, batch_shape, _instance)
-
-    @lazy_property
-    def logits(self):
-        """The log-odds of a success."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """The success probability."""
-        return logits_to_probs(self.logits, is_binary=True)
+        new = self._expanded(Geometric, batch_shape, _instance)
+        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
+        return new
 
     @property
     def mean(self):

@@ -7,13 +7,13 @@ from ..ops import binary
 from ..scipy import special
 from . import constraints
 from .distribution import Distribution
-from .utils import (broadcast_all, from_numpy, host, lazy_property, log_sigmoid,
-                    logits_to_probs, one_of_probs_logits, probs_to_logits, rng)
+from .utils import (BinaryProbsLogits, broadcast_all, from_numpy, host, log_sigmoid,
+                    one_of_probs_logits, rng)
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(BinaryProbsLogits, Distribution):
     r"""The number of successes before ``total_count`` :math:`r` failures of Bernoulli trials
     with success probability ``probs`` :math:`p` (or ``logits`` :math:`\ell`):
 
@@ -37,21 +37,6 @@ class NegativeBinomial(Distribution):
         new = self._expanded(NegativeBinomial, batch_shape, _instance)
         new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
-
-    @lazy_property
-    def logits(self):
-        """The log-odds of a success."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """The success probability."""
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        """The shape of the parameter tensor."""
-        return tuple(self._param.shape)
 
     @property
     def mean(self):

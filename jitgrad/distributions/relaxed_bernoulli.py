@@ -7,13 +7,13 @@ from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import (as_tensor, broadcast_all, clamp_probs, from_numpy, lazy_property,
-                    logits_to_probs, one_of_probs_logits, probs_to_logits, rng, softplus)
+from .utils import (BinaryProbsLogits, as_tensor, broadcast_all, clamp_probs, from_numpy,
+                    one_of_probs_logits, rng, softplus)
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryProbsLogits, Distribution):
     r"""The logit of a relaxed Bernoulli draw (Maddison et al., 2017): with ``temperature``
     :math:`\lambda` and logits :math:`\ell` (or ``probs``, exactly one),
 
@@ -24,6 +24,7 @@ class LogitRelaxedBernoulli(Distribution):
     ``rsample`` is reparameterised in :math:`\ell` and :math:`\lambda`.
     """
 
+    clamped = True
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
     has_rsample = True
@@ -47,21 +48,6 @@ class LogitRelaxedBernoulli(Distribution):
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @lazy_property
-    def logits(self):
-        """The log-odds :math:`\\ell`."""
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        """:math:`\\sigma(\\ell)`."""
-        return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        """The shape of the parameter tensor."""
-        return tuple(self._param.shape)
 
     def rsample(self, sample_shape=()):
         """:math:`(\\ell + \\log U - \\log(1 - U))/\\lambda` (reparameterised)."""

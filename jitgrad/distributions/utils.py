@@ -105,6 +105,31 @@ class lazy_property:
         return value
 
 
+class BinaryProbsLogits:
+    """``probs`` and ``logits`` of a distribution with one success probability per element,
+    each derived from the other on first use: :math:`\\ell = \\log p - \\log(1-p)`,
+    :math:`p = \\sigma(\\ell)` (``clamped``: ``p`` kept inside ``(0, 1)``, for the relaxed and
+    continuous Bernoulli). The class stores the given one as ``_param``."""
+
+    clamped = False
+
+    @lazy_property
+    def logits(self):
+        """The log-odds of a success."""
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        """The success probability."""
+        p = logits_to_probs(self.logits, is_binary=True)
+        return clamp_probs(p) if self.clamped else p
+
+    @property
+    def param_shape(self):
+        """The shape of the parameter tensor."""
+        return tuple(self._param.shape)
+
+
 def extended_shape(sample_shape, batch_shape, event_shape) -> tuple:
     """``sample_shape + batch_shape + event_shape`` as a tuple (``sample_shape`` may be an int,
     a tuple, a list or a ``Size``)."""
