@@ -66,3 +66,17 @@ def test_gradients(fn):
     args = [t(A, True), t(B, True)]
     assert gradcheck(fn, args)
     assert gradgradcheck(fn, args)
+
+
+def test_two_norm_gradient_at_zero_is_zero_as_pytorch():
+    """torch: d||x||/dx at x = 0 is 0 (jitgrad.numpy keeps NumPy's 0/0 = nan)."""
+    x = jg.zeros(3, requires_grad=True)
+    x.norm().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    y = jg.tensor([[1.0, 2.0, 0.0], [0.0, 0.0, 0.0]], requires_grad=True)
+    n = jg.linalg.vector_norm(y, dim=1, keepdim=True)
+    assert n.grad_fn.name() == "SqrtBackward0"
+    (g,) = jg.autograd.grad(n.sum(), y)
+    np.testing.assert_allclose(g.numpy(), [[1 / 5 ** 0.5, 2 / 5 ** 0.5, 0.0], [0.0, 0.0, 0.0]])
+    z = t(A, True)
+    assert gradcheck(lambda a: a.norm(dim=0), [z]) and gradgradcheck(lambda a: a.norm(), [z])

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ops.core import dispatch
-from ..ops import nplinalg, reduce, shape, unary
+from ..ops import binary, nplinalg, reduce, shape, unary
 from ..tensor import Tensor
 from ._out import with_out
 
@@ -52,6 +52,12 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     inf / -inf the max / min of ``|x|``, 0 the count of nonzeros. Gradient
     ``g |x|^(p-1) sign(x) / ||x||^(p-1)``."""
     x = _cast(_t(x, "vector_norm"), dtype)
+    if ord == 2 and x.dtype.is_floating_point and x.ndim:
+        # PyTorch's gradient at x = 0 is 0, not NumPy's 0/0: sqrt's infinite derivative at a
+        # zero sum is masked by the where (Note [masked gradients] in ops/binary.py)
+        dims = tuple(range(x.ndim)) if dim is None else (dim,) if isinstance(dim, int) else dim
+        s = reduce.sum(x * x, dim=tuple(dims), keepdim=keepdim)
+        return unary.sqrt(binary.where(s == 0, 0.0, s))
     return _npl().vector_norm(x, axis=dim, keepdims=keepdim, ord=ord)
 
 
