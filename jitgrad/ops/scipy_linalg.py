@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import dispatch
-from . import linalg_cuda
+from . import torch_cuda
 from .core.registry import def_composite
 from .linalg import matmul
 from .nplinalg import solve
@@ -193,7 +193,7 @@ def _lu_jvp(tangents, primals, outs):
 LU_FACTOR = def_composite("lu_factor", "LinalgLuFactorExBackward0", ("a",), _lu_fwd, _lu_back,
                           save=("a",), n_outputs=3, dtype_rule="float", jvp=_lu_jvp,
                           batch_rule=lambda args, batched: lu_factor(args[0]),
-                          cuda_forward=linalg_cuda.host_forward(_lu_fwd))
+                          cuda_forward=torch_cuda.host_forward(_lu_fwd))
 
 
 def lu_factor(a):
@@ -293,7 +293,7 @@ EXPM = def_composite("matrix_exp", "LinalgMatrixExpBackward0", ("a",), _expm_fwd
                      save=("a",), complex_ok=True,
                      jvp=lambda tangents, primals, outs: _frechet(primals[0], tangents[0]),
                      batch_rule=lambda args, batched: matrix_exp(args[0]),
-                     cuda_forward=linalg_cuda.host_forward(_expm_fwd))
+                     cuda_forward=torch_cuda.host_forward(_expm_fwd))
 
 
 def matrix_exp(a):

@@ -1,4 +1,5 @@
-"""The CUDA forwards of the torch_* families' rows (``OpDef.cuda_forward``).
+"""The CUDA forwards of the torch_* families' rows and of the LAPACK-backed rows of
+``ops.scipy_linalg`` (``lu_factor``, ``matrix_exp``) (``OpDef.cuda_forward``).
 
 These ops are about coverage, not speed (Note [pointwise rows] in ops/torch_common.py): each
 CUDA forward runs the row's own NumPy forward on host copies of the operands and moves the

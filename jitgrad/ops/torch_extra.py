@@ -337,17 +337,6 @@ FUNCTIONS = (unsafe_split, unsafe_chunk, clamp_min, clamp_max, floor_divide, log
 
 
 # --- in-place methods ----------------------------------------------------------------------
-def _inplace(fn, name):
-    """``Tensor.<name>``: ``self = fn(self, *args, **kwargs)`` in place."""
-    def method(self, *args, **kwargs):
-        others = [a for a in (*args, *kwargs.values()) if isinstance(a, dispatch.Tensor)]
-        return inplace.apply_inplace(self, name, lambda t: fn(t, *args, **kwargs), *others)
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place ``{fn.__name__}``: ``self`` becomes ``{fn.__name__}(self, ...)``."
-    return method
-
-
 def _polygamma_(self, n):
     """In-place ``polygamma``: ``self`` becomes ``polygamma(n, self)``."""
     return inplace.apply_inplace(self, "polygamma_", lambda t: torch_math.polygamma(n, t))
@@ -363,7 +352,8 @@ _INPLACE = (torch_math.addcmul, torch_math.addcdiv, torch_math.addmv, torch_math
             torch_math.heaviside, torch_math.ldexp, torch_math.mvlgamma, torch_math.nextafter,
             torch_math.renorm, torch_math.sgn, torch_math.xlogy, torch_math.conj_physical,
             index_reduce, clamp_min, clamp_max, logical_xor, floor_divide)
-methods.declare({**{fn.__name__ + "_": _inplace(fn, fn.__name__ + "_") for fn in _INPLACE},
+methods.declare({**{fn.__name__ + "_": inplace.inplace_method(fn.__name__ + "_", fn)
+                    for fn in _INPLACE},
                  "polygamma_": _polygamma_}, __name__)
 methods.declare({fn.__name__: fn for fn in (clamp_min, clamp_max, logical_xor,
                                              isneginf, isposinf, isreal, equal, msort, index_reduce,
