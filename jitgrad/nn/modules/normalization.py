@@ -15,6 +15,22 @@ from .linear import _check_device, _empty, _place
 from .module import Module
 
 
+def _affine_parameters(module, shape, affine, bias, dtype):
+    """``module.weight`` (and ``module.bias`` when ``bias``) of ``shape`` when ``affine``; the
+    absent ones registered as None, as PyTorch's norm layers do."""
+    module.register_parameter("weight", Parameter(_empty(shape, dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(_empty(shape, dtype)) if affine and bias
+                              else None)
+
+
+def _reset_affine(module):
+    """Weight 1, bias 0 (the ones present): PyTorch's initialisation of a norm's affine."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class _BatchNorm(Module):
     _dims = (2, 3)
 
@@ -25,15 +41,7 @@ class _BatchNorm(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.use_bias = affine and bias
-        if affine:
-            self.weight = Parameter(_empty((num_features,), dtype))
-            if bias:
-                self.bias = Parameter(_empty((num_features,), dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), affine, bias, dtype)
         if track_running_stats:
             fdt = dtypes.to_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
             self.register_buffer("running_mean", creation.zeros(num_features, dtype=fdt))
@@ -54,10 +62,7 @@ class _BatchNorm(Module):
     def reset_parameters(self):
         """Running stats 0 / 1, weight 1, bias 0 (PyTorch's defaults)."""
         self.reset_running_stats()
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input):  # noqa: A002 - PyTorch's argument name
         if input.ndim not in self._dims:
@@ -164,24 +169,13 @@ class GroupNorm(Module):
         device = _check_device(device)
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine, self.use_bias = eps, affine, affine and bias
-        if affine:
-            self.weight = Parameter(_empty((num_channels,), dtype))
-            if bias:
-                self.bias = Parameter(_empty((num_channels,), dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, dtype)
         self.reset_parameters()
         _place(self, device)
 
     def reset_parameters(self):
         """Weight 1, bias 0."""
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):  # noqa: A002
         return functional.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -204,23 +198,13 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         self.use_bias = bias
-        if elementwise_affine:
-            self.weight = Parameter(_empty(self.normalized_shape, dtype))
-            if bias:
-                self.bias = Parameter(_empty(self.normalized_shape, dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype)
         self.reset_parameters()
         _place(self, device)
 
     def reset_parameters(self):
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        """Weight 1, bias 0."""
+        _reset_affine(self)
 
     def forward(self, input):  # noqa: A002
         return functional.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
