@@ -12,12 +12,12 @@ from . import constraints
 from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution
-from .utils import from_numpy, host, rng
+from .utils import CategoricalParams, from_numpy, host, rng
 
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
+class Multinomial(CategoricalParams, Distribution):
     r"""Counts of ``total_count`` :math:`n` draws from a categorical distribution with ``probs``
     or ``logits`` (event shape ``(K,)``):
 
@@ -51,25 +51,6 @@ class Multinomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def _param(self):
-        return self._categorical._param
-
-    @property
-    def probs(self):
-        """Normalised category probabilities."""
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        """Normalised log probabilities."""
-        return self._categorical.logits
-
-    @property
-    def param_shape(self):
-        """The shape of the parameter tensor."""
-        return self._categorical.param_shape
 
     @property
     def mean(self):

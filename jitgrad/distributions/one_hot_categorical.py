@@ -5,6 +5,7 @@ from ..ops import creation
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
+from .utils import CategoricalParams
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
@@ -13,7 +14,7 @@ def _one_hot(index, k, like):
     return (index.unsqueeze(-1) == creation.arange(k)).to(like.dtype)
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(CategoricalParams, Distribution):
     r"""A categorical distribution whose values are one-hot vectors of length :math:`K` (event
     shape ``(K,)``), given by ``probs`` or ``logits`` as :class:`Categorical`:
     :math:`\log p(x) = \ell_{\arg\max x}`."""
@@ -35,25 +36,6 @@ class OneHotCategorical(Distribution):
         Distribution.__init__(new, tuple(batch_shape), self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @property
-    def _param(self):
-        return self._categorical._param
-
-    @property
-    def probs(self):
-        """Normalised probabilities."""
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        """Normalised log probabilities."""
-        return self._categorical.logits
-
-    @property
-    def param_shape(self):
-        """The shape of the parameter tensor."""
-        return self._categorical.param_shape
 
     @property
     def mean(self):

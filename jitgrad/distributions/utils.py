@@ -130,6 +130,30 @@ class BinaryProbsLogits:
         return tuple(self._param.shape)
 
 
+class CategoricalParams:
+    """``probs``, ``logits`` (normalised), ``param_shape`` of a distribution built on a
+    ``Categorical`` kept as ``_categorical`` (``OneHotCategorical``, ``Multinomial``)."""
+
+    @property
+    def _param(self):
+        return self._categorical._param
+
+    @property
+    def probs(self):
+        """Normalised category probabilities."""
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        """Normalised log probabilities."""
+        return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        """The shape of the parameter tensor."""
+        return self._categorical.param_shape
+
+
 def extended_shape(sample_shape, batch_shape, event_shape) -> tuple:
     """``sample_shape + batch_shape + event_shape`` as a tuple (``sample_shape`` may be an int,
     a tuple, a list or a ``Size``)."""
