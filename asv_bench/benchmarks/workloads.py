@@ -1,4 +1,4 @@
-"""The benchmark workloads W1-W10, defined once and run through any framework.
+"""The benchmark workloads W1-W15, defined once and run through any framework.
 
 Used by the asv suite (``bench_*.py`` in this directory, jitgrad only) and by
 ``asv_bench/compare.py`` (jitgrad side by side with NumPy, PyTorch, HIPS autograd and JAX).
@@ -34,6 +34,15 @@ import sys
 from typing import Callable
 
 import numpy as np
+
+try:  # asv imports this file as ``benchmarks.workloads``; compare.py as ``workloads``
+    from .backends import (BACKENDS, AutogradBackend, JaxBackend, JitgradBackend,
+                           JitgradCompileBackend, NumpyBackend, TorchBackend, Unavailable,
+                           make_backend, make_inputs, numpy_blas)
+except ImportError:
+    from backends import (BACKENDS, AutogradBackend, JaxBackend, JitgradBackend,  # noqa: F401
+                          JitgradCompileBackend, NumpyBackend, TorchBackend, Unavailable,
+                          make_backend, make_inputs, numpy_blas)
 
 DTYPES = ("float32", "float64")
 FRAMEWORKS = ("jitgrad", "jitgrad-compile", "torch", "autograd", "jax", "numpy")
@@ -282,6 +291,92 @@ def _make_w10(rng, n, dtype):
             [_rand(rng, n, dtype), _rand(rng, (SCAN_STEPS, n), dtype)])
 
 
+# W12-W15: small scientific programs -------------------------------------------------------
+GP_POINTS = 200
+LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def w12(B, p, c):
+    """Gaussian-process negative log marginal likelihood, RBF kernel, three log
+    hyperparameters: ``K = sf exp(-D / (2 ls^2)) + (sn + 1e-6) I``, ``L = chol(K)``,
+    ``0.5 y^T K^-1 y + sum(log diag L) + n/2 log(2 pi)`` (D: squared distances, given)."""
+    log_ls, log_sf, log_sn = p
+    D, eye, y = c
+    K = B.exp(log_sf) * B.exp(D * (-0.5 * B.exp(-2.0 * log_ls))) + (B.exp(log_sn) + 1e-6) * eye
+    L = B.cholesky(K)
+    alpha = B.cho_solve(L, y)
+    return 0.5 * B.sum(y * alpha) + B.sum(B.log(B.diagonal(L))) + 0.5 * y.shape[0] * LOG_2PI
+
+
+
+def _make_w12(rng, n, dtype):
+    X = rng.uniform(-3.0, 3.0, (n, 2))
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    y = np.sin(X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.standard_normal(n)
+    params = [np.array(v, dtype=dtype) for v in (0.0, 0.0, -2.0)]
+    return params, [D.astype(dtype), np.eye(n, dtype=dtype), y.astype(dtype)]
+
+
+def w13(B, p, c):
+    """Multinomial logistic regression: mean cross-entropy of ``X W + b`` against class
+    targets."""
+    W, b = p
+    X, targets = c
+    return B.cross_entropy(B.matmul(X, W) + b, targets)
+
+
+LOGREG_SHAPE = (20, 4)  # features, classes
+
+
+def _make_w13(rng, n, dtype):
+    d, k = LOGREG_SHAPE
+    X = _rand(rng, (n, d), dtype)
+    targets = rng.integers(0, k, n)
+    return [_rand(rng, (d, k), dtype, 0.1), np.zeros(k, dtype=dtype)], [X, targets]
+
+
+def w14(B, p, c):
+    """Eight schools, non-centred: the negative log density of (mu, log tau, theta~) with
+    ``theta = mu + tau theta~``, y ~ N(theta, sigma), theta~ ~ N(0, 1), mu ~ N(0, 5) and
+    tau ~ HalfCauchy(5) (with the log-Jacobian of tau = exp(log tau))."""
+    mu, log_tau, theta_t = p
+    y, sigma = c
+    tau = B.exp(log_tau)
+    r = (y - (mu + tau * theta_t)) / sigma
+    lp = (-0.5 * B.sum(r * r) - 0.5 * B.sum(theta_t * theta_t) - 0.5 * (mu * 0.2) ** 2
+          - B.log(1.0 + (tau * 0.2) ** 2) + log_tau)
+    return -lp
+
+
+def _make_w14(rng, n, dtype):
+    y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0], dtype=dtype)
+    sigma = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0], dtype=dtype)
+    params = [np.array(4.0, dtype=dtype), np.array(1.0, dtype=dtype), _rand(rng, 8, dtype)]
+    return params, [y, sigma]
+
+
+MIXTURE_COMPONENTS = 3
+
+
+def w15(B, p, c):
+    """Gaussian-mixture negative log-likelihood: ``-sum_i logsumexp_k(log w_k +
+    log N(x_i; m_k, s_k))`` with ``w = softmax(logits)``, ``s = exp(log_s)``."""
+    means, log_sds, logits = p
+    (x,) = c
+    z = (x[:, None] - means) * B.exp(-log_sds)
+    comp = -0.5 * z * z - log_sds + (B.log_softmax(logits, 0) - 0.5 * LOG_2PI)
+    return -B.sum(B.logsumexp(comp, 1))
+
+
+def _make_w15(rng, n, dtype):
+    k = MIXTURE_COMPONENTS
+    x = np.concatenate([rng.normal(m, 0.5 + 0.3 * i, n // k + (i < n % k))
+                        for i, m in enumerate(np.linspace(-3.0, 3.0, k))])
+    params = [np.linspace(-2.0, 2.0, k).astype(dtype), np.zeros(k, dtype=dtype),
+              np.zeros(k, dtype=dtype)]
+    return params, [x.astype(dtype)]
+
+
 # Op-by-op memory model (see docs/benchmarks.md, "Roofline"): every primitive reads each distinct
 # array operand once and writes its result once through memory; a full reduction reads once; the
 # gradient of a full sum is a broadcast scalar (free); a backward node reads the incoming gradient
@@ -317,13 +412,13 @@ WORKLOADS: dict[str, Workload] = {
                  passes=7, elements=lambda n: n * n, min_passes=2, peakmem=True),
         Workload("W9", "while_loop Newton solve, n=64, reverse mode", w9, _make_w9, 64),
         Workload("W10", "scan of 1000 recurrent steps on (32,)", w10, _make_w10, 32),
+        Workload("W12", "GP marginal likelihood, Cholesky, n=200", w12, _make_w12, GP_POINTS),
+        Workload("W13", "logistic regression, cross_entropy, 1000x20, 4 classes", w13,
+                 _make_w13, 1000),
+        Workload("W14", "eight schools log density, 10 parameters", w14, _make_w14, 8),
+        Workload("W15", "Gaussian mixture NLL, logsumexp, n=1000, K=3", w15, _make_w15, 1000),
     )
 }
-
-
-def make_inputs(workload: Workload, size, dtype: str, seed: int = 0):
-    """The NumPy inputs (params, consts) of a workload; the same for every framework."""
-    return workload.make(np.random.default_rng(seed), size, np.dtype(dtype))
 
 
 def traffic_bytes(workload: Workload, size, dtype: str):
@@ -332,388 +427,6 @@ def traffic_bytes(workload: Workload, size, dtype: str):
         return None
     items = workload.elements(size) * np.dtype(dtype).itemsize
     return workload.passes * items, workload.min_passes * items
-
-
-# ---------------------------------------------------------------------------------------------
-# Backends
-# ---------------------------------------------------------------------------------------------
-
-
-class Unavailable(Exception):
-    """The framework is not installed (or lacks an op): skip it, with this message as the note."""
-
-
-class _Backend:
-    def loop(self, n, body, carry):
-        """``carry = body(carry)``, n times: a Python loop (JAX: ``lax.fori_loop``, which keeps
-        its compile time independent of n; unrolled, W6 took minutes to compile)."""
-        for _ in range(n):
-            carry = body(carry)
-        return carry
-
-    def scan(self, f, init, xs):
-        """``carry, y = f(carry, x)`` over the rows of ``xs``, the ys stacked: a Python loop
-        (jitgrad: ``jitgrad.scan``; JAX: ``lax.scan``)."""
-        ys = []
-        for t in range(xs.shape[0]):
-            init, y = f(init, xs[t])
-            ys.append(y)
-        return init, self.stack(ys)
-
-    def while_loop(self, cond, body, carry):
-        """``while cond(carry): carry = body(carry)``: a Python loop (jitgrad:
-        ``jitgrad.while_loop``; JAX: refused, reverse mode through ``lax.while_loop`` raises)."""
-        while cond(carry):
-            carry = body(carry)
-        return carry
-
-
-class _TorchLike(_Backend):
-    """jitgrad and PyTorch: the same tensor API (``lib.tensor``, ``.backward()``, ``.grad``)."""
-
-    differentiates = True
-
-    def __init__(self, lib, device="cpu"):
-        self.lib = lib
-        self.device = device
-        for op in ("sin", "cos", "exp", "log", "tanh", "cosh", "relu", "matmul"):
-            setattr(self, op, getattr(lib, op, None) or self._missing(op))
-
-    def _missing(self, op):
-        def missing(*args, **kwargs):
-            raise Unavailable(f"{self.name}.{op} does not exist")
-        return missing
-
-    def sum(self, x):
-        return x.sum()
-
-    def max(self, x, axis):
-        return x.max(dim=axis).values
-
-    def mean(self, x, axis):
-        return x.mean(dim=axis)
-
-    def log_softmax(self, x, axis):
-        return self.lib.log_softmax(x, dim=axis)
-
-    def cat(self, xs):
-        return self.lib.cat(xs)
-
-    def stack(self, xs):
-        return self.lib.stack(xs)
-
-    def prepare(self, workload, size, dtype, mode="fwd_bwd", seed=0):
-        params, consts = make_inputs(workload, size, dtype, seed)
-        lib = self.lib
-        device = self.device
-        ps = tuple(lib.tensor(a, requires_grad=(mode == "fwd_bwd"), device=device) for a in params)
-        cs = tuple(lib.tensor(a, device=device) for a in consts)
-        fn = workload.fn
-        # kernels on a GPU run asynchronously: a timed call ends when the device is done
-        sync = lib.cuda.synchronize if device != "cpu" else (lambda: None)
-        if mode == "fwd":
-            def forward():
-                with lib.no_grad():
-                    out = fn(self, ps, cs)
-                sync()
-                return out, None
-            return forward
-
-        def forward_backward():
-            for p in ps:
-                p.grad = None
-            loss = fn(self, ps, cs)
-            loss.backward()
-            sync()
-            return loss, [p.grad for p in ps]
-        return forward_backward
-
-    def to_numpy(self, a):
-        return None if a is None else np.asarray(a.detach().cpu().numpy())
-
-
-class JitgradBackend(_TorchLike):
-    name = "jitgrad"
-
-    def loop(self, n, body, carry):
-        """``jitgrad.fori_loop``: eager, a Python loop; compiled, one loop in the program."""
-        return self.lib.fori_loop(n, body, carry)
-
-    def scan(self, f, init, xs):
-        return self.lib.scan(f, init, xs)
-
-    def while_loop(self, cond, body, carry):
-        return self.lib.while_loop(cond, body, carry)
-
-    def __init__(self, device="cpu"):
-        import jitgrad
-
-        if device != "cpu" and not jitgrad.cuda.is_available():
-            raise Unavailable("jitgrad: no CUDA device (jitgrad.cuda.is_available() is False)")
-        super().__init__(jitgrad, device)
-        self.version = jitgrad.__version__
-
-    def info(self):
-        import llvmlite
-        import numba
-        from jitgrad import _config
-
-        return {"version": self.version, "numba": numba.__version__,
-                "llvmlite": llvmlite.__version__, "threading_layer": _config.threading_layer(),
-                "threads": _config.NUM_THREADS, "cache_dir": _config.CACHE_DIR,
-                "interop_threads": _call_or_none(getattr(self.lib, "get_num_interop_threads",
-                                                         None))}
-
-
-class JitgradCompileBackend(JitgradBackend):
-    """jitgrad with ``jitgrad.compile``: ``compile(func.value_and_grad(...))`` of the function
-    of the params tuple (as JAX's ``jit(value_and_grad)``); ``B.loop`` is ``jitgrad.fori_loop``
-    (one loop in the program). The first call traces and compiles (outside the timing)."""
-
-    name = "jitgrad-compile"
-
-    def prepare(self, workload, size, dtype, mode="fwd_bwd", seed=0):
-        params, consts = make_inputs(workload, size, dtype, seed)
-        lib = self.lib
-        ps = tuple(lib.tensor(a) for a in params)
-        cs = tuple(lib.tensor(a) for a in consts)
-        fn = workload.fn
-        if mode == "fwd":
-            forward = lib.compile(lambda p: fn(self, p, cs))
-
-            def run_forward():
-                with lib.no_grad():
-                    return forward(ps), None
-            return run_forward
-        value_and_grad = lib.compile(lib.func.value_and_grad(lambda p: fn(self, p, cs)))
-
-        def forward_backward():
-            loss, grads = value_and_grad(ps)
-            return loss, list(grads)
-        return forward_backward
-
-
-class TorchBackend(_TorchLike):
-    name = "torch"
-
-    def __init__(self, device="cpu"):
-        try:
-            import torch
-        except ImportError as err:
-            raise Unavailable(f"torch not installed ({err})") from None
-        if device != "cpu" and not torch.cuda.is_available():
-            raise Unavailable("torch: this build has no CUDA device (torch.cuda.is_available() "
-                              "is False)")
-        super().__init__(torch, device)
-        self.version = torch.__version__
-
-    def info(self):
-        torch = self.lib
-        blas = "MKL" if torch.backends.mkl.is_available() else "?"
-        return {"version": self.version, "threads": torch.get_num_threads(),
-                "interop_threads": torch.get_num_interop_threads(), "blas": blas,
-                "parallel_backend": next((ln.split(":", 1)[1].strip() for ln in
-                                          torch.__config__.parallel_info().splitlines()
-                                          if ln.startswith("ATen parallel backend")), "?")}
-
-
-class AutogradBackend(_Backend):
-    """HIPS autograd: ``autograd.numpy`` ops, ``value_and_grad`` of the params tuple."""
-
-    name = "autograd"
-    differentiates = True
-
-    def __init__(self):
-        try:
-            import autograd
-            import autograd.numpy as anp
-            from autograd.scipy.special import logsumexp
-        except ImportError as err:
-            raise Unavailable(f"HIPS autograd not installed ({err})") from None
-        from importlib.metadata import version
-
-        self.autograd, self.anp, self._logsumexp = autograd, anp, logsumexp
-        self.version = version("autograd")
-        for op in ("sin", "cos", "exp", "log", "tanh", "cosh", "matmul", "sum"):
-            setattr(self, op, getattr(anp, op))
-
-    def relu(self, x):
-        return self.anp.maximum(x, 0.0)
-
-    def max(self, x, axis):
-        return self.anp.max(x, axis=axis)
-
-    def mean(self, x, axis):
-        return self.anp.mean(x, axis=axis)
-
-    def log_softmax(self, x, axis):
-        return x - self._logsumexp(x, axis=axis, keepdims=True)
-
-    def cat(self, xs):
-        return self.anp.concatenate(xs)
-
-    def stack(self, xs):
-        return self.anp.stack(xs)
-
-    def prepare(self, workload, size, dtype, mode="fwd_bwd", seed=0):
-        params, consts = make_inputs(workload, size, dtype, seed)
-        ps, cs, fn = tuple(params), tuple(consts), workload.fn
-        if mode == "fwd":
-            return lambda: (fn(self, ps, cs), None)
-        vg = self.autograd.value_and_grad(lambda p: fn(self, p, cs))
-
-        def forward_backward():
-            loss, grads = vg(ps)
-            return loss, list(grads)
-        return forward_backward
-
-    def to_numpy(self, a):
-        return None if a is None else np.asarray(a)
-
-    def info(self):
-        return {"version": self.version}
-
-
-class JaxBackend(_Backend):
-    """JAX on CPU: ``jax.jit(jax.value_and_grad(f))``, float64 enabled."""
-
-    name = "jax"
-    differentiates = True
-
-    def __init__(self):
-        try:
-            import jax
-            import jax.numpy as jnp
-        except ImportError as err:
-            raise Unavailable(f"jax not installed ({err})") from None
-        jax.config.update("jax_enable_x64", True)  # float64 workloads; float32 inputs stay float32
-        self.jax, self.jnp = jax, jnp
-        self.version = jax.__version__
-        for op in ("sin", "cos", "exp", "log", "tanh", "cosh", "matmul", "sum"):
-            setattr(self, op, getattr(jnp, op))
-
-    def relu(self, x):
-        return self.jax.nn.relu(x)
-
-    def loop(self, n, body, carry):
-        return self.jax.lax.fori_loop(0, n, lambda i, c: body(c), carry)
-
-    def scan(self, f, init, xs):
-        return self.jax.lax.scan(f, init, xs)
-
-    def while_loop(self, cond, body, carry):
-        raise Unavailable("jax: reverse-mode differentiation does not work for lax.while_loop")
-
-    def stack(self, xs):
-        return self.jnp.stack(xs)
-
-    def max(self, x, axis):
-        return self.jnp.max(x, axis=axis)
-
-    def mean(self, x, axis):
-        return self.jnp.mean(x, axis=axis)
-
-    def log_softmax(self, x, axis):
-        return self.jax.nn.log_softmax(x, axis=axis)
-
-    def cat(self, xs):
-        return self.jnp.concatenate(xs)
-
-    def prepare(self, workload, size, dtype, mode="fwd_bwd", seed=0):
-        params, consts = make_inputs(workload, size, dtype, seed)
-        jax, jnp, fn = self.jax, self.jnp, workload.fn
-        ps = tuple(jnp.asarray(a) for a in params)
-        cs = tuple(jnp.asarray(a) for a in consts)
-        if mode == "fwd":
-            f = jax.jit(lambda p, c: fn(self, p, c))
-
-            def forward():
-                return jax.block_until_ready(f(ps, cs)), None
-            return forward
-        vg = jax.jit(jax.value_and_grad(lambda p, c: fn(self, p, c)))
-
-        def forward_backward():
-            loss, grads = jax.block_until_ready(vg(ps, cs))
-            return loss, list(grads)
-        return forward_backward
-
-    def to_numpy(self, a):
-        return None if a is None else np.asarray(a)
-
-    def info(self):
-        return {"version": self.version, "backend": self.jax.default_backend()}
-
-
-class NumpyBackend(_Backend):
-    """Plain NumPy, forward only: the floor every autograd pays on top of."""
-
-    name = "numpy"
-    differentiates = False
-
-    def __init__(self):
-        self.version = np.__version__
-        for op in ("sin", "cos", "exp", "log", "tanh", "cosh", "matmul", "sum"):
-            setattr(self, op, getattr(np, op))
-
-    def relu(self, x):
-        return np.maximum(x, 0.0)
-
-    def max(self, x, axis):
-        return np.max(x, axis=axis)
-
-    def mean(self, x, axis):
-        return np.mean(x, axis=axis)
-
-    def log_softmax(self, x, axis):
-        m = np.max(x, axis=axis, keepdims=True)
-        return x - m - np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
-
-    def cat(self, xs):
-        return np.concatenate(xs)
-
-    def stack(self, xs):
-        return np.stack(xs)
-
-    def prepare(self, workload, size, dtype, mode="fwd", seed=0):
-        params, consts = make_inputs(workload, size, dtype, seed)
-        ps, cs, fn = tuple(params), tuple(consts), workload.fn
-        return lambda: (fn(self, ps, cs), None)
-
-    def to_numpy(self, a):
-        return None if a is None else np.asarray(a)
-
-    def info(self):
-        return {"version": self.version, "blas": numpy_blas()}
-
-
-BACKENDS = {"jitgrad": JitgradBackend, "jitgrad-compile": JitgradCompileBackend, "torch": TorchBackend, "autograd": AutogradBackend,
-            "jax": JaxBackend, "numpy": NumpyBackend}
-
-
-def make_backend(name: str, device: str = "cpu"):
-    """The backend object for ``name`` on ``device`` ("cpu" or "cuda"); raises ``Unavailable``
-    when the framework is missing or does not run there (only jitgrad and PyTorch have CUDA
-    backends here)."""
-    if device == "cpu":
-        return BACKENDS[name]()
-    if name not in ("jitgrad", "torch"):
-        raise Unavailable(f"{name}: CPU only in this comparison")
-    return BACKENDS[name](device)
-
-
-def _call_or_none(f):
-    try:
-        return f() if f is not None else None
-    except Exception:  # informational only
-        return None
-
-
-def numpy_blas() -> str:
-    try:
-        cfg = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
-        return f"{cfg.get('name', '?')} {cfg.get('version', '')}".strip()
-    except Exception:  # informational only
-        return "?"
 
 
 # ---------------------------------------------------------------------------------------------
