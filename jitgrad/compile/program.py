@@ -25,7 +25,7 @@ from ..kernels.cpu import elementwise as cpu
 from ..func._pytree import tree_flatten, tree_unflatten
 from ..ops.core.recording import CompositeCtx, record_node
 from ..tensor import Tensor
-from . import codegen, guards
+from . import codegen, guards, native
 from .trace import CtxRef
 
 _local = threading.local()  # .disabled: replaying or running eagerly on purpose
@@ -124,21 +124,24 @@ def _alias_step(node):
 
 def build_steps(graph, nodes, weak: set, live: set) -> list:
     """Steps running ``nodes``: each maximal run of fusible elementwise nodes is one generated
-    kernel (``codegen``), every other node a step of its own. ``live``: the values needed
+    kernel (``codegen``), every other node a step of its own, and each run of those with a
+    native form one generated function (Note [native segments]). ``live``: the values needed
     after the steps."""
-    steps = []
-    for group in codegen.partition(graph, nodes, weak, live):
+    def make_step(group):
         if hasattr(group, "make_step"):  # a loop (``loop.py``)
-            steps.append(group.make_step(graph, weak, build_steps))
-        elif isinstance(group, codegen.FusedGroup):
-            steps.append(group.step())
-        elif group.op.elementwise:
-            steps.append(_elementwise_step(group, weak))
-        elif _identity_view(graph, group):
-            steps.append(_alias_step(group))
-        else:
-            steps.append(_composite_step(group))
-    return steps
+            return group.make_step(graph, weak, build_steps)
+        if isinstance(group, codegen.FusedGroup):
+            return group.step()
+        if group.op.elementwise:
+            return _elementwise_step(group, weak)
+        if _identity_view(graph, group):
+            return _alias_step(group)
+        return _composite_step(group)
+
+    items = codegen.partition(graph, nodes, weak, live)
+    if not native.ENABLED:
+        return [make_step(item) for item in items]
+    return native.segment_steps(graph, items, weak, live, make_step, _identity_view)
 
 
 def run_steps(steps, env) -> None:

@@ -250,8 +250,10 @@ _CHILD = textwrap.dedent("""
     for _ in range(3):
         out = f(x, y)
         out.backward()
-    kernels = {name: m.kernel.stats for name, m in sys.modules.items()
-               if name.startswith("jitgrad._kernels.jgc_")}
+    # generated kernels (jgc_) and native segments (jgn_), which call kernels inside
+    kernels = {name: (getattr(m, "kernel", None) or m.segment).stats
+               for name, m in sys.modules.items() if name.startswith(("jitgrad._kernels.jgc_",
+                                                                      "jitgrad._kernels.jgn_"))}
     print(json.dumps({"value": float(out), "grad": x.grad._data.tolist(),
                       "kernels": sorted(kernels),
                       "hits": sum(sum(s.cache_hits.values()) for s in kernels.values()),
@@ -274,7 +276,9 @@ def test_disk_cache_serves_a_second_process(tmp_path):
     assert first["stats"] == 1 and first["kernels"], first
     assert first["misses"] >= 1 and first["hits"] == 0, first  # compiled (and written)
     assert second["kernels"] == first["kernels"]
-    assert second["misses"] == 0 and second["hits"] == first["misses"], second  # loaded
+    # loaded, nothing compiled: a segment loaded from disk carries the kernels it calls, which
+    # then load nothing of their own (Note [native segments])
+    assert second["misses"] == 0 and 1 <= second["hits"] <= first["misses"], second
     for name in first["kernels"]:
         generated = list((tmp_path / "cache").rglob(name.rsplit(".", 1)[1] + ".py"))
         assert generated, name

@@ -264,6 +264,9 @@ def _fold_pair(tag, op, tree, m, fastmath=_FM):
 
 
 _K_SUM = _fold_pair("sum", _ADD, _TREE_ADD, "id")
+# the serial sum kernels by name, for generated code (Note [native segments] in
+# compile/native.py calls them as ``_fold`` does: (x, outer, r[, inner], c, ident, out))
+SERIAL_SUM_ROWS, SERIAL_SUM_COLS = _K_SUM[0][False], _K_SUM[1][False]
 _K_PROD = _fold_pair("prod", _MUL, _TREE_MUL, "id")
 # Note [strict exp fold]: no fast-math flags here. With ``reassoc`` LLVM vectorised the block
 # loop of exp terms differently in the serial and the parallel copy (the order of the adds is

@@ -1,0 +1,356 @@
+"""Native segments: a run of a program's steps as ONE generated Numba function.
+
+Note [native segments]: a compiled program is a list of steps (``program.build_steps``), each a
+Python call (``step(env)``) into a kernel: a fused elementwise kernel, or a composite row's
+array-level forward. On small arrays those Python calls are the whole cost (eight schools, a
+10-parameter log density: 16 steps, 58 µs, where the arithmetic takes well under 1 µs). So a
+maximal run of steps that all have a native form becomes one generated ``njit`` function that
+allocates the intermediates and calls, in order, the same compiled kernels the steps call:
+
+- a fused group (``codegen.FusedGroup``) calls its own generated kernel (the same source, the
+  same compiled module);
+- an identity view is a name for its source's array;
+- a composite row with an emitter here (``EMITTERS``: reductions through jitgrad's own fold
+  kernels, the views and shape rows through Numba's NumPy, ``cat``, basic indexing and its
+  backward) emits its forward inline; an emitter refuses (returns None) attributes or dtypes it
+  does not cover.
+
+A segment reads its inputs from the value table and writes back only the values read after it,
+so the rest of the program (outputs, saved values, the backward node) is unchanged. Only serial
+work joins a segment: a kernel that would run its parallel variant (``cpu._parallel``, decided
+per call by the engine's policy) stays a step of its own. The generated source names every
+kernel module it calls (their names are hashes of their sources) and is cached on disk like
+the kernels (``cpu.load_generated``), so an edited row or kernel makes a new segment.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+
+import numpy as np
+
+from ..kernels.cpu import elementwise as cpu, reduce as cpu_reduce
+from . import codegen
+
+#: off: every step runs on its own (``JITGRAD_COMPILE_NATIVE=0``, for comparisons)
+ENABLED = os.environ.get("JITGRAD_COMPILE_NATIVE", "1") != "0"
+#: fewest steps worth a segment (one step gains nothing from becoming one native call)
+MIN_SEGMENT_STEPS = 2
+
+
+def _dt(dtype) -> str:
+    return f"np.{np.dtype(dtype).name}"
+
+
+def _tuple(shape) -> str:
+    return "(" + "".join(f"{int(s)}, " for s in shape) + ")"
+
+
+class _Emit:
+    """The source of one segment being written: lines, imported kernels, value names."""
+
+    def __init__(self, graph, weak):
+        self.graph, self.weak = graph, weak
+        self.lines: list = []
+        self.imports: dict = {}  # module path -> alias
+        self.count = 0
+        self.made: set = set()  # values this segment computes (arrays, weak ones too)
+
+    def kernel(self, module: str, attr: str = "kernel") -> str:
+        key = (module, attr)
+        alias = self.imports.get(key)
+        if alias is None:
+            alias = self.imports[key] = f"_k{len(self.imports)}"
+        return alias
+
+    def tmp(self) -> str:
+        self.count += 1
+        return f"t{self.count}"
+
+    def shape(self, vid):
+        return self.graph.values[vid].shape
+
+    def dtype(self, vid):
+        return self.graph.values[vid].dtype
+
+    def scalar(self, vid) -> str:
+        """The one element of value ``vid`` as a scalar."""
+        if vid in self.weak and vid not in self.made:  # a float argument: passed as a float
+            return f"v{vid}"
+        nd = len(self.shape(vid))
+        return f"v{vid}[()]" if nd == 0 else f"v{vid}[{', '.join('0' * nd)}]"
+
+
+def _serial(nbytes: int) -> bool:
+    return nbytes < cpu.PARALLEL_MIN_BYTES
+
+
+# --- fused groups --------------------------------------------------------------------------
+def _emit_group(e: _Emit, group) -> bool:
+    shape = group.shape
+    size = math.prod(shape)
+    if not _serial(size * 8):
+        return False
+    module = group.module_name(False)
+    k = e.kernel(f"jitgrad._kernels.{module}")
+    one = size == 1
+    flat_shape = (1,) if one else ((size,) if group.flat else shape)
+    outs = []
+    for vid in group.stored:
+        o = e.tmp()
+        e.lines.append(f"{o} = np.empty({_tuple(flat_shape)}, {_dt(e.dtype(vid))})")
+        outs.append(o)
+    args = []
+    for vid, mode in zip(group.inputs, group.modes):
+        if one or mode == "s":
+            args.append(e.scalar(vid))
+        elif group.flat:
+            args.append(f"np.ascontiguousarray(v{vid}).reshape(-1)")
+        else:
+            args.append(f"v{vid}")
+    if size:
+        e.lines.append(f"{k}({', '.join(outs + args)})")
+    e.made.update(v for n in group.nodes for v in n.outputs)
+    for vid, o in zip(group.stored, outs):
+        reshape = one or group.flat
+        e.lines.append(f"v{vid} = {o}.reshape({_tuple(shape)})" if reshape else f"v{vid} = {o}")
+    return True
+
+
+# --- composite rows ------------------------------------------------------------------------
+def _sum(e: _Emit, node, x: str, out: str) -> bool:
+    """``sum``/``sum_dim`` of a float array: ``reduce_sum``'s serial fold kernel on the
+    (outer, r, inner) view, as the eager ``_fold`` calls it."""
+    (vid,) = node.value_args()
+    dims, keepdim, dtype = node.attrs["dims"], node.attrs["keepdim"], node.attrs["dtype"]
+    dt = e.dtype(vid)
+    shape = e.shape(vid)
+    if dtype is not None or dt not in (np.dtype(np.float64), np.dtype(np.float32)):
+        return False
+    if math.prod(shape) * dt.itemsize >= cpu_reduce.PARALLEL_MIN_SIZE * 8:
+        return False
+    dims = tuple(sorted(d % len(shape) for d in dims)) if shape else ()
+    if dims and dims[-1] - dims[0] + 1 != len(dims):
+        return False  # (non-adjacent dims: eager moves the axes first)
+    if dims:
+        outer = math.prod(shape[:dims[0]])
+        r = math.prod(shape[dims[0]:dims[-1] + 1])
+        inner = math.prod(shape[dims[-1] + 1:])
+    else:
+        outer, r, inner = 1, 1, math.prod(shape)
+    out_shape = e.shape(node.outputs[0])
+    kernel = e.kernel("jitgrad.kernels.cpu.reduce", "SERIAL_SUM_ROWS" if inner == 1
+                      else "SERIAL_SUM_COLS")
+    noc = e.kernel("jitgrad.kernels.cpu.reduce", "_NOC")
+    flat, res = e.tmp(), e.tmp()
+    e.lines.append(f"{flat} = np.ascontiguousarray({x}).reshape(-1)")
+    e.lines.append(f"{res} = np.empty({outer * inner}, {_dt(dt)})")
+    if outer * inner:
+        if inner == 1:
+            e.lines.append(f"{kernel}({flat}, {outer}, {r}, {noc}, {_dt(dt)}(0), {res})")
+        else:
+            e.lines.append(f"{kernel}({flat}, {outer}, {r}, {inner}, {noc}, {_dt(dt)}(0), {res})")
+    e.lines.append(f"{out} = {res}.reshape({_tuple(out_shape)})")
+    return True
+
+
+def _reshape(e, node, x, out):
+    e.lines.append(f"{out} = np.ascontiguousarray({x}).reshape("
+                   f"{_tuple(e.shape(node.outputs[0]))})")
+    return True
+
+
+def _expand(e, node, x, out):
+    e.lines.append(f"{out} = np.broadcast_to({x}, {_tuple(e.shape(node.outputs[0]))})")
+    return True
+
+
+def _transpose(e, node, x, out):
+    nd = len(e.shape(node.value_args()[0]))
+    if nd == 0:
+        e.lines.append(f"{out} = {x}")
+        return True
+    perm = list(range(nd))
+    d0, d1 = node.attrs["dim0"] % nd, node.attrs["dim1"] % nd
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    e.lines.append(f"{out} = np.transpose({x}, {_tuple(perm)})")
+    return True
+
+
+def _cast(e, node, x, out):
+    e.lines.append(f"{out} = {x}.astype({_dt(e.dtype(node.outputs[0]))})")
+    return True
+
+
+def _index_source(index) -> str | None:
+    """A basic index (ints, slices, None, Ellipsis) as source; None for anything else."""
+    parts = []
+    for item in index if isinstance(index, tuple) else (index,):
+        if item is Ellipsis:
+            parts.append("...")
+        elif item is None:
+            parts.append("None")
+        elif type(item) is int:
+            parts.append(str(item))
+        elif isinstance(item, slice) and all(b is None or type(b) is int
+                                               for b in (item.start, item.stop, item.step)):
+            parts.append(f"{item.start}:{item.stop}:{item.step}".replace("None", ""))
+        else:
+            return None
+    return ", ".join(parts) or "()"
+
+
+def _getitem(e, node, x, out):
+    index = _index_source(node.attrs["index"])
+    if index is None or node.attrs.get("kind") not in ("slice", "unsqueeze", "basic", "int"):
+        return False
+    e.lines.append(f"{out} = {x}[{index}]")
+    return True
+
+
+def _index_backward(e, node, g, out):
+    index = _index_source(node.attrs["index"])
+    if index is None or node.attrs["kind"] == "advanced":
+        return False
+    e.lines.append(f"{out} = np.zeros({_tuple(node.attrs['shape'])}, "
+                   f"{_dt(e.dtype(node.outputs[0]))})")
+    e.lines.append(f"{out}[{index}] = {g}")
+    return True
+
+
+def _cat(e, node, *arrays_and_out):
+    *arrays, out = arrays_and_out
+    if any(math.prod(e.shape(v)) == 0 for v in node.value_args()) or len(arrays) < 2:
+        return False  # (the legacy empty-tensor rule stays with eager)
+    if len({e.dtype(v) for v in node.value_args()}) != 1:
+        return False
+    e.lines.append(f"{out} = np.concatenate(({', '.join(arrays)},), {node.attrs['dim']})")
+    return True
+
+
+#: row name -> emitter(emit, node, *input names, output name) -> bool (False: not covered)
+EMITTERS = {
+    "sum": _sum, "sum_dim": _sum, "view": _reshape, "reshape": _reshape,
+    "unsqueeze": _reshape, "squeeze": _reshape, "expand": _expand, "transpose": _transpose,
+    "cast": _cast, "getitem_slice": _getitem, "getitem_unsqueeze": _getitem,
+    "getitem_int": _getitem, "getitem_basic": _getitem, "index_backward": _index_backward,
+    "cat": _cat,
+}
+
+
+def _emit_node(e: _Emit, node) -> bool:
+    emitter = EMITTERS.get(node.op.name)
+    if emitter is None or node.ctx or len(node.outputs) != 1:
+        return False
+    if any(r[0] != "v" for r in node.args) or any(v in e.weak for v in node.value_args()):
+        return False
+    if any(e.dtype(v).kind not in "fb" for v in node.value_args()):
+        return False
+    mark = len(e.lines)
+    if not emitter(e, node, *[f"v{v}" for v in node.value_args()], f"v{node.outputs[0]}"):
+        del e.lines[mark:]
+        return False
+    e.made.update(node.outputs)
+    return True
+
+
+# --- segments ------------------------------------------------------------------------------
+def _reads(item) -> list:
+    if isinstance(item, codegen.FusedGroup):
+        return list(item.inputs)
+    return codegen._reads(item)
+
+
+def _made(item) -> list:
+    if isinstance(item, codegen.FusedGroup):
+        return [v for n in item.nodes for v in n.outputs]
+    return list(item.outputs)
+
+
+def _emit_item(e: _Emit, item, is_identity_view) -> bool:
+    if isinstance(item, codegen.FusedGroup):
+        return _emit_group(e, item)
+    if hasattr(item, "make_step"):  # a loop
+        return False
+    if is_identity_view(e.graph, item):
+        e.lines.append(f"v{item.outputs[0]} = v{item.args[0][1]}")
+        if item.args[0][1] in e.made or item.args[0][1] not in e.weak:
+            e.made.update(item.outputs)
+            return True
+        return False  # (a view of a float argument: the value table holds a float)
+    if item.op.elementwise:  # a single elementwise node: a kernel of its own
+        return codegen.fusible(e.graph, item) and _emit_group(
+            e, codegen.FusedGroup(e.graph, [item], list(item.outputs), e.weak))
+    return _emit_node(e, item)
+
+
+class Segment:
+    """Items (groups and nodes) run as one generated function (Note [native segments])."""
+
+    def __init__(self, graph, weak, items, needed_after: set, is_identity_view):
+        made = set()
+        self.inputs = []
+        for item in items:
+            for v in _reads(item):
+                if v not in made and v not in self.inputs:
+                    self.inputs.append(v)
+            made.update(_made(item))
+        self.outputs = [v for v in sorted(made) if v in needed_after]
+        self.weak = weak
+        self.emit = _Emit(graph, weak)
+        for item in items:
+            assert _emit_item(self.emit, item, is_identity_view)
+
+    def source(self) -> str:
+        e = self.emit
+        head = ["# Generated by jitgrad.compile (Note [native segments]); do not edit.",
+                "import numpy as np",
+                "from jitgrad.kernels.cpu.kernel_cache import njit as cached_njit"]
+        for (module, attr), alias in e.imports.items():
+            head.append(f"from {module} import {attr} as {alias}")
+        params = ", ".join(f"v{v}" for v in self.inputs)
+        ret = "".join(f"v{v}, " for v in self.outputs)
+        body = [f"    {ln}" for ln in e.lines] + [f"    return ({ret})"]
+        return "\n".join(head + ["", "", "@cached_njit(nogil=True, error_model='numpy')",
+                                 f"def segment({params}):"] + body) + "\n"
+
+    def step(self):
+        src = self.source()
+        name = "jgn_" + hashlib.sha1(src.encode()).hexdigest()[:20]
+        function = []
+        reads = [(v, v in self.weak) for v in self.inputs]
+        outputs = self.outputs
+
+        def step(env):
+            if not function:
+                function.append(cpu.load_generated(name, src).segment)
+            results = function[0](*[float(env[v]) if w else env[v] for v, w in reads])
+            for vid, r in zip(outputs, results):
+                env[vid] = r
+        return step
+
+
+def segment_steps(graph, items, weak, live, make_step, is_identity_view) -> list:
+    """Steps for ``items`` (``codegen.partition``'s output, in order): each maximal run of at
+    least ``MIN_SEGMENT_STEPS`` items with a native form as one ``Segment``, the others by
+    ``make_step(item)``."""
+    native = [_emit_item(_Emit(graph, weak), item, is_identity_view) for item in items]
+    needed = [set() for _ in items]
+    after = set(live)
+    for k in range(len(items) - 1, -1, -1):
+        needed[k] = set(after)
+        after.update(_reads(items[k]))
+    steps, k = [], 0
+    while k < len(items):
+        j = k
+        while j < len(items) and native[j]:
+            j += 1
+        if j - k >= MIN_SEGMENT_STEPS:
+            steps.append(Segment(graph, weak, items[k:j], needed[j - 1],
+                                 is_identity_view).step())
+            k = j
+        else:
+            steps.append(make_step(items[k]))
+            k += 1
+    return steps
