@@ -18,7 +18,7 @@ from ..ops import nn as _ops
 from ..ops import reduce as _red
 from ..ops.extrema import amax as _amax
 from ..ops.scatter import index_select
-from ._functional_common import (index_tensor, check_rank as _check_rank, const as _const,
+from ._functional_common import (shape_const as _sconst, shape_index as _sindex, check_rank as _check_rank, const as _const,
                                  float_tensor as _float_tensor, maybe_inplace as _maybe_inplace,
                                  as_tensor as _tensor)
 
@@ -96,7 +96,7 @@ def glu(input, dim=-1):  # noqa: A002
 def hardshrink(input, lambd=0.5):  # noqa: A002
     """``x`` where ``|x| > lambd``, else 0; derivative the same indicator."""
     x = _float_tensor(input, "hardshrink")
-    return binary.where(unary.abs(x) > lambd, x, _const(x, 0.0))
+    return binary.where(unary.abs(x) > lambd, x, _sconst(x, 0.0))
 
 
 def softshrink(input, lambd=0.5):  # noqa: A002
@@ -106,7 +106,7 @@ def softshrink(input, lambd=0.5):  # noqa: A002
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     x = _float_tensor(input, "softshrink")
     return binary.where(unary.abs(x) > lambd, x - binary.clamp(x, -lambd, lambd),
-                        _const(x, 0.0))
+                        _sconst(x, 0.0))
 
 
 def tanhshrink(input):  # noqa: A002
@@ -237,7 +237,7 @@ def threshold(input, threshold, value, inplace=False):  # noqa: A002
 def _threshold(input, th, value, inplace):  # noqa: A002
     x = _tensor(input, "threshold")
     return _maybe_inplace(x, inplace, "threshold_",
-                          lambda t: binary.where(t > th, t, _const(t, value)))
+                          lambda t: binary.where(t > th, t, _sconst(t, value)))
 
 
 def threshold_(input, threshold, value):  # noqa: A002
@@ -297,9 +297,9 @@ def vector_norm(x, p, dim, keepdim=False):
         return _red.sum(a, dim, keepdim)
     s = _red.sum(a * a if p == 2 else a ** p, dim, keepdim)
     nz = s > 0
-    safe = binary.where(nz, s, _const(s, 1.0))
+    safe = binary.where(nz, s, _sconst(s, 1.0))
     root = unary.sqrt(safe) if p == 2 else safe ** (1.0 / p)
-    return binary.where(nz, root, _const(s, 0.0))
+    return binary.where(nz, root, _sconst(s, 0.0))
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):  # noqa: A002
@@ -350,8 +350,8 @@ def pdist(input, p=2):  # noqa: A002
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     i, j = np.triu_indices(x.shape[0], 1)
-    return vector_norm(index_select(x, 0, index_tensor(i, x)) -
-                       index_select(x, 0, index_tensor(j, x)), p, -1)
+    return vector_norm(index_select(x, 0, _sindex(i, x)) -
+                       index_select(x, 0, _sindex(j, x)), p, -1)
 
 
 def bilinear(input1, input2, weight, bias=None):

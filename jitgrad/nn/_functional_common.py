@@ -11,7 +11,7 @@ import numpy as np
 
 from ..ops import reduce as _red
 from ..ops import inplace
-from ..ops.core import dispatch
+from ..ops.core import dispatch, upper
 from ..ops.reduce import torch_dtype_name as _tname
 
 
@@ -135,6 +135,23 @@ def index_tensor(array, like):
     a = np.asarray(array)
     t = tensor_cls()._make(a if a.dtype == np.bool_ else a.astype(np.int64, copy=False))
     return t if not like.is_cuda else t.to(like.device)
+
+
+# Constant versions of ``const`` and ``index_tensor`` for arrays computed from shapes and
+# Python arguments only (a window, an identity, a causal mask, a padding index, a Python
+# scalar): constants of a compiled program (``upper.constant_maker``). NEVER for arrays made
+# from tensor values (targets, indices, argmaxes): those use ``const`` / ``index_tensor``,
+# which a compile trace refuses rather than bake the first call's values in.
+@upper.constant_maker
+def shape_const(x, array):
+    """``const`` for an array that depends on shapes and Python arguments only."""
+    return const(x, array)
+
+
+@upper.constant_maker
+def shape_index(array, like):
+    """``index_tensor`` for indices that depend on shapes and Python arguments only."""
+    return index_tensor(array, like)
 
 
 def same_dtype(op, a, b):

@@ -25,7 +25,7 @@ from ..ops import nn as _ops
 from ..ops import reduce as _red
 from ..ops.core.upper import guard_writes
 from ..ops.scatter import index_select
-from ._functional_common import (index_tensor, const as _const, conv_padding as _conv_padding,
+from ._functional_common import (shape_const as _sconst, shape_index as _sindex, const as _const, conv_padding as _conv_padding,
                                  float_tensor as _float_tensor, kernel_float as _kernel_float,
                                  same_dtype as _same_dtype, as_tensor as _tensor, ntuple as _tuple)
 
@@ -180,7 +180,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                  out[1:], _params(s[1:], p[1:], d[1:], int(groups)))
         y = _depth_unfold(y, N)  # (N, Co, D, Ho, Wo)
         if s[0] > 1:  # depth i goes to i s: interleave s - 1 zero planes
-            y = shape.stack([y] + [_const(y, np.zeros(y.shape))] * (s[0] - 1), 3)
+            y = shape.stack([y] + [_sconst(y, np.zeros(y.shape))] * (s[0] - 1), 3)
             y = shape.reshape(y, y.shape[:2] + (D * s[0],) + tuple(y.shape[4:]))
             y = y[:, :, :(D - 1) * s[0] + 1]
         before = kd * d[0]
@@ -211,7 +211,7 @@ def _one_hot_kernels(x, C, k):
     ``c`` (with ``groups = C``)."""
     kk = k[0] * k[1]
     eye = np.eye(kk).reshape(kk, 1, k[0], k[1])
-    return _const(x, np.tile(eye, (C, 1, 1, 1)))
+    return _sconst(x, np.tile(eye, (C, 1, 1, 1)))
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
@@ -321,7 +321,7 @@ def pad(input, pad, mode="constant", value=None):  # noqa: A002
             raise RuntimeError(f"pad: cannot {mode}-pad an empty dim {dim}")
         if a or b:
             idx = _pad_index(n, a, b, mode)
-            x = index_select(x, dim, index_tensor(idx, x))
+            x = index_select(x, dim, _sindex(idx, x))
     return x
 
 

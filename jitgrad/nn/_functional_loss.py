@@ -16,7 +16,7 @@ import numpy as np
 from ..ops import binary, shape, unary
 from ..ops import reduce as _red
 from ._functional_act import logsigmoid, pairwise_distance
-from ._functional_common import (host_index_array, index_tensor,
+from ._functional_common import (shape_const as _sconst, host_index_array, index_tensor,
                                  apply_reduction as _apply_reduction,
                                  const as _const, float_tensor as _float_tensor,
                                  loss_pair as _pair,
@@ -43,13 +43,13 @@ def weighted_reduction(loss, weight, reduction, op, mean_by_weight=True):
 
 
 def _where0(cond, value):
-    return binary.where(cond, value, _const(value, 0.0))
+    return binary.where(cond, value, _sconst(value, 0.0))
 
 
 def _xlogy(t):
     """``t log t`` with ``0 log 0 = 0`` (the ``log`` argument kept finite where ``t = 0``)."""
     pos = t > 0
-    return _where0(pos, t * unary.log(binary.where(pos, t, _const(t, 1.0))))
+    return _where0(pos, t * unary.log(binary.where(pos, t, _sconst(t, 1.0))))
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",  # noqa: A002
@@ -152,7 +152,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     outside autograd (the gradient passes to ``var`` as if unclamped), as PyTorch."""
     x, y = _float_tensor(input, "gaussian_nll_loss"), _float_tensor(target, "gaussian_nll_loss")
     v = _tensor(var, "gaussian_nll_loss") if not isinstance(var, (int, float)) else \
-        _const(x, float(var))
+        _sconst(x, float(var))
     if v.shape != x.shape:
         if x.shape[:-1] == v.shape:
             v = shape.unsqueeze(v, -1)
@@ -178,7 +178,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     loss = unary.exp(x) - y * x if log_input else x - y * unary.log(x + eps)
     if full:
         big = y > 1
-        ys = binary.where(big, y, _const(y, 1.0))
+        ys = binary.where(big, y, _sconst(y, 1.0))
         stirling = ys * unary.log(ys) - ys + 0.5 * unary.log(ys * (2 * math.pi))
         loss = loss + _where0(big, stirling)
     return _apply_reduction(loss, _reduction(reduction, size_average, reduce))

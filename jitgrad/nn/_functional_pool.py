@@ -21,7 +21,7 @@ from ..ops import npfuncs
 from ..ops.linalg import matmul
 from ..ops.scatter import gather
 from ..ops.scatter_reduce import scatter
-from ._functional_common import (host_index_array, index_tensor, const as _const,
+from ._functional_common import (shape_const as _sconst, host_index_array, index_tensor, const as _const,
                                  float_tensor as _float_tensor, kernel_float as _kernel_float,
                                  as_tensor as _tensor, ntuple as _tuple)
 
@@ -241,7 +241,7 @@ def _avg_pool_nd(op, nd, input, kernel_size, stride, padding, ceil_mode,  # noqa
         div = np.ones(())
         for n, kk, ss, pp, o in zip(x.shape[2:], k, s, p, out):
             div = np.multiply.outer(div, _window_counts(n, kk, ss, pp, o, count_include_pad))
-    return _unbatch(_window_sum(x, k, s, p, out) / _const(x, div), unbatched)
+    return _unbatch(_window_sum(x, k, s, p, out) / _sconst(x, div), unbatched)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
@@ -276,7 +276,7 @@ def _lp_pool(op, nd, input, norm_type, kernel_size, stride, ceil_mode):  # noqa:
         counts = np.ones(())
         for n, kk, ss, o in zip(x.shape[2:], k, s, out):
             counts = np.multiply.outer(counts, _window_counts(n, kk, ss, 0, o, True))
-        total = total * _const(x, math.prod(k) / counts)
+        total = total * _sconst(x, math.prod(k) / counts)
     total = unary.sign(total) * unary.relu(unary.abs(total))  # as PyTorch: negatives give 0
     return _unbatch(total ** (1.0 / norm_type), unbatched)
 
@@ -323,7 +323,7 @@ def along(x, dim, matrix):
     """``x`` contracted along ``dim`` with ``matrix`` (out, in): ``y[.., i, ..] =
     sum_j matrix[i, j] x[.., j, ..]`` (a matmul on the moved dim)."""
     moved = shape.transpose(x, dim, -1)
-    y = matmul(moved, _const(x, matrix.T))
+    y = matmul(moved, _sconst(x, matrix.T))
     return shape.transpose(y, dim, -1)
 
 

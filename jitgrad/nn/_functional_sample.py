@@ -17,7 +17,7 @@ from ..ops import binary, shape, unary
 from ..ops import nn as _ops
 from ..ops.linalg import matmul
 from ..ops.scatter import gather
-from ._functional_common import (index_tensor, const as _const, float_tensor as _float_tensor,
+from ._functional_common import (shape_const as _sconst, shape_index as _sindex, index_tensor, const as _const, float_tensor as _float_tensor,
                                  as_tensor as _tensor)
 from ._functional_act import keep_mask
 from ._functional_pool import adaptive_bins, along
@@ -155,7 +155,7 @@ def affine_grid(theta, size, align_corners=None):
     axes = [coords(n) for n in spatial]  # (D,) H, W
     mesh = np.meshgrid(*axes, indexing="ij")
     base = np.stack(list(mesh)[::-1] + [np.ones(spatial)], -1)  # (*spatial, nd + 1): x, y(, z), 1
-    base = _const(t, base.reshape(1, -1, nd + 1))
+    base = _sconst(t, base.reshape(1, -1, nd + 1))
     grid = matmul(base, shape.transpose(t, 1, 2))  # (N, prod(spatial), nd)
     return shape.reshape(grid, (size[0],) + spatial + (nd,))
 
@@ -255,11 +255,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     scores = matmul(q, shape.transpose(k, -2, -1)) * s
     if is_causal:
-        attn_mask = index_tensor(np.tril(np.ones((L, S), bool)), q)
+        attn_mask = _sindex(np.tril(np.ones((L, S), bool)), q)
     if attn_mask is not None:
         m = _tensor(attn_mask, "scaled_dot_product_attention")
         if m.dtype.name == "bool":
-            scores = binary.where(m, scores, _const(scores, -np.inf))
+            scores = binary.where(m, scores, _sconst(scores, -np.inf))
         else:
             scores = scores + m
     weights = _ops.softmax(scores, -1)

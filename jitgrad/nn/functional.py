@@ -19,6 +19,7 @@ import numbers
 
 import numpy as np
 
+from .. import dtypes as _dtypes
 from ..graph.grad_mode import no_grad
 from ..ops import binary, shape, unary
 from ..ops.core import dispatch
@@ -412,13 +413,23 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                                  _reduction(reduction, size_average, reduce))
 
 
+def _target_tensor(target, op):
+    """Class-index targets as an int64 Tensor (kept a Tensor: under ``jitgrad.compile`` they
+    are an input whose values may change between calls, never read on the host)."""
+    t = target if isinstance(target, _T()) else _creation.tensor(np.asarray(target))
+    if t.dtype.np.kind not in "iu":
+        raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got {t.dtype.np}")
+    return t if t.dtype.np == np.int64 else unary.cast(t, _dtypes.int64)
+
+
 def _class_layout(op, x, target):
-    """(x as (M, C), int64 targets (M,), output shape for 'none') for (N, C, d...) / (C,)."""
-    t = _index_array(target, op)
+    """(x as (M, C), int64 target Tensor (M,), output shape for 'none') for (N, C, d...) /
+    (C,) inputs."""
+    t = _target_tensor(target, op)
     if x.ndim == 1:
         if t.ndim != 0:
             raise RuntimeError(f"{op}: 1D input needs a 0D target, got {t.ndim}D")
-        return shape.unsqueeze(x, 0), t.reshape(1), ()
+        return shape.unsqueeze(x, 0), shape.reshape(t, (1,)), ()
     if x.ndim < 1 or t.shape[:1] != x.shape[:1]:
         raise ValueError(f"Expected input batch_size ({x.shape[0] if x.ndim else 0}) to match "
                          f"target batch_size ({t.shape[0] if t.ndim else 0}).")
@@ -429,19 +440,14 @@ def _class_layout(op, x, target):
         return x, t, t.shape
     C = x.shape[1]
     perm = (0,) + tuple(range(2, x.ndim)) + (1,)
-    return shape.reshape(shape.permute(x, perm), (-1, C)), t.reshape(-1), t.shape
-
-
-def _check_targets(t, C, ignore_index):
-    bad = (t != ignore_index) & ((t < 0) | (t >= C))
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+    return shape.reshape(shape.permute(x, perm), (-1, C)), shape.reshape(t, (-1,)), t.shape
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,  # noqa: A002
              reduction="mean"):
     """Negative log-likelihood of log-probabilities (class dim 1) at int class targets; see
-    ``ops.nn.nll_loss``. Records ``NllLossBackward0``."""
+    ``ops.nn.nll_loss``. Targets out of range raise an IndexError (checked on the CPU; a CUDA
+    kernel asserts). Records ``NllLossBackward0``."""
     x = _tensor(input, "nll_loss")
     _kernel_float("nll_loss", x)
     reduction = _reduction(reduction, size_average, reduce)
@@ -449,32 +455,25 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if isinstance(target, func.BatchedTensor):
         return func.nll_loss_one_hot(x, target, weight, ignore_index, reduction)
     x2, t, out_shape = _class_layout("nll_loss", x, target)
-    C = x2.shape[1]
-    if x.is_cuda:  # targets on the device; their range is not checked there (no host copy)
-        if dispatch.device_of(t) == "cpu":
-            t = dispatch.move(t, x.device)
-    else:
-        if dispatch.device_of(t) != "cpu":
-            raise RuntimeError(dispatch.MIXED_DEVICES_MSG.format(t.device, "cpu", "nll_loss"))
-        _check_targets(t, C, ignore_index)
-    w = _weight_array(weight, C, x, "nll_loss")
+    if (t.is_cuda or x.is_cuda) and t.device != x.device:
+        if t.is_cuda:
+            raise RuntimeError(dispatch.MIXED_DEVICES_MSG.format(t.device, x.device, "nll_loss"))
+        t = t.to(x.device)  # the targets go where the log-probabilities are
+    w = _weight_tensor(weight, x2.shape[1], x, "nll_loss")
     out = _ops.nll_loss(x2, t, w, ignore_index, reduction)
     return shape.reshape(out, out_shape) if reduction == "none" and out.shape != out_shape else out
 
 
-def _weight_array(weight, C, x, op):
+def _weight_tensor(weight, C, x, op):
+    """The class weights as a (C,) Tensor of x's dtype on x's device, or None. They get no
+    gradient (nll_loss has no derivative for them)."""
     if weight is None:
         return None
-    if isinstance(weight, _T()) and weight.is_cuda:
-        if weight.shape != (C,):
-            raise RuntimeError(f"weight tensor should be defined either for all {C} classes "
-                               "or no classes")
-        return weight._data.astype(x.dtype.np)  # device read: for the device kernel
-    w = np.asarray(weight._host(f"{op}(weight=)") if isinstance(weight, _T()) else weight)
+    w = weight if isinstance(weight, _T()) else _creation.tensor(np.asarray(weight))
     if w.shape != (C,):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no "
                            "classes")
-    return w.astype(x.dtype.np)
+    return _on_device_of(x, unary.cast(w, x.dtype))
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,  # noqa: A002
@@ -497,10 +496,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     cdim = 0 if x.ndim == 1 else 1
     C = x.shape[cdim]
     logp = _ops.log_softmax(x, cdim)
-    tgt = target if isinstance(target, _T()) else _T()._make(np.asarray(target))
+    tgt = target if isinstance(target, _T()) else _creation.tensor(np.asarray(target))
     if x.is_cuda and not tgt.is_cuda:
         tgt = tgt.to(x.device)
-    w = _weight_array(weight, C, x, "cross_entropy")
+    w = _weight_tensor(weight, C, x, "cross_entropy")
     if tgt.dtype.is_floating_point:
         if tgt.shape != x.shape:
             raise RuntimeError(f"cross_entropy: probability targets must have the input's shape "
@@ -509,41 +508,25 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             tgt = tgt * (1.0 - label_smoothing) + label_smoothing / C
         prod = logp * tgt
         if w is not None:
-            wshape = (C,) + (1,) * (x.ndim - cdim - 1)
-            prod = prod * _on_device_of(x, _T()._make(w.reshape(wshape)))
+            prod = prod * shape.reshape(w, (C,) + (1,) * (x.ndim - cdim - 1))
         loss = -_red.sum(prod, cdim)
         if reduction == "mean":
             return loss.sum() / (loss.numel() if x.ndim > 1 else 1)
         return loss.sum() if reduction == "sum" else loss
-    nll = nll_loss(logp, tgt, None if w is None else _T()._make(w), None, ignore_index, None,
-                   reduction)
+    nll = nll_loss(logp, tgt, w, None, ignore_index, None, reduction)
     if label_smoothing == 0:
         return nll
-    if x.is_cuda:
-        return _smoothed_cuda(nll, logp, tgt, w, ignore_index, reduction, label_smoothing, C)
-    x2, t, out_shape = _class_layout("cross_entropy", logp, tgt)
-    keep = (t != ignore_index).astype(x.dtype.np)
-    terms = x2 if w is None else x2 * _T()._make(w)
-    smooth = -_red.sum(terms, 1) * _T()._make(keep)
-    if reduction == "none":
-        smooth = shape.reshape(smooth, out_shape)
-    elif reduction == "sum":
-        smooth = smooth.sum()
-    else:
-        denom = keep.sum() if w is None else float((w[np.where(keep > 0, t, 0)] * keep).sum())
-        smooth = smooth.sum() / denom
-    return nll * (1.0 - label_smoothing) + smooth * (label_smoothing / C)
+    return _smoothed(nll, logp, tgt, w, ignore_index, reduction, label_smoothing, C)
 
 
-def _smoothed_cuda(nll, logp, tgt, w, ignore_index, reduction, label_smoothing, C):
-    """``cross_entropy``'s label-smoothing term on CUDA, without host copies: the kept-sample
-    mask is a device comparison, and the 'mean' denominator (the kept samples' total class
-    weight) is the NLL of a constant -1 input with reduction 'sum'."""
+def _smoothed(nll, logp, tgt, w, ignore_index, reduction, label_smoothing, C):
+    """``cross_entropy``'s label-smoothing term, with Tensor ops only (no host copies; the
+    targets may be a compiled program's input): the kept-sample mask is a comparison, and the
+    'mean' denominator (the kept samples' total class weight) is the NLL of a constant -1
+    input with reduction 'sum'."""
     x2, t, out_shape = _class_layout("cross_entropy", logp, tgt)
-    t_dev = _T()._make(t)
-    keep = unary.cast(t_dev != ignore_index, logp.dtype)
-    wt = None if w is None else _on_device_of(x2, _T()._make(w))
-    terms = x2 if wt is None else x2 * wt
+    keep = unary.cast(t != ignore_index, logp.dtype)
+    terms = x2 if w is None else x2 * w
     smooth = -_red.sum(terms, 1) * keep
     if reduction == "none":
         smooth = shape.reshape(smooth, out_shape)

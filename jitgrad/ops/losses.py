@@ -14,11 +14,12 @@ import numpy as np
 from ..graph.grad_mode import is_grad_enabled
 from ..kernels.cpu import norm as cpu_norm
 from . import binary, nn_cuda, unary
+from . import creation as _creation
 from .core import dispatch
 from . import reduce as _reduce
 from . import shape as _shape
 from .nn_common import none_tensor, pad_batched, sum_terms, wrap
-from .core.registry import LINEAR, OPS, def_composite
+from .core.registry import OPS, def_composite
 
 
 # --- losses ----------------------------------------------------------------------------------
@@ -237,7 +238,18 @@ def binary_cross_entropy_with_logits(x, y, weight, pos_weight, reduction):
                               reduction=reduction)
 
 
+def _check_targets(t, C, ignore_index):
+    """IndexError for a target outside ``[0, C)`` that is not ``ignore_index``: made in the
+    row's CPU forward, so it runs at every call of a compiled program too (the CUDA kernel
+    asserts instead)."""
+    if t.size and (t.min() < 0 or t.max() >= C):  # (two reductions in the common case)
+        bad = (t != ignore_index) & ((t < 0) | (t >= C))
+        if bad.any():
+            raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+
+
 def _nll_fwd(ctx, x, target, weight, ignore_index, reduction):
+    _check_targets(target, x.shape[1], ignore_index)
     losses, total, wsum = cpu_norm.nll_forward(np.ascontiguousarray(x), target, weight,
                                              ignore_index, reduction)
     ctx.wsum = wsum
@@ -247,77 +259,91 @@ def _nll_fwd(ctx, x, target, weight, ignore_index, reduction):
         return np.asarray(np.float64(total) / wsum if reduction == "mean" else total, x.dtype)
 
 
-def _nll_bwd_cuda(ctx, g):
-    kernels = dispatch.cuda_kernels("nn_norm")
+def _nll_grad(g, target, weight, C, ignore_index, reduction):
+    """The derivative with Tensor ops (a recorded backward: create_graph, or a compile trace,
+    where the targets are an input whose values change between calls):
+    ``gx[i, c] = -g_i w_c [c == t_i] [t_i != ignore_index]`` (``w = 1`` without weights), for
+    'mean' divided by the total weight of the counted samples (NaN where that is 0, as the
+    kernel)."""
+    classes = _creation.arange(C, device=target.device)
+    hit = (_shape.unsqueeze(target, -1) == classes) & _shape.unsqueeze(target != ignore_index, -1)
+    coef = unary.cast(hit, g.dtype)
+    if weight.numel():
+        coef = coef * weight
+    if reduction == "mean":
+        total = _reduce.sum(coef)
+        coef = binary.where(hit, coef / binary.where(total == 0, math.nan, total), 0.0)
+    gb = _shape.unsqueeze(g, -1) if reduction == "none" else g
+    return gb * -coef
+
+
+def _nll_bwd(ctx, g, target, weight):
+    if not ctx.needs_input_grad[0]:
+        return None, None, None
     shape = ctx._next_meta[0][0]
-    args = (ctx.target, ctx.weight, shape, ctx.ignore_index, ctx.reduction, ctx.wsum)
-    if not is_grad_enabled() and dispatch.transform_hook is None:
-        return (wrap(kernels.nll_backward(g._data, *args)),)
-    ones = dispatch.cuda_backend().full((shape[0] if ctx.reduction == "none" else 1,), 1,
-                                        g.dtype.np, g._data.index)
-    gb = _shape.unsqueeze(g, -1) if ctx.reduction == "none" else g
-    return (gb * wrap(kernels.nll_backward(ones, *args)),)
-
-
-def _nll_bwd(ctx, g):
+    if is_grad_enabled() or dispatch.transform_hook is not None:
+        return _nll_grad(g, target, weight, shape[1], ctx.ignore_index, ctx.reduction), None, None
     if g.is_cuda:  # ctx.wsum: the device array (total, wsum) of the forward
-        return _nll_bwd_cuda(ctx, g)
+        gx = dispatch.cuda_kernels("nn_norm").nll_backward(
+            g._data, target._data, weight._data, shape, ctx.ignore_index, ctx.reduction,
+            ctx.wsum)
+        return wrap(gx), None, None
     scale = 1.0 / ctx.wsum if ctx.reduction == "mean" and ctx.wsum else (
         math.nan if ctx.reduction == "mean" else 1.0)
-    shape = ctx._next_meta[0][0]
-    if not is_grad_enabled() and dispatch.transform_hook is None:
-        return (wrap(cpu_norm.nll_backward(np.ascontiguousarray(g._data), ctx.target, ctx.weight,
-                                          shape, ctx.ignore_index, ctx.reduction, scale)),)
-    ones = np.ones(shape[0] if ctx.reduction == "none" else 1, g.dtype.np)
-    coef = cpu_norm.nll_backward(ones, ctx.target, ctx.weight, shape, ctx.ignore_index,
-                               ctx.reduction, scale)
-    gb = _shape.unsqueeze(g, -1) if ctx.reduction == "none" else g
-    return (gb * wrap(coef),)
+    gx = cpu_norm.nll_backward(np.ascontiguousarray(g._data), target._data, weight._data, shape,
+                               ctx.ignore_index, ctx.reduction, scale)
+    return wrap(gx), None, None
 
 
-def _nll_batch(args, batched, target, weight, ignore_index, reduction):
-    """Each example's losses in one call (the batch folded into N, the targets repeated),
-    then each example's reduction; 'mean' divides by the (shared) total target weight."""
-    x = args[0]
-    size = x.shape[0]
-    if x.ndim == 2:  # (C,) examples: one sample each
-        flat, tgt = x, np.broadcast_to(target, (size,))
-    else:
-        flat = _shape.reshape(x, (size * x.shape[1],) + tuple(x.shape[2:]))
-        tgt = np.broadcast_to(target, (size,) + target.shape).reshape((-1,) + target.shape[1:])
-    out = dispatch.composite(NLL_LOSS, flat, target=np.ascontiguousarray(tgt), weight=weight,
-                             ignore_index=ignore_index, reduction="none")
-    out = _shape.reshape(out, (size,) + tuple(target.shape))
+def _nll_jvp(tangents, primals, outs, ignore_index, reduction):
+    """Linear in the log-probabilities: the loss of the tangent."""
+    tx, (_, target, weight) = tangents[0], primals
+    return None if tx is None else dispatch.composite(
+        NLL_LOSS, tx, target, weight, ignore_index=ignore_index, reduction=reduction)
+
+
+def _nll_batch(args, batched, ignore_index, reduction):
+    """The examples' samples in one call of reduction 'none' (log-probabilities ``(B, N, C)``
+    as ``(B N, C)``, the targets broadcast to ``(B, N)`` and flattened), then each example's
+    reduction; 'mean' divides by each example's total weight (the 'none' losses of a -1
+    input)."""
+    x, target, weight = args
+    if batched[2]:
+        raise NotImplementedError("nll_loss: vmap over the class weights is not supported")
+    size = (x if batched[0] else target).shape[0]
+    if not batched[0]:
+        x = _shape.expand(_shape.unsqueeze(x, 0), (size,) + tuple(x.shape))
+    if not batched[1]:
+        target = _shape.expand(_shape.unsqueeze(target, 0), (size,) + tuple(target.shape))
+    flat = _shape.reshape(x, (-1, x.shape[-1]))
+    tflat = _shape.reshape(target, (-1,))
+
+    def losses(v):
+        out = dispatch.composite(NLL_LOSS, v, tflat, weight, ignore_index=ignore_index,
+                                 reduction="none")
+        return _shape.reshape(out, (size, -1))
+    out = losses(flat)
     if reduction == "none":
         return out
-    total = _reduce.sum(out, tuple(range(1, out.ndim))) if out.ndim > 1 else out
+    total = _reduce.sum(out, (1,))
     if reduction == "sum":
         return total
-    valid = target != ignore_index
-    w = weight[target[valid]] if weight.size else np.ones(int(valid.sum()))
-    return total / float(w.sum()) if w.sum() else total * math.nan
+    ones = _creation.full(tuple(flat.shape), -1.0, dtype=flat.dtype, device=flat.device)
+    return total / _reduce.sum(losses(ones), (1,))
 
 
-# linear in x (weights are constants)
-NLL_LOSS = def_composite("nll_loss", "NllLossBackward0", ("x",), _nll_fwd, _nll_bwd,
-                         attrs=("target", "weight", "ignore_index", "reduction"), jvp=LINEAR,
-                         batch_rule=_nll_batch, cuda_forward=nn_cuda.nll_loss_forward)
+# linear in x; the targets (int64) and class weights are inputs without derivatives
+NLL_LOSS = def_composite("nll_loss", "NllLossBackward0", ("x", "target", "weight"), _nll_fwd,
+                         _nll_bwd, attrs=("ignore_index", "reduction"), save=("target", "weight"),
+                         no_grad=("target", "weight"),
+                         jvp=_nll_jvp, batch_rule=_nll_batch, cuda_forward=nn_cuda.nll_loss_forward)
 
 
 def nll_loss(x, target, weight, ignore_index, reduction):
     """Negative log-likelihood of log-probabilities ``x`` (N, C) at int64 class ``target``
-    (N,): ``-w[t_i] x[i, t_i]``, 0 where ``t_i == ignore_index``; 'mean' divides by the
-    total weight of the counted samples. Derivative: ``-w[t_i] g`` at ``(i, t_i)``.
+    (N,) (a Tensor on x's device): ``-w[t_i] x[i, t_i]``, 0 where ``t_i == ignore_index``;
+    'mean' divides by the total weight of the counted samples. ``weight``: a (C,) Tensor of
+    x's dtype on its device, or None. Derivative: ``-w[t_i] g`` at ``(i, t_i)``.
     Records ``NllLossBackward0``."""
-    if x.is_cuda:  # the class weights and targets go where the log-probabilities are
-        backend, index = dispatch.cuda_backend(), x._data.index
-        w = (backend.empty((0,), x.dtype.np, index) if weight is None
-             else dispatch.move(np.asarray(weight, x.dtype.np) if dispatch.device_of(weight)
-                                == "cpu" else weight.astype(x.dtype.np), x.device))
-        if dispatch.device_of(target) == "cpu":
-            target = backend.to_device(np.asarray(target, np.int64), index)
-        return dispatch.composite(NLL_LOSS, x, target=target, weight=w,
-                                  ignore_index=int(ignore_index), reduction=reduction)
-    w = np.empty(0, x.dtype.np) if weight is None else np.ascontiguousarray(weight, x.dtype.np)
-    return dispatch.composite(NLL_LOSS, x, target=target, weight=w,
+    return dispatch.composite(NLL_LOSS, x, target, none_tensor(x) if weight is None else weight,
                               ignore_index=int(ignore_index), reduction=reduction)

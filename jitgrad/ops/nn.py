@@ -22,7 +22,7 @@ from .. import dtypes
 from ..graph.grad_mode import is_grad_enabled
 from ..kernels.cpu import norm as cpu_norm, reduce as cpu_reduce, pool
 from . import binary, nn_cuda, unary
-from .core import dispatch
+from .core import dispatch, upper
 from . import linalg as _linalg
 from . import reduce as _reduce
 from . import shape as _shape
@@ -318,8 +318,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002 - PyTorch's argu
 
 
 # --- normalisation ---------------------------------------------------------------------------
+@upper.constant_maker
 def _const(a, like, shape):
-    """A float64 statistic array as a constant Tensor of ``like``'s dtype, reshaped."""
+    """A float64 statistic array as a constant Tensor of ``like``'s dtype, reshaped. Only for
+    eval mode's statistics, functions of the row's attributes (the running stats and eps): a
+    compile trace records those attributes as constants of the forward, so these are constants
+    of the same program (never batch statistics, which depend on ``x``)."""
     if dispatch.device_of(a) != "cpu":  # CUDA statistics stay on the device
         return wrap(a.astype(like.dtype.np).reshape(shape))
     return wrap(np.asarray(a, like.dtype.np).reshape(shape))

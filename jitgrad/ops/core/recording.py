@@ -395,7 +395,11 @@ def record_composite(op, operands, arrays, ctx, attrs, outs):
         node = op.node_cls()
         if op.save:
             node._saved = {}
-        record_node(node, operands, needs, outs)
+        if op.edge_inputs is None:
+            record_node(node, operands, needs, outs)
+        else:  # edges for the differentiable inputs only; the backward still sees all needs
+            record_node(node, [operands[k] for k in op.edge_inputs],
+                        tuple(needs[k] for k in op.edge_inputs), outs, needs_input_grad=needs)
         node._attrs = {**attrs, **stashed}
         for name in op.save:
             if name != "result":
