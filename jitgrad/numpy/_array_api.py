@@ -15,6 +15,7 @@ from collections import namedtuple as _namedtuple
 import numpy as _np
 
 from .. import autograd as _autograd
+from ..ops import extrema as _extrema
 from ..ops import shape as _shape_ops
 from ..tensor import Tensor
 from ._passthrough import mark as _mark
@@ -42,7 +43,12 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False)
     if order is not None:
         raise NotImplementedError("jitgrad.numpy.argsort: order= (structured arrays) is not "
                                   "covered")
-    d = _t(a)._host("jitgrad.numpy.argsort")
+    a = _t(a)
+    if not a.is_cuda and a.ndim and a.dtype.np.kind in "biuf":  # the argsort row (a
+        if axis is None:                               # compiled program sorts each call's data)
+            a, axis = _shape_ops.reshape(a, (-1,)), 0
+        return _extrema.argsort(a, int(axis) % a.ndim, descending, kind)
+    d = a._host("jitgrad.numpy.argsort")
     if axis is None:
         d, axis = d.ravel(), 0
     idx = _sorting.argsort_data(d, int(axis) % max(d.ndim, 1), kind, descending)

@@ -15,6 +15,9 @@ import builtins as _builtins
 import numpy as _np
 
 from ..autograd import forward_ad as _forward_ad
+from ..ops import binary as _binary_ops
+from ..ops import extrema as _extrema
+from ..ops.core import upper as _upper
 from ..tensor import Tensor
 from ._common import (cast as _cast, constant_array as _constant_array, host_data as _data,
                       on_device as _on, to_tensor as _t)
@@ -82,7 +85,59 @@ for _n in _NODIFF_RAW:
     if hasattr(_np, _n):
         globals()[_n] = _nodiff(getattr(_np, _n), wrap=False)
         __all__.append(_n)
-isnan, nonzero = _nodiff(_np.isnan), _nodiff(_np.nonzero)  # (also made above; named for linters)
+nonzero = _nodiff(_np.nonzero)  # (also made above; named for linters)
+
+
+# --- the queries with registry rows ------------------------------------------------------------
+# Under a jitgrad.compile trace the host reads above would stop the capture, so these run as
+# rows there: ``argmax``/``argmin`` always (the rows are the implementation), the float
+# predicates only while tracing (eager keeps NumPy: one call, no kernel dispatch).
+def _tracing() -> bool:
+    return _upper.host_read_hook is not None
+
+
+def _real_tensor(x) -> bool:
+    return isinstance(x, Tensor) and x.dtype.np.kind in "iuf"
+
+
+def _index_query(name):
+    host = _nodiff(getattr(_np, name))
+    row = getattr(_extrema, name)
+
+    def f(a, axis=None, out=None, *, keepdims=False):
+        if out is not None or not _real_tensor(a):
+            return host(a, axis, out, keepdims=keepdims)
+        return row(a, axis, keepdim=keepdims)
+
+    f.__name__ = name
+    f.__doc__ = (f"``numpy.{name}``: the int64 index (of the flattened array when ``axis`` is "
+                 f"None; the first one on ties, NaN counting as the extreme), the ``{name}`` "
+                 "row (no gradient).")
+    return _mark_passthrough(f)
+
+
+argmax, argmin = _index_query("argmax"), _index_query("argmin")
+
+
+def _float_predicate(name, recorded):
+    host = _nodiff(getattr(_np, name))
+
+    def f(x, *args, **kwargs):
+        if args or kwargs or not _tracing() or not _real_tensor(x):
+            return host(x, *args, **kwargs)
+        if x.dtype.np.kind != "f":  # integers are finite
+            return recorded(x) if name == "isfinite" else _binary_ops.compare("ne", x, x)
+        return recorded(x)
+
+    f.__name__ = name
+    f.__doc__ = host.__doc__
+    return _mark_passthrough(f)
+
+
+_INF = float("inf")
+isnan = _float_predicate("isnan", lambda x: _binary_ops.compare("ne", x, x))  # NaN != NaN
+isinf = _float_predicate("isinf", lambda x: (x == _INF) | (x == -_INF))
+isfinite = _float_predicate("isfinite", lambda x: (x > -_INF) & (x < _INF))  # False for NaN
 
 
 def _refusing_grad(fn, why):

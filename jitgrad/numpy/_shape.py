@@ -17,7 +17,8 @@ from ..ops import shape as _shape_ops
 from ..ops import unary as _unary_ops
 from ..tensor import Tensor
 from . import _plain
-from ._common import host_data as _data, normalize_axes as _axes, to_tensor as _t
+from ._common import (constant_array as _constant_array, host_data as _data,
+                      normalize_axes as _axes, to_tensor as _t)
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "moveaxis", "swapaxes",
            "expand_dims", "squeeze", "broadcast_to", "atleast_1d", "atleast_2d", "atleast_3d",
@@ -149,7 +150,10 @@ def take_along_axis(arr, indices, axis):
     axis = int(axis) % a.ndim
     idx = _np.broadcast_to(idx, tuple(i if d == axis else s for d, (s, i) in
                                       enumerate(zip(a.shape, idx.shape))))
-    return _scatter_ops.gather(a, axis, Tensor._make(_np.ascontiguousarray(idx, dtype=_np.int64)))
+    # a constant of a traced program: ``indices`` were read through ``Tensor._host`` above, which
+    # refuses computed values and guards an argument's (Note [value guards])
+    idx = _constant_array(_np.ascontiguousarray(idx, dtype=_np.int64))
+    return _scatter_ops.gather(a, axis, idx)
 
 
 def flip(m, axis=None):

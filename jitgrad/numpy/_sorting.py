@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as _np
 
+from ..ops import extrema as _extrema
 from ..ops import scatter as _scatter_ops
 from ..tensor import Tensor
 from ._common import on_device as _on, to_tensor as _t
@@ -16,12 +17,7 @@ __all__ = ["sort", "partition"]
 def argsort_data(d, axis, kind, descending):
     """The indices that sort the ndarray ``d`` along ``axis`` (stable unless ``kind`` says
     otherwise; ``descending`` keeps ties in their original order)."""
-    if not descending:
-        return _np.argsort(d, axis=axis, kind=kind or "stable")
-    # stable descending: ties keep their original order (n - 1 - reversed stable argsort)
-    n = d.shape[axis]
-    rev = _np.flip(_np.argsort(_np.flip(d, axis), axis=axis, kind="stable"), axis)
-    return n - 1 - rev
+    return _extrema.argsort_array(d, axis, descending, kind)
 
 
 def sort(a, axis=-1, kind=None, *, stable=None, descending=False):
@@ -31,9 +27,10 @@ def sort(a, axis=-1, kind=None, *, stable=None, descending=False):
     if axis is None:
         a, axis = ravel(a), 0
     axis = int(axis) % a.ndim
+    if not a.is_cuda:  # the argsort row: a compiled program sorts each call's data
+        return _extrema.take_along_dim(a, _extrema.argsort(a, axis, descending, kind), axis)
     idx = argsort_data(a._host("jitgrad.numpy.sort"), axis, kind, descending)
-    return _scatter_ops.gather(a, axis, _on(Tensor._make(idx.astype(_np.int64)),
-                                            a.device if a.is_cuda else None))
+    return _scatter_ops.gather(a, axis, _on(Tensor._make(idx), a.device))
 
 
 def partition(a, kth, axis=-1):

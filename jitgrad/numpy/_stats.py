@@ -18,7 +18,9 @@ import builtins as _builtins
 import numpy as _np
 
 from ..ops import binary as _binary_ops
+from ..ops import extrema as _extrema
 from ..autograd import forward_ad as _forward_ad
+from ..ops.core import upper as _upper
 from ..tensor import Tensor
 from . import _elementwise, _join, _matrix, _reductions, _shape, _sorting
 from ._common import cast as _cast, to_tensor as _t
@@ -45,6 +47,21 @@ def _to_last(a, axis):
     return _shape.reshape(moved, tuple(a.shape[d] for d in rest) + (-1,)), axes
 
 
+def _index(pos):
+    """Integral float positions as int64 indices (an ndarray, or a Tensor while tracing)."""
+    return _cast(pos, _np.int64) if isinstance(pos, Tensor) else pos.astype(_np.int64)
+
+
+def _take_last(s, index):
+    """``s[..., index]`` per slice along the last axis: a gather whose gradient goes back to
+    the picked element (the index a Tensor row input while tracing)."""
+    if isinstance(index, Tensor):
+        picked = _extrema.take_along_dim(s, _shape.expand_dims(index, -1), s.ndim - 1)
+    else:
+        picked = _shape.take_along_axis(s, index[..., None], -1)
+    return picked[..., 0]
+
+
 def _keep(out, axes, ndim, qdims):
     """Reinsert the reduced axes as length 1 (after ``qdims`` leading q dims)."""
     for ax in sorted(axes):
@@ -67,39 +84,50 @@ def _order_stat(name, a, q, axis, method, keepdims, skip_nan):
     if _np.any((qs < 0) | (qs > 1)):
         raise ValueError("Quantiles must be in the range [0, 1]")
     flat, axes = _to_last(a, axis)
-    data = flat._host(what)
-    nan = _np.isnan(data)
+    size = flat.shape[-1]
     s = _sorting.sort(flat, axis=-1)  # NaN sorts last
-    size = data.shape[-1]
-    n = (size - nan.sum(-1)) if skip_nan else _np.full(data.shape[:-1], size)
-    any_nan = nan.any(-1)
+    if _tracing():  # the NaN counts as rows: a compiled program counts each call's NaNs
+        nan = flat != flat
+        nan_count = _reductions.sum(_cast(nan, _np.float64), -1)
+        n = size - nan_count if skip_nan else _np.full(flat.shape[:-1], float(size))
+        bad = (n == 0) if skip_nan else nan_count > 0
+        xp = _elementwise  # floor/ceil/around/maximum/minimum/where on Tensors
+    else:
+        nan = _np.isnan(flat._host(what))
+        n = (size - nan.sum(-1)) if skip_nan else _np.full(nan.shape[:-1], size)
+        bad = (n == 0) if skip_nan else nan.any(-1)
+        bad = _const(bad, a) if _np.any(bad) else None
+        xp = _np
     outs = []
     for qv in qs.reshape(-1):
         pos = qv * (n - 1.0)
-        lo = _np.floor(pos)
+        lo = xp.floor(pos)
         if method == "nearest":
-            lo = hi = _np.around(pos)
+            lo = hi = xp.around(pos)
         elif method == "lower":
             hi = lo
         elif method == "higher":
-            lo = hi = _np.ceil(pos)
+            lo = hi = xp.ceil(pos)
         elif method == "midpoint":  # NumPy: the element itself at an integral index
-            hi = _np.ceil(pos)
+            hi = xp.ceil(pos)
         else:
             hi = lo + 1
         frac = 0.5 if method == "midpoint" else pos - lo
-        last = _np.maximum(n - 1, 0)
-        lo_i = _np.clip(lo, 0, last).astype(_np.int64)[..., None]
-        hi_i = _np.clip(hi, 0, last).astype(_np.int64)[..., None]
-        v_lo = _shape.take_along_axis(s, lo_i, -1)[..., 0]
-        v_hi = _shape.take_along_axis(s, hi_i, -1)[..., 0]
+        last = xp.maximum(n - 1, 0)
+        lo_i = _index(xp.minimum(xp.maximum(lo, 0), last))
+        hi_i = _index(xp.minimum(xp.maximum(hi, 0), last))
+        v_lo = _take_last(s, lo_i)
+        v_hi = _take_last(s, hi_i)
         if method == "midpoint":
-            frac = _np.where(lo_i[..., 0] == hi_i[..., 0], 0.0, 0.5)
-        frac = _const(_np.asarray(frac, dtype=a.dtype.np) * _np.ones(v_lo.shape, a.dtype.np), a)
+            frac = xp.where(lo_i == hi_i, 0.0, 0.5)
+        if isinstance(frac, Tensor):
+            frac = _cast(frac, a.dtype.np) if frac.dtype != a.dtype else frac
+        else:
+            frac = _const(_np.asarray(frac, dtype=a.dtype.np) * _np.ones(v_lo.shape, a.dtype.np),
+                          a)
         out = v_lo + (v_hi - v_lo) * frac
-        bad = (n == 0) if skip_nan else any_nan
-        if _np.any(bad):
-            out = _binary_ops.where(_const(bad, a), _const(_np.full(bad.shape, _np.nan, a.dtype.np), a), out)
+        if bad is not None:
+            out = _binary_ops.where(bad, _t(_np.nan, a.dtype.np).to(a.device), out)
         outs.append(out)
     out = outs[0] if qs.ndim == 0 else _shape.reshape(_join.stack(outs, 0),
                                                       qs.shape + tuple(outs[0].shape))
@@ -162,12 +190,22 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 
 # --- NaN-aware reductions ---------------------------------------------------------------------
+def _tracing() -> bool:
+    """Whether a jitgrad.compile trace runs: the NaN masks are then rows (``x != x``), not
+    NumPy arrays read from the data (eager keeps NumPy: no kernel dispatch, and the ``where``
+    skipped when there is no NaN)."""
+    return _upper.host_read_hook is not None
+
+
 def _filled(a, value):
     """``a`` with its NaNs replaced by ``value`` (``where``: the NaNs get a zero gradient), and
-    the NaN mask (None for an integer input)."""
+    the NaN mask (None for an integer input; a bool Tensor while tracing, else an ndarray)."""
     a = _t(a)
     if not a.dtype.is_floating_point:
         return a, None
+    if _tracing():
+        mask = a != a
+        return _binary_ops.where(mask, _t(value, a.dtype.np).to(a.device), a), mask
     mask = _np.isnan(a._host())
     if not mask.any():
         return a, mask
@@ -175,8 +213,13 @@ def _filled(a, value):
                              a), mask
 
 
-def _count(mask, axis, keepdims):
-    return _np.sum(~mask, axis=None if axis is None else axis, keepdims=keepdims)
+def _count(mask, axis, keepdims, like):
+    """The number of non-NaN entries over ``axis``, as a Tensor of ``like``'s dtype."""
+    if isinstance(mask, Tensor):
+        return _reductions.sum(_cast(mask == False, like.dtype.np), axis, None,  # noqa: E712
+                               keepdims)
+    return _const(_np.sum(~mask, axis=None if axis is None else axis,
+                          keepdims=keepdims).astype(like.dtype.np), like)
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -201,9 +244,9 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     if dtype is not None or not a.dtype.is_floating_point:
         a = _cast(a, _np.dtype(dtype or _np.float64))
     filled, mask = _filled(a, 0.0)
-    cnt = _count(mask, _tuple_axis(axis), keepdims).astype(a.dtype.np)
+    cnt = _count(mask, _tuple_axis(axis), keepdims, a)
     with _np.errstate(divide="ignore", invalid="ignore"):
-        return _reductions.sum(filled, axis, None, keepdims) / _const(cnt, a)
+        return _reductions.sum(filled, axis, None, keepdims) / cnt
 
 
 def _tuple_axis(axis):
@@ -223,11 +266,11 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
         a = _cast(a, _np.dtype(dtype or _np.float64))
     filled, mask = _filled(a, 0.0)
     ax = _tuple_axis(axis)
-    cnt = _count(mask, ax, True).astype(a.dtype.np)
-    m = _reductions.sum(filled, ax, None, True) / _const(cnt, a)
+    m = _reductions.sum(filled, ax, None, True) / _count(mask, ax, True, a)
     dev, _ = _filled(a - m, 0.0)
-    denom = _np.maximum(_count(mask, ax, keepdims) - ddof, 0).astype(a.dtype.np)
-    return _reductions.sum(dev * dev, ax, None, keepdims) / _const(denom, a)
+    denom = _binary_ops.maximum(_count(mask, ax, keepdims, a) - ddof,
+                                _t(0, a.dtype.np).to(a.device))
+    return _reductions.sum(dev * dev, ax, None, keepdims) / denom
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
@@ -240,6 +283,9 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 def _nan_extreme(name, a, axis, keepdims, fill):
     filled, mask = _filled(a, fill)
     out = getattr(_reductions, name)(filled, axis, keepdims=keepdims)
+    if isinstance(mask, Tensor):  # (tracing) NaN where every entry of the slice is NaN
+        allnan = _count(mask, _tuple_axis(axis), keepdims, out) == 0
+        return _binary_ops.where(allnan, _t(_np.nan, out.dtype.np).to(out.device), out)
     if mask is not None and mask.any():
         allnan = _np.all(mask, axis=_tuple_axis(axis), keepdims=keepdims)
         if allnan.any():

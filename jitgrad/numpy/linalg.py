@@ -16,6 +16,7 @@ from collections import namedtuple as _namedtuple
 from ..ops import nplinalg as _nplinalg_ops
 from ..ops import reduce as _reduce_ops
 from ..ops import unary as _unary_ops
+from ..ops.core import dispatch as _dispatch
 from ..ops.core import upper as _upper
 from ..ops.linalg import matmul as _matmul
 from ..tensor import Tensor
@@ -287,6 +288,13 @@ def lstsq(a, b, rcond=None):
 def matrix_rank(x, /, tol=None, hermitian=False, *, rtol=None):
     """Number of singular values above the tolerance (an integer Tensor; no gradient)."""
     x = _t(x)
+    if (_dispatch.transform_hook is not None and x.ndim >= 2 and x.dtype.is_floating_point
+            and all(v is None or isinstance(v, (int, float)) for v in (tol, rtol))):
+        # vmap, a compile trace: the same count with rows, not from host values
+        if rtol is None and tol is None:
+            rtol = max(x.shape[-2:]) * _np.finfo(x.dtype.np).eps
+        return _nplinalg_ops.rank_count(x, 0.0 if rtol is not None else tol,
+                                        0.0 if rtol is None else rtol, hermitian)
     kw = {"rtol": rtol} if rtol is not None else {"tol": tol}
     return Tensor._make(_np.asarray(_np.linalg.matrix_rank(
         x._host("jitgrad.numpy.linalg.matrix_rank"), hermitian=hermitian, **kw)))

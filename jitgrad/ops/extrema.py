@@ -28,7 +28,7 @@ from .core import dispatch, upper
 from . import shape as _shape
 from .core.registry import def_composite, public
 from .reduce_common import (JvpCtx, dims_batch, finish, keep_shape, numpy_keywords, out_shape,
-                            reduced_dims, stash_reduction, to3, to_keepdim)
+                            reduced_dims, shift, stash_reduction, to3, to_keepdim)
 from .reduce_cuda import cuda_in as _cuda_in, cuda_kernels as _cuda_kernels
 
 
@@ -266,17 +266,40 @@ def amin(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
     return _amax("min", input, dim, keepdim)
 
 
+def _arg_fwd(ctx, x, dims, keepdim, kind):
+    _, idx = _KERNELS[kind](to3(x, dims))
+    return idx.reshape(out_shape(x.shape, dims, keepdim))
+
+
+def _arg_cuda_fwd(ctx, x, dims, keepdim, kind):
+    kernels = _cuda_kernels()
+    _, idx = (kernels.reduce_max if kind == "max" else kernels.reduce_min)(_cuda_in(x), dims)
+    return idx.reshape(out_shape(x.shape, dims, keepdim))
+
+
+def _arg_batch(args, batched, dims, keepdim, kind):
+    x = args[0]
+    if len(dims) == 1:
+        return dispatch.composite(_ARG[kind], x, dims=shift(dims), keepdim=keepdim, kind=kind)
+    # the flattened input of each example: one dim per example, then the unbatched shape
+    flat = _shape.reshape(x, (x.shape[0], -1))
+    idx = dispatch.composite(_ARG[kind], flat, dims=(1,), keepdim=False, kind=kind)
+    return _shape.reshape(idx, (x.shape[0],) + out_shape(x.shape[1:], dims, keepdim))
+
+
+# index results (int64): rows without a derivative (``dtype_rule="bool"`` marks a row not
+# differentiable), so a compiled program computes them from the data at every call
+_ARG = {kind: def_composite(f"arg{kind}", f"Arg{kind}Backward0", ("x",), _arg_fwd, None,
+                            attrs=("dims", "keepdim", "kind"), dtype_rule="bool",
+                            batch_rule=_arg_batch, cuda_forward=_arg_cuda_fwd)
+        for kind in ("max", "min")}
+
+
 def _arg(kind, x, dim, keepdim):
     x = dispatch.tensor_operand(x, f"arg{kind}")
     dims = reduced_dims(f"arg{kind}", dim, x.ndim, multi=False)  # None: the flattened input
     _check_nonempty(f"arg{kind}", x, () if dim is None else dims, dim is None)
-    if dispatch.device_of(x._data) != "cpu":
-        kernels = _cuda_kernels()
-        fn = kernels.reduce_max if kind == "max" else kernels.reduce_min
-        _, idx = fn(_cuda_in(x._data), dims)
-        return dispatch.Tensor._make(idx.reshape(out_shape(x.shape, dims, keepdim)))
-    _, idx = _KERNELS[kind](to3(x._data, dims))
-    return dispatch.Tensor._make(idx.reshape(out_shape(x.shape, dims, keepdim)))
+    return dispatch.composite(_ARG[kind], x, dims=dims, keepdim=bool(keepdim), kind=kind)
 
 
 def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -290,3 +313,41 @@ def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index (int64) of the first minimum along ``dim`` (flattened when None)."""
     dim, keepdim = numpy_keywords("argmin", dim, keepdim, axis, keepdims)
     return _arg("min", input, dim, keepdim)
+
+
+# --- argsort ----------------------------------------------------------------------------------
+def argsort_array(d, axis: int, descending: bool = False, kind=None):
+    """The int64 indices that sort the ndarray ``d`` along ``axis`` (stable unless ``kind``
+    says otherwise; NaN last; ``descending`` keeps ties in their original order)."""
+    if not descending:
+        return np.argsort(d, axis=axis, kind=kind or "stable").astype(np.int64, copy=False)
+    # stable descending: ties keep their original order (n - 1 - reversed stable argsort)
+    rev = np.flip(np.argsort(np.flip(d, axis), axis=axis, kind="stable"), axis)
+    return (d.shape[axis] - 1 - rev).astype(np.int64, copy=False)
+
+
+def _argsort_fwd(ctx, x, dim, descending, kind):
+    return argsort_array(x, dim, descending, kind)
+
+
+def _argsort_batch(args, batched, dim, descending, kind):
+    return dispatch.composite(ARGSORT, args[0], dim=dim + 1, descending=descending, kind=kind)
+
+
+# an index result (CPU; no derivative): what sorts, medians and quantiles gather with, so a
+# compiled program sorts the data of each call (``_take_along_dim`` takes the index as a value)
+ARGSORT = def_composite("argsort", "ArgsortBackward0", ("x",), _argsort_fwd, None,
+                        attrs=("dim", "descending", "kind"), dtype_rule="bool",
+                        batch_rule=_argsort_batch)
+
+
+def argsort(x, dim: int, descending: bool = False, kind=None):
+    """``argsort_array`` of ``x`` along the non-negative ``dim`` as the ``argsort`` row."""
+    return dispatch.composite(ARGSORT, x, dim=dim, descending=bool(descending), kind=kind)
+
+
+def take_along_dim(x, index, dim: int):
+    """``x`` gathered at the int64 Tensor ``index`` along ``dim`` (shapes equal outside
+    ``dim``); the gradient is scattered back. The index is an input of the row, not an
+    attribute: a compiled program reads it at every call."""
+    return _take_along_dim(x, index, dim)

@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from .core import dispatch
+from .core import dispatch, upper
 from . import scatter_cuda
 from .binary import div, mul, where
 from .indexing import copy_array, positions, put_flat, winners, write_flat
@@ -47,6 +47,13 @@ def _const(a, like):
     """A host array (mask, counts) as a constant tensor on ``like``'s device."""
     a = np.ascontiguousarray(a)
     return dispatch.Tensor._make(a if like.device == "cpu" else dispatch.move(a, like.device))
+
+
+@upper.constant_maker
+def _filled(shape, value, like):
+    """``full(shape, value)`` in ``like``'s dtype and device: a constant of a traced program
+    (a shape and a Python number only)."""
+    return _const(np.full(shape, value, dtype=like.dtype.np), like)
 
 
 def _host(t) -> np.ndarray:
@@ -198,7 +205,7 @@ def _scatter_args(name, x, dim, index, src, value, reduce):
         d, idx = _index_checks(name, x, dim, index)
         if reduce is None:
             return SCATTER_VALUE, (), {"dim": d, "index": idx, "value": value}
-        src = _const(np.full(idx.shape, value, dtype=x.dtype.np), x)
+        src = _filled(idx.shape, value, x)
         return SCATTER_LEGACY, (src,), {"dim": d, "index": idx, "reduce": reduce}
     src, attrs = scatter_add_args(name, x, dim, index, src)
     if reduce is None:

@@ -341,7 +341,7 @@ ROWS: dict = {
     'fliplr': ('flip',), 'flipud': ('flip',), 'roll': ('roll',),
     'diff': ('getitem_slice', 'sub'), 'triu': ('mul',), 'tril': ('mul',),
     'diagonal': ('diagonal',), 'trace': ('diagonal', 'sum_dim'), 'kron': ('mul', 'view'),
-    'where': ('where',), 'sort': ('gather',), 'partition': ('gather',),
+    'where': ('where',), 'sort': ('argsort', '_take_along_dim'), 'partition': ('gather',),
     'take': ('getitem_advanced',), 'take_along_axis': ('gather',),
     'cross': ('getitem_select', 'mul', 'permute', 'stack', 'sub'), 'matmul': ('matmul_bmm',),
     'vdot': ('matmul_dot', 'view'), 'inner': ('einsum2',), 'outer': ('mul', 'unsqueeze', 'view'),

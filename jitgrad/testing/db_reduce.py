@@ -120,7 +120,7 @@ for _name, _fn, _np, _arg in (("max", reductions.max, np.max, np.argmax),
            lambda rng, dt: [Sample((_distinct(rng, dt, 3, 4),)),
                             Sample((_distinct(rng, dt, 3, 4),), {"dim": 1}),
                             Sample((_distinct(rng, dt, 2, 3, 4),), {"dim": -3, "keepdim": True})],
-           differentiable=False)
+           differentiable=False, rows=(f"arg{_name}",))
 
 # --- var / std / logsumexp -------------------------------------------------------------------
 
