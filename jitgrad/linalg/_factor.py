@@ -6,7 +6,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..ops import scipy_linalg, shape
+from ..ops import nplinalg, scipy_linalg, shape
 from ..ops.core import dispatch
 from ..ops.linalg import matmul
 from ..tensor import Tensor
@@ -107,20 +107,22 @@ def lu_factor(A, *, pivot=True):
     """``(LU, pivots)`` of ``lu_factor_ex``; a singular ``A`` raises (``U[k, k]`` zero: use
     ``lu_factor_ex`` or ``lu`` to factor it anyway)."""
     lu_, piv, info = lu_factor_ex(A, pivot=pivot)
+    msg = ("linalg.lu_factor: U[{k},{k}] is zero and using it on lu_solve would result in a "
+           "division by zero. If you still want to perform the factorization, consider calling "
+           "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    if dispatch.transform_hook is not None:  # vmap, a compile trace: the check as a row
+        return lu_factor_result(nplinalg.checked(lu_, info, msg, linalg_error=True), piv)
     bad = info.numpy().reshape(-1)
     if bad.any():
         k = int(bad[bad > 0][0])
-        raise LinAlgError(f"linalg.lu_factor: U[{k},{k}] is zero and using it on lu_solve would "
-                          f"result in a division by zero. If you still want to perform the "
-                          f"factorization, consider calling linalg.lu(A, pivot) or "
-                          f"linalg.lu_factor_ex(A, pivot)")
+        raise LinAlgError(msg.format(k=k))
     return lu_factor_result(lu_, piv)
 
 
 def _permutation(pivots, n, like):
-    """The permutation matrices ``P`` of ``pivots``, in ``like``'s dtype (a constant)."""
-    p = scipy_linalg.pivots_to_permutation(pivots.numpy(), n)
-    return Tensor._make(p.astype(like.dtype.np))
+    """The permutation matrices ``P`` of ``pivots``, in ``like``'s dtype (no derivative; a row,
+    so a compiled program computes it from each call's pivots)."""
+    return scipy_linalg.permutation(pivots, n, like)
 
 
 @with_out

@@ -9,8 +9,8 @@ import numpy as np
 
 from ..autograd import Function
 from ..graph.grad_mode import is_grad_enabled
-from ..ops import complex as complex_ops, reduce, scipy_linalg, shape
-from ..ops.core import dispatch
+from ..ops import complex as complex_ops, nplinalg, reduce, scipy_linalg, shape
+from ..ops.core import dispatch, upper
 from ..ops.linalg import matmul as _matmul
 from ..tensor import Tensor
 from ._basic import inv, matrix_norm, solve, svdvals
@@ -30,6 +30,7 @@ def _square(op, A):
                            f"{tuple(A.shape)}")
 
 
+@upper.constant_maker
 def _eye_like(A, n=None):
     """Identity matrices ``(..., n, n)`` (default ``n``: ``A``'s last dim) over ``A``'s batch,
     in its dtype and on its device (a constant)."""
@@ -122,6 +123,12 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
                            f"dimensions, got shape {tuple(A.shape)}")
     if tol is not None:
         atol = tol
+    if (dispatch.transform_hook is not None and A.dtype.is_floating_point
+            and all(v is None or isinstance(v, (int, float)) for v in (atol, rtol))):
+        # vmap, a compile trace: the same count with rows, not from host values
+        if rtol is None:
+            rtol = np.finfo(A.dtype.np).eps * max(A.shape[-2:]) if not atol else 0.0
+        return nplinalg.rank_count(A, atol or 0.0, rtol, hermitian)
     a = A.detach().cpu().numpy()
     s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
     smax = s.max(axis=-1, initial=0.0)

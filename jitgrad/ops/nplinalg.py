@@ -49,7 +49,8 @@ import numpy as np
 
 from ..graph.grad_mode import is_grad_enabled
 from .core import dispatch
-from . import nplinalg_cuda
+from .core import upper as _upper
+from . import nplinalg_cuda, torch_cuda
 from .linalg import matmul
 from .core.registry import OPS, def_composite
 from .reduce import sum as _sum, sum_to_shape
@@ -80,24 +81,63 @@ def _T(x):
     return transpose(x, -1, -2)
 
 
+@_upper.constant_maker
 def _const(arr, like):
     """A constant Tensor (mask, identity) on ``like``'s device: uploaded there, never read
-    back."""
+    back. ``arr`` depends on shapes and dtypes only (a compile trace bakes it in)."""
     device = dispatch.device_of(like._data)
     return dispatch.Tensor._make(arr if device == "cpu" else dispatch.move(arr, device))
+
+
+def _check_fwd(ctx, x, bad, msg, linalg_error):
+    flat = np.asarray(bad).reshape(-1)
+    if flat.any():
+        k = flat[np.flatnonzero(flat)[0]].item()
+        raise (np.linalg.LinAlgError if linalg_error else RuntimeError)(msg.format(k=k))
+    return x.copy()
+
+
+# ``x`` passed through, after raising ``msg`` if any of ``bad`` is nonzero: a data-dependent
+# error check as a row, for the recorded rules (create_graph, vmap, a compile trace), where
+# reading ``bad`` on the host would refuse the transform (vmap, compile) or stop a capture; a
+# compiled program then raises as eager does, at each call
+CHECK = def_composite(
+    "linalg_check", "LinalgCheckBackward0", ("x", "bad"), _check_fwd,
+    lambda ctx, g: (g, None), attrs=("msg", "linalg_error"),
+    jvp=lambda tangents, primals, outs, msg, linalg_error: tangents[0],
+    batch_rule=lambda args, batched, **attrs: _check_batch(args, batched, attrs),
+    cuda_forward=torch_cuda.host_forward(_check_fwd))
+
+
+def _check_batch(args, batched, attrs):
+    """vmap: the check sees every example's ``bad``; ``x`` gets the batch dim if it lacks it
+    (the output is batched at 0)."""
+    x, bad = args
+    if batched[1] and not batched[0]:
+        x = dispatch.Tensor.expand(unsqueeze(x, 0), (bad.shape[0],) + tuple(x.shape))
+    return checked(x, bad, **attrs)
+
+
+def checked(x, bad, msg, linalg_error=False):
+    """``x``, after raising ``msg`` (``RuntimeError``, or ``LinAlgError``) if ``bad`` (a
+    Tensor: a count, flags or LAPACK ``info`` codes of the failing cases) has a nonzero
+    element, whose value fills ``{k}`` in ``msg``; differentiable in ``x`` (the identity)."""
+    return dispatch.composite(CHECK, x, bad, msg=msg, linalg_error=bool(linalg_error))
 
 
 def _inv_gaps(e, msg, extra=None):
     """``F_ij = 1 / e_ij`` off the diagonal, 0 on it, for the gap matrices ``e``, as Tensor
     ops (the gaps depend on ``A``, so a double backward or a tangent flows through ``F``).
-    Equal gaps (or ``extra`` > 0) raise ``msg``: this reads one number back to the host (a
-    data-dependent error)."""
+    Equal gaps (or ``extra`` > 0) raise ``msg``: eagerly one number read back to the host;
+    when recorded, the ``checked`` row (a compiled program raises at each call)."""
     n = e.shape[-1]
     dt = e.dtype.np
     off = _const((~np.eye(n, dtype=bool)).astype(dt), e)
     bad = _sum((e == 0) * off)
     if extra is not None:
         bad = bad + extra
+    if _recorded():
+        return checked(off / (e + _const(np.eye(n, dtype=dt), e)), bad, msg)
     if bad.item() > 0:
         raise RuntimeError(msg)
     return off / (e + _const(np.eye(n, dtype=dt), e))
@@ -562,3 +602,21 @@ def qr(a):
     if a.ndim < 2:
         raise np.linalg.LinAlgError(f"qr: expected a matrix, got shape {tuple(a.shape)}")
     return dispatch.composite(QR, a)
+
+
+def rank_count(a, atol, rtol, hermitian=False):
+    """The rank of the matrices ``a``: how many singular values ``s`` (``hermitian``: absolute
+    eigenvalues) exceed ``max(atol, rtol * max(s))``, an int64 Tensor without a derivative,
+    written with rows (so a transform or a compiled program computes it from each call's
+    values). ``atol`` and ``rtol`` are Python numbers (``atol`` 0: none)."""
+    from .. import dtypes
+    from . import binary, unary
+    from .extrema import amax
+
+    s = unary.abs(eigh(a)[0]) if hermitian else svdvals(a)
+    if s.shape[-1] == 0:  # no singular values: rank 0
+        return unary.cast(_sum(s > 0.0, -1), dtypes.int64)
+    tol = amax(s, -1, keepdim=True) * float(rtol)
+    if atol:
+        tol = binary.maximum(tol, float(atol))
+    return unary.cast(_sum(s > tol, -1), dtypes.int64)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import dispatch
+from .core import upper as _upper
 from . import torch_cuda
 from .core.registry import def_composite
 from .linalg import matmul
@@ -101,8 +102,10 @@ def sqrtm(a):
 
 
 # --- triangular solves and LU ----------------------------------------------------------------
+@_upper.constant_maker
 def _const(arr, like):
-    """A constant Tensor (mask, identity, permutation) on ``like``'s device and in its dtype."""
+    """A constant Tensor (mask, identity, zeros) on ``like``'s device and in its dtype; ``arr``
+    depends on shapes only (a compile trace bakes it in)."""
     arr = np.asarray(arr, dtype=like.dtype.np)
     device = dispatch.device_of(like._data)
     return dispatch.Tensor._make(arr if device == "cpu" else dispatch.move(arr, device))
@@ -158,6 +161,27 @@ def pivots_to_permutation(pivots, n):
     return out.reshape(tuple(pivots.shape[:-1]) + (n, n))
 
 
+def _perm_fwd(ctx, pivots, n, dtype):
+    return pivots_to_permutation(pivots, n).astype(dtype)
+
+
+# the permutation matrices of LU pivots as a row (no derivative: ``dtype_rule="bool"``), so that
+# the LU backward and jvp read them as a value of the graph, never on the host (a compiled
+# program computes them from each call's pivots)
+PIVOT_PERMUTATION = def_composite(
+    "lu_pivot_permutation", "LuPivotPermutationBackward0", ("pivots",), _perm_fwd, None,
+    attrs=("n", "dtype"), dtype_rule="bool",
+    batch_rule=lambda args, batched, **attrs: dispatch.composite(PIVOT_PERMUTATION, args[0],
+                                                                 **attrs),
+    cuda_forward=torch_cuda.host_forward(_perm_fwd))
+
+
+def permutation(pivots, n, like):
+    """The permutation matrices ``P`` (``A = P L U``, ``(..., n, n)``) of 1-based LAPACK
+    ``pivots``, in ``like``'s dtype and on its device (not differentiable)."""
+    return dispatch.composite(PIVOT_PERMUTATION, pivots, n=int(n), dtype=like.dtype.np.name)
+
+
 def _lu_fwd(ctx, a):
     return getrf(a)
 
@@ -173,7 +197,7 @@ def _lu_back(ctx, g_lu, g_piv, g_info, a):
           + triangle(matmul(triangle(g_lu, True), _mT(U)), True))
     y = solve_triangular(_mT(L), gx, True, unitriangular=True)  # L^-T gX
     z = _mT(solve_triangular(U, _mT(y), True))                    # (L^-T gX) U^-T
-    p = _const(pivots_to_permutation(piv._host("lu_factor backward"), n), a)
+    p = permutation(piv, n, a)
     return (matmul(p, z),)
 
 
@@ -183,7 +207,7 @@ def _lu_jvp(tangents, primals, outs):
     lu, piv = outs[0], outs[1]
     n = lu.shape[-1]
     L, U = triangle(lu, False, unitriangular=True), triangle(lu, True)
-    p = _const(pivots_to_permutation(piv._host("lu_factor jvp"), n), lu)
+    p = permutation(piv, n, lu)
     y = solve_triangular(L, matmul(_mT(p), tangents[0]), False, unitriangular=True)
     x = _mT(solve_triangular(_mT(U), _mT(y), False))  # L^-1 P^T dA U^-1
     return (matmul(L, triangle(x, False, strict=True)) + matmul(triangle(x, True), U),

@@ -27,7 +27,8 @@ def _lu(m):
 
 
 ENTRIES += [
-    OpInfo("linalg.lu_factor", _lu, _lu_ref, _lu_samples, rows=("lu_factor",), rtol=1e-10,
+    OpInfo("linalg.lu_factor", _lu, _lu_ref, _lu_samples,
+           rows=("lu_factor",), gradient_rows=("lu_pivot_permutation",), rtol=1e-10,
            atol=1e-10, dtypes=("float64",)),
 ]
 

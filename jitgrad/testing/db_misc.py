@@ -112,13 +112,14 @@ def _svd(xp):
 DECOMPOSITIONS = ("cholesky", "eigh", "svd")
 
 
-def _linalg_entry(name, make, shapes):
+def _linalg_entry(name, make, shapes, gradient_rows=()):
     return OpInfo(name, lambda m: make(_jnp())(m), make(np), _square_samples(shapes),
-                  rows=(name,), rtol=1e-10, atol=1e-10, dtypes=("float64",))
+                  rows=(name,), gradient_rows=gradient_rows, rtol=1e-10, atol=1e-10,
+                  dtypes=("float64",))
 
 
 ENTRIES += [
     _linalg_entry("cholesky", _cholesky, [(3, 3), (2, 2, 2)]),
-    _linalg_entry("eigh", _eigh, [(3, 3)]),
+    _linalg_entry("eigh", _eigh, [(3, 3)], ("linalg_check",)),  # the recorded gap check
     _linalg_entry("svd", _svd, [(3, 2), (2, 3)]),
 ]

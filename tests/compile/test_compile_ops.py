@@ -30,57 +30,37 @@ _WRITE = "an in-place write"
 # host or making a tensor from an array it computed (both would be baked into a program), or
 # an in-place write.
 FALLBACK = {
-    "scatter_legacy": _HOST, "scatter_reduce_prod": _HOST,
+    "scatter_reduce_prod": _HOST,
     "scatter_reduce_mean": _HOST, "scatter_reduce_amax": _HOST,
     "scatter_reduce_amin": _HOST,
-    "argmax": _HOST, "argmin": _HOST,  # the index result is wrapped by hand
     "inplace_view_mul": _WRITE, "inplace_view_of_view": _WRITE,
     "setitem_repeated": _WRITE, "setitem_mask": _WRITE,
-    "batch_norm_eval": _HOST,  # backward: nn._const(ctx.mean)
-    "nll_loss": _HOST, "cross_entropy": _HOST, "cross_entropy_smoothing": _HOST,
-    "np.prod-zeros": _HOST,  # backward: the zero mask (reduce._prod_others_masked)
     "np.average-weights": _HOST,
-    "np.triu": _HOST, "np.triu-k": _HOST, "np.tril": _HOST, "np.tril-k": _HOST,
-    "np.where": _HOST, "np.nan_to_num": _HOST, "np.angle": _HOST,
+    "np.triu": _HOST, "np.tril": _HOST, "np.angle": _HOST,
     "np.nextafter": _HOST,
     # a float argument reaches NumPy inside (fft.fftfreq(n, d)): the output is no ndarray, and
     # the reason given is the CUDA one (misleading, but eager's values)
     "np.fftfreq": "a CUDA tensor",
-    "np.cumulative_sum-initial": _HOST, "np.cumulative_sum-1d": _HOST,
-    "np.cumulative_prod-initial": _HOST,
-    "np.norm-2": _HOST, "np.norm-nuc-keep": _HOST, "np.norm-m2-axes": _HOST,
-    "np.matrix_norm-nuc": _HOST, "np.svdvals": _HOST,
-    "np.pinv-tall": _HOST, "np.pinv-wide": _HOST, "np.pinv-square": _HOST,
-    "np.qr-tall": _HOST, "np.qr-square": _HOST, "np.qr-wide": _HOST,
-    "np.qr-batch": _HOST, "np.qr-r": _HOST, "np.qr-complete-wide": _HOST,
-    "stdtr": _HOST, "cholesky": _HOST, "eigh": _HOST, "svd": _HOST,
+    "np.cumulative_sum-initial": _HOST,
+    # argpartition's order is NumPy's own (a full sort would satisfy the contract, not the
+    # reference's exact arrangement)
+    "np.partition": _HOST,
+    "stdtr": _HOST,
 }
-for _n in ("np.fmax", "np.fmin"):  # where(isnan(...)): isnan is computed outside the rows
-    for _s in ("()-(3,)", "(3,)-()", "(2, 3)-(3,)", "(2, 3)-(2, 3)", "(2, 1)-(1, 3)"):
-        FALLBACK[f"{_n}-{_s}"] = _HOST
 
 # jitgrad.numpy's functions composed on the host (index arrays, masks and constants made with
 # NumPy from the data, then gathered): eager values, one warning
 _NUMPY_COMPOSED = (
-    "np.median", "np.median-axis1", "np.median-axis0-keep", "np.median-tuple",
-    "np.percentile", "np.quantile-q-list", "np.quantile-keep-tuple", "np.nanmedian",
-    "np.nanquantile", "np.nanpercentile", "np.median-nan", "np.nanmedian-allnan",
-    "np.quantile-lower", "np.quantile-higher", "np.quantile-nearest", "np.quantile-midpoint",
-    "np.nansum", "np.nansum-axis1", "np.nanmean", "np.nanmean-axis1",
-    "np.nanprod", "np.nanprod-axis1", "np.nanmax", "np.nanmax-axis1",
-    "np.nanmin", "np.nanmin-axis1", "np.nancumsum", "np.nancumsum-axis1",
-    "np.nancumprod", "np.nancumprod-axis1", "np.nanvar-axis1-ddof1", "np.nanvar-keep",
-    "np.nanstd-axis1-ddof1", "np.nanstd-keep", "np.nanmax-allnan", "np.cov-fweights",
-    "np.cov-aweights", "np.cov-weights-ddof0", "np.interp", "np.interp-left-right",
-    "np.interp-period", "np.vander", "np.vander-N-increasing", "np.unwrap",
-    "np.unwrap-period", "np.polyval", "np.polyadd", "np.polysub",
+    "np.cov-aweights", "np.interp", "np.interp-left-right",
+    "np.interp-period", "np.vander-N-increasing", "np.unwrap",
+    "np.unwrap-period", "np.polyadd", "np.polysub",
     "np.polyder", "np.polyder-2", "np.polyint", "np.polyint-2-k",
     "np.polyfit", "np.polyfit-w", "np.poly", "np.roots",
-    "np.i0", "np.i0-wide", "np.hanning()", "np.hamming()",
-    "np.blackman()", "np.bartlett()", "np.kaiser()", "np.geomspace()",
-    "np.insert-scalar", "np.select", "np.ediff1d-ends", "np.fill_diagonal-wrap()",
+    "np.i0", "np.i0-wide", "np.hanning()",
+    "np.blackman()", "np.kaiser()",
+    "np.insert-scalar", "np.select",
     "np.r_()", "np.frexp", "np.ldexp", "np.spacing",
-    "np.copyto()", "np.bincount-weights", "np.linalg.cond", "np.linalg.cond-m2",
+    "np.copyto()",
 )
 FALLBACK.update({_n: _HOST for _n in _NUMPY_COMPOSED})
 # captured since jitgrad.numpy's constructors and shape-only masks are constant makers
@@ -88,26 +68,19 @@ for _n in ("np.vander-N-increasing", "np.triu", "np.tril", "np.kaiser()", "np.in
            "np.hanning()", "np.blackman()", "np.cumulative_sum-initial",
            "np.cov-aweights", "np.average-weights"):
     del FALLBACK[_n]
-FALLBACK.update({_n: _WRITE for _n in ('np.fill_diagonal()', 'np.put_along_axis()',
-                                       'np.copyto()')})
+FALLBACK.update({_n: _WRITE for _n in ('np.fill_diagonal()', 'np.fill_diagonal-wrap()',
+                                       'np.put_along_axis()', 'np.copyto()')})
 FALLBACK.update({_n: _HOST for _n in ("np.piecewise()", "np.piecewise-const()")})
-# the values are read on the host (an order, a trim), or the indices made from them: these
-# were captured before with the first call's values baked in
-FALLBACK.update({_n: _HOST for _n in ("np.trim_zeros", "np.take_along_axis", "np.sort",
-                                      "np.sort-None")})
+# the output shape depends on the values (the trim): a program has fixed shapes
+FALLBACK.update({_n: _HOST for _n in ("np.trim_zeros",)})
 
 # issue 35's nn.functional and linalg additions composed with host reads (masks, windows,
 # indices made with NumPy from the data, tensors built from arrays): eager values, one warning
 # (issue 34 makes them compile)
 FALLBACK.update({_n: _HOST for _n in (
-    "hardshrink", "softshrink", "threshold", "normalize", "cosine_similarity",
-    "pairwise_distance", "pdist", "kl_div", "hinge_embedding_loss", "cosine_embedding_loss",
-    "gaussian_nll_loss", "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_loss",
-    "pad", "pad_replicate", "pad_circular", "max_pool3d", "avg_pool3d",
-    "adaptive_avg_pool2d", "adaptive_avg_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-    "max_unpool2d", "conv_transpose3d", "unfold", "fold", "interpolate_bilinear",
-    "interpolate_nearest", "affine_grid", "grid_sample", "linalg.lu_factor",
-    "linalg.matrix_exp")})
+    "gaussian_nll_loss", "multi_margin_loss", "multilabel_margin_loss",
+    "max_pool3d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "max_unpool2d", "grid_sample")})
 
 # Bugs found by this file, each a strict xfail (remove the entry when fixed): none open.
 XFAIL: dict = {}
