@@ -29,7 +29,6 @@ from . import shape as _shape
 from .core.registry import def_composite, public
 from .reduce_common import (JvpCtx, dims_batch, finish, keep_shape, numpy_keywords, out_shape,
                             reduced_dims, shift, stash_reduction, to3, to_keepdim)
-from .reduce_cuda import cuda_in as _cuda_in, cuda_kernels as _cuda_kernels
 
 
 # --- scatter / gather helpers for value-selecting reductions --------------------------------
@@ -271,12 +270,6 @@ def _arg_fwd(ctx, x, dims, keepdim, kind):
     return idx.reshape(out_shape(x.shape, dims, keepdim))
 
 
-def _arg_cuda_fwd(ctx, x, dims, keepdim, kind):
-    kernels = _cuda_kernels()
-    _, idx = (kernels.reduce_max if kind == "max" else kernels.reduce_min)(_cuda_in(x), dims)
-    return idx.reshape(out_shape(x.shape, dims, keepdim))
-
-
 def _arg_batch(args, batched, dims, keepdim, kind):
     x = args[0]
     if len(dims) == 1:
@@ -291,7 +284,7 @@ def _arg_batch(args, batched, dims, keepdim, kind):
 # differentiable), so a compiled program computes them from the data at every call
 _ARG = {kind: def_composite(f"arg{kind}", f"Arg{kind}Backward0", ("x",), _arg_fwd, None,
                             attrs=("dims", "keepdim", "kind"), dtype_rule="bool",
-                            batch_rule=_arg_batch, cuda_forward=_arg_cuda_fwd)
+                            batch_rule=_arg_batch, cuda_forward=reduce_cuda.arg_forward)
         for kind in ("max", "min")}
 
 

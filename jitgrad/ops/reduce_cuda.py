@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from .core import dispatch
-from .reduce_common import stash_reduction
+from .reduce_common import out_shape, stash_reduction
 
 
 def cuda_kernels():
@@ -98,3 +98,11 @@ def gather_forward(ctx, x, index, dim):
 
 sum_forward = _fold_cuda("reduce_sum")
 prod_forward = _fold_cuda("reduce_prod")
+
+
+def arg_forward(ctx, x, dims, keepdim, kind):
+    """``argmax``/``argmin`` (``kind``) of a CUDA array over ``dims``: the index half of the
+    device's max/min reduction."""
+    kernels = cuda_kernels()
+    _, idx = (kernels.reduce_max if kind == "max" else kernels.reduce_min)(cuda_in(x), dims)
+    return idx.reshape(out_shape(x.shape, dims, keepdim))
