@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numpy as np
-
 from . import linalg
-from .ops import creation
+from .ops import creation, scipy_linalg
 from .ops.core import methods
 
 qr_result = namedtuple("qr", ["Q", "R"])
@@ -114,14 +112,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
         L = U = creation.empty(0, dtype=LU_data.dtype)
     if not unpack_pivots:
         return lu_unpack_result(creation.empty(0, dtype=LU_data.dtype), L, U)
-    pivots = LU_pivots.detach()._host("lu_unpack's pivots").reshape(-1, LU_pivots.shape[-1])
-    perms = np.empty(pivots.shape[:1] + (m, m), dtype=LU_data._data.dtype)
-    for b, piv in enumerate(pivots):
-        order = np.arange(m)
-        for i, p in enumerate(piv):
-            order[i], order[p - 1] = order[p - 1], order[i]
-        perms[b] = np.eye(m)[:, order]
-    P = creation.tensor(perms.reshape(LU_data.shape[:-2] + (m, m)), dtype=LU_data.dtype)
+    # a row of the pivots (not read on the host), so a compiled program unpacks each call's
+    P = scipy_linalg.permutation(LU_pivots, m, LU_data)
     return lu_unpack_result(P, L, U)
 
 

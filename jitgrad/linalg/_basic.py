@@ -11,7 +11,8 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes
-from ..ops.core import dispatch
+from ..ops.core import dispatch, upper
+from ..ops.linalg import matmul as _matmul
 from ..ops import binary, nplinalg, reduce, shape, unary
 from ..tensor import Tensor
 from ._out import with_out
@@ -44,6 +45,12 @@ def _cast(x, dtype):
 
 def _mT(x):
     return shape.transpose(x, -2, -1)
+
+
+@upper.constant_maker
+def _empty(dtype):
+    """An empty 1-d Tensor of ``dtype`` (a result PyTorch leaves empty; a constant)."""
+    return Tensor._make(np.zeros((0,), dtype))
 
 
 @with_out
@@ -149,7 +156,7 @@ def qr(A, mode="reduced"):
     """``(Q, R)`` (``torch.return_types.linalg_qr``); ``mode='r'``: ``Q`` empty."""
     if mode == "r":
         r = _npl().qr(_t(A, "qr"), mode="r")
-        return qr_result(Tensor._make(np.zeros((0,), r.dtype.np)), r)
+        return qr_result(_empty(r.dtype.np), r)
     return qr_result(*_npl().qr(_t(A, "qr"), mode=mode))
 
 
@@ -198,9 +205,17 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if A.ndim != 2 or B.ndim not in (1, 2):
         raise NotImplementedError("linalg.lstsq: only a single 2-d A (and a 1-d or 2-d B) is "
                                   f"supported here; got {A.ndim}-d and {B.ndim}-d")
+    empty = _empty(A.dtype.np)
+    if (dispatch.transform_hook is not None and driver not in ("gelsd", "gelss")
+            and A.dtype.is_floating_point and (rcond is None or isinstance(rcond, (int, float)))):
+        # vmap, a compile trace: numpy.linalg.lstsq's x and rank with rows (its rank is a
+        # Python int read on the host; the residuals it returns are not needed here)
+        if rcond is None:
+            rcond = np.finfo(A.dtype.np).eps * max(A.shape)
+        return lstsq_result(_matmul(nplinalg.pinv(A, rcond), B), empty,
+                            nplinalg.rank_count(A, 0.0, rcond), empty)
     x, res, rank, s = _npl().lstsq(A, B, rcond)
     rank = Tensor._make(np.asarray(rank, np.int64))
     if driver in ("gelsd", "gelss"):
         return lstsq_result(x, res, rank, s)
-    empty = Tensor._make(np.zeros((0,), A.dtype.np))
     return lstsq_result(x, empty, rank, empty)

@@ -133,11 +133,12 @@ def _inv_gaps(e, msg, extra=None):
     n = e.shape[-1]
     dt = e.dtype.np
     off = _const((~np.eye(n, dtype=bool)).astype(dt), e)
-    bad = _sum((e == 0) * off)
+    zero = (e == 0) * off
+    bad = _sum(zero)
     if extra is not None:
         bad = bad + extra
-    if _recorded():
-        return checked(off / (e + _const(np.eye(n, dtype=dt), e)), bad, msg)
+    if _recorded():  # (a zero gap divides by 1 here: the check raises before F is used)
+        return checked(off / (e + _const(np.eye(n, dtype=dt), e) + zero), bad, msg)
     if bad.item() > 0:
         raise RuntimeError(msg)
     return off / (e + _const(np.eye(n, dtype=dt), e))

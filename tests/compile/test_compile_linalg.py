@@ -119,7 +119,11 @@ PATHS = {
     "lu_factor_ex": lambda A: jla.lu_factor_ex(A)[0].sum(),
     "lu": lambda A: (jla.lu(A)[1] * 2 + jla.lu(A)[2]).sum(),
     "lu_solve": lambda A: _sq(jla.lu_solve(*jla.lu_factor_ex(A)[:2], _B)),
+    "lu_unpack": lambda A: sum((t * _B[:, :1]).sum()
+                               for t in jitgrad.lu_unpack(*jla.lu_factor_ex(A)[:2])),
     "matrix_exp": lambda A: jla.matrix_exp(A / 10).sum(),
+    "matrix_power-0": lambda A: (jla.matrix_power(A, 0) * A).sum(),
+    "householder_product": lambda A: jla.householder_product(A[:, :3], A[0, :3]).sum(),
 }
 
 
@@ -133,7 +137,12 @@ def test_user_path_compiles_with_grad(name):
 
 def test_lu_pivots_are_not_baked_in():
     """The LU backward's permutation comes from each call's pivots (a row), not the trace's."""
-    fn = jitgrad.func.value_and_grad(lambda A: (jla.lu_factor_ex(A)[0] * _B[:, :1]).sum())
+    def lu_terms(A):
+        LU, piv, _ = jla.lu_factor_ex(A)
+        P = jitgrad.lu_unpack(LU, piv).P
+        return (LU * _B[:, :1]).sum() + (P * jitgrad.arange(25.0).reshape(5, 5)).sum()
+
+    fn = jitgrad.func.value_and_grad(lu_terms)
     cf = jitgrad.compile(fn)
     a = _spd(3)
     b = a[::-1].copy()  # other row order: other pivots
