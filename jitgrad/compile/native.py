@@ -161,6 +161,19 @@ def _reshape(e, node, x, out):
     return True
 
 
+def _reshape_copy(e, node, x, out):
+    e.lines.append(f"{out} = np.ascontiguousarray({x}).reshape("
+                   f"{_tuple(e.shape(node.outputs[0]))}).copy()")
+    return True
+
+
+def _permute(e, node, x, out):
+    nd = len(e.shape(node.value_args()[0]))
+    dims = tuple(d % nd for d in node.attrs["dims"]) if nd else ()
+    e.lines.append(f"{out} = np.transpose({x}, {_tuple(dims)})" if nd else f"{out} = {x}")
+    return True
+
+
 def _expand(e, node, x, out):
     e.lines.append(f"{out} = np.broadcast_to({x}, {_tuple(e.shape(node.outputs[0]))})")
     return True
@@ -183,6 +196,10 @@ def _cast(e, node, x, out):
     return True
 
 
+#: the getitem rows that are basic indexing (a view): ``getitem_<kind>``
+_BASIC_KINDS = ("select", "slice", "unsqueeze", "alias")
+
+
 def _index_source(index) -> str | None:
     """A basic index (ints, slices, None, Ellipsis) as source; None for anything else."""
     parts = []
@@ -203,15 +220,19 @@ def _index_source(index) -> str | None:
 
 def _getitem(e, node, x, out):
     index = _index_source(node.attrs["index"])
-    if index is None or node.attrs.get("kind") not in ("slice", "unsqueeze", "basic", "int"):
+    if index is None or node.attrs.get("kind") not in _BASIC_KINDS:
         return False
-    e.lines.append(f"{out} = {x}[{index}]")
+    if e.shape(node.outputs[0]) == ():  # Numba's x[i] of a vector is a scalar: a 0-d array
+        e.lines.append(f"{out} = np.empty((), {_dt(e.dtype(node.outputs[0]))})")
+        e.lines.append(f"{out}[()] = {x}[{index}]")
+    else:
+        e.lines.append(f"{out} = {x}[{index}]")
     return True
 
 
 def _index_backward(e, node, g, out):
     index = _index_source(node.attrs["index"])
-    if index is None or node.attrs["kind"] == "advanced":
+    if index is None or node.attrs["kind"] not in _BASIC_KINDS:
         return False
     e.lines.append(f"{out} = np.zeros({_tuple(node.attrs['shape'])}, "
                    f"{_dt(e.dtype(node.outputs[0]))})")
@@ -231,11 +252,11 @@ def _cat(e, node, *arrays_and_out):
 
 #: row name -> emitter(emit, node, *input names, output name) -> bool (False: not covered)
 EMITTERS = {
-    "sum": _sum, "sum_dim": _sum, "view": _reshape, "reshape": _reshape,
-    "unsqueeze": _reshape, "squeeze": _reshape, "expand": _expand, "transpose": _transpose,
-    "cast": _cast, "getitem_slice": _getitem, "getitem_unsqueeze": _getitem,
-    "getitem_int": _getitem, "getitem_basic": _getitem, "index_backward": _index_backward,
-    "cat": _cat,
+    "sum": _sum, "sum_dim": _sum, "view": _reshape, "unsqueeze": _reshape, "squeeze": _reshape,
+    "squeeze_dim": _reshape, "squeeze_dims": _reshape, "reshape_copy": _reshape_copy,
+    "expand": _expand, "transpose": _transpose, "permute": _permute, "cast": _cast,
+    "index_backward": _index_backward, "cat": _cat,
+    **{f"getitem_{kind}": _getitem for kind in _BASIC_KINDS},
 }
 
 

@@ -22,7 +22,7 @@ from ..autograd import api as autograd_api
 from ..graph.grad_mode import is_grad_enabled
 from ..graph.node import SECOND_BACKWARD_MSG, Node, SavedTensor
 from ..kernels.cpu import elementwise as cpu
-from ..func._pytree import tree_flatten, tree_unflatten
+from ..func._pytree import tree_flatten, tree_unflatten, unflattener
 from ..ops.core.recording import CompositeCtx, record_node
 from ..tensor import Tensor
 from . import codegen, guards, native
@@ -324,9 +324,8 @@ class Program:
         self.saved = sorted(_reads(backward_nodes, input_grads) - made_in_backward)
         wanted = {vid for kind, vid in outputs if kind == "value"} | set(self.saved)
         forward_nodes = needed_nodes([n for n in graph.nodes if n.phase == "forward"], set(wanted))
-        # outputs a view row made (they may share an input's memory: copied when returned)
-        self.views = {v for n in forward_nodes if getattr(n.op, "view", False)
-                      for v in n.outputs}
+        self._output_plan = self._plan_outputs(forward_nodes)
+        self._rebuild = unflattener(out_spec)
         self.forward_steps = build_steps(graph, forward_nodes, tracer.weak, wanted)
         self.backward_steps = build_steps(graph, backward_nodes, tracer.weak,
                                           {g for g in input_grads if g is not None})
@@ -379,6 +378,35 @@ class Program:
                 result.append(o)
         return tree_unflatten(result, self.out_spec)
 
+    def _plan_outputs(self, forward_nodes) -> list:
+        """Per output leaf, how a call makes it: ``(0, value)`` a static value, ``(1, vid)`` a
+        float, ``(2, path)`` an input tensor itself, ``(3, tensor)`` a closure tensor itself,
+        ``(4, vid)`` a fresh array of the program, ``(5, vid)`` an array that may share an
+        input's or a constant's memory (a view of one: copied, so every call returns buffers
+        of its own)."""
+        values = self.graph.values
+        root = {}  # value -> the value whose memory it may share (views followed back)
+        for n in forward_nodes:
+            if getattr(n.op, "view", False) and n.args and n.args[0][0] == "v":
+                source = n.args[0][1]
+                for v in n.outputs:
+                    root[v] = root.get(source, source)
+        plan = []
+        for kind, vid in self.outputs:
+            if kind == "static":
+                plan.append((0, vid))
+            elif vid in self.weak:
+                plan.append((1, vid))
+            elif values[vid].kind == "input":
+                plan.append((2, values[vid].info["path"]))
+            elif values[vid].kind == "closure":
+                plan.append((3, values[vid].info["tensor"]))
+            elif values[vid].kind != "op" or values[root.get(vid, vid)].kind != "op":
+                plan.append((5, vid))
+            else:
+                plan.append((4, vid))
+        return plan
+
     def run(self, leaves, spec, call):
         env = [None] * self.n_values
         for vid, path in self.tensor_inputs:
@@ -389,26 +417,26 @@ class Program:
             env[vid] = t._data
         for vid, array in self.consts:
             env[vid] = array
-        run_steps(self.forward_steps, env)
-        values = self.graph.values
+        for step in self.forward_steps:
+            step(env)
+        make = Tensor._make
         result = []
-        for kind, vid in self.outputs:
-            if kind == "static":
-                result.append(vid)
-            elif vid in self.weak:
-                result.append(float(env[vid]))
-            elif values[vid].kind == "input":
-                result.append(leaves[values[vid].info["path"]])
-            elif values[vid].kind == "closure":
-                result.append(values[vid].info["tensor"])
+        for how, what in self._output_plan:
+            if how == 4:
+                data = env[what]
+                # (a broadcast view of a fresh array is read-only: the caller gets its own)
+                result.append(make(data if data.flags.writeable else data.copy()))
+            elif how == 5:
+                result.append(make(env[what].copy()))
+            elif how == 2:
+                result.append(leaves[what])
+            elif how == 1:
+                result.append(float(env[what]))
             else:
-                data = env[vid]
-                if values[vid].kind != "op" or vid in self.views:
-                    data = data.copy()  # every call returns fresh buffers: never an input's
-                result.append(Tensor._make(data))
+                result.append(what)
         if self.diff_out and is_grad_enabled():
             self._attach(env, leaves, result, call)
-        return tree_unflatten(result, self.out_spec)
+        return self._rebuild(result)
 
     def _attach(self, env, leaves, result, call):
         values = self.graph.values

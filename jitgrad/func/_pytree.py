@@ -88,6 +88,35 @@ def _unflatten(it, spec):
     return cls(children)
 
 
+def unflattener(spec: TreeSpec):
+    """A function ``leaves -> tree`` of ``spec``'s structure, for calls that rebuild one
+    structure many times (a compiled function's outputs): the structure written out as one
+    expression, so a call is one Python frame instead of a recursion over the spec."""
+    names: dict = {}
+    counter = iter(range(spec.n_leaves))
+
+    def expr(s) -> str:
+        if s.kind == "leaf":
+            return f"r[{next(counter)}]"
+        if s.kind == "none":
+            return "None"
+        items = [expr(c) for c in s.children]
+        if s.kind == "list":
+            return "[" + ", ".join(items) + "]"
+        if s.kind == "dict":
+            key = f"k{len(names)}"
+            names[key] = s.ctx
+            return f"dict(zip({key}, ({''.join(i + ', ' for i in items)})))"
+        if s.ctx is tuple:
+            return "(" + "".join(i + ", " for i in items) + ")"
+        cls = f"c{len(names)}"
+        names[cls] = s.ctx
+        if hasattr(s.ctx, "_fields"):  # namedtuple
+            return f"{cls}(" + ", ".join(items) + ")"
+        return f"{cls}([" + ", ".join(items) + "])"
+    return eval(f"lambda r: {expr(spec)}", names)  # noqa: S307 (built from the spec only)
+
+
 def tree_map(fn, tree):
     leaves, spec = tree_flatten(tree)
     return tree_unflatten([fn(x) for x in leaves], spec)
