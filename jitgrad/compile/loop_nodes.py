@@ -13,7 +13,7 @@ import hashlib
 
 import numpy as np
 
-from . import codegen, segment, trace
+from . import codegen, native, segment, trace
 
 
 class _LoopRow:
@@ -252,12 +252,19 @@ def loop_kernel(graph, nodes, weak, live, source, names):
     from ..kernels.cpu import elementwise as cpu
 
     parts = codegen.partition(graph, nodes, weak, live, min_run=1)
-    if not all(segment.supported(graph, p, weak) for p in parts):
-        return None
     imports: list = []
     setup: list = []
-    body = [line for p in parts for line in segment.emit(graph, p, weak, imports, setup)]
-    src = source(names, body, imports, setup)
+    body: list = []
+    other, other_imports = native.loop_emitter(graph, weak)  # sums, 0-d runs, more rows
+    for p in parts:
+        if segment.supported(graph, p, weak):
+            body += segment.emit(graph, p, weak, imports, setup)
+            continue
+        lines = other(p)
+        if lines is None:
+            return None
+        body += lines
+    src = source(names, body, imports + other_imports(), setup)
     name = "jgl_" + hashlib.sha1(src.encode()).hexdigest()[:20]
     return cpu.load_generated(name, src).loop
 
