@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from .. import engine
-from . import forward_ad
+from . import forward_ad, transforms
 from ..graph.grad_mode import set_grad_enabled
 from ..graph.node import grad_lock
 
@@ -39,7 +39,7 @@ def _implicit_grad(o):
     """``ones_like(o)``: the gradient ``backward()`` seeds a scalar output with; a CPU one
     made at once (what ``ones_like`` gives: a fresh filled array of ``o``'s dtype)."""
     data = o._data  # device read: its type, shape and dtype only
-    if type(data) is np.ndarray:
+    if type(data) is np.ndarray and not transforms.tracing():  # (a trace's seed: a constant)
         g = np.empty(data.shape, data.dtype)
         g.fill(1)
         return _tensor_type()._make(g)
@@ -131,6 +131,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         raise RuntimeError("backward: no tensors given")
     if retain_graph is None:
         retain_graph = create_graph
+    if transforms.tracing():  # Note [backward under compile] (jitgrad/compile/mutations.py)
+        if create_graph:  # a .grad with history: the trace refuses it (as a read in Python)
+            _ops_dispatch().upper.host_read(tensors[0], "backward(create_graph=True)")
+        create_graph = True
     grads = _make_grads(tensors, grad_tensors, create_graph)
     edges = _root_edges(tensors)
     if inputs is None:

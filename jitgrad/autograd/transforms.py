@@ -140,6 +140,12 @@ def set_tracer(tracer) -> None:
     refresh()
 
 
+def tracing() -> bool:
+    """Whether jitgrad.compile traces this thread: its ``backward()`` then records the
+    backward's ops (Note [backward under compile] in jitgrad/compile/mutations.py)."""
+    return _local.tracer is not None
+
+
 def push_collector(table: dict) -> None:
     """Note [checkpoint inputs]: note in ``table`` every tensor requiring grad an op reads."""
     _push_local(_local.collectors, table)

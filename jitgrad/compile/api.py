@@ -99,7 +99,8 @@ class CompiledFunction:
         key = _key(spec, leaves, kinds)
         entry = self._entries.get(key)
         if (isinstance(entry, program_module.Program) and entry.guards_hold(self._fn)
-                and (not entry.value_guards or entry.values_hold(leaves))):
+                and (not entry.value_guards or entry.values_hold(leaves))
+                and (entry.plan is None or entry.plan.holds(leaves))):
             return entry.run(leaves, spec, (self._fn, args, kwargs))
         if isinstance(entry, str):
             return self._fn(*args, **kwargs)

@@ -206,6 +206,7 @@ def capture(tracer, out, leaves, kinds):
     from .trace import GraphBreak
 
     graph = tracer.graph
+    tracer.mutations.finish()
     for value in graph.values:
         array = value.info.get("array")
         tensor = value.info.get("tensor")
@@ -223,13 +224,20 @@ def capture(tracer, out, leaves, kinds):
         vid = tracer.ids.get(id(o))
         if vid is None:
             (_, vid), _ = tracer.ref(o)
+        if vid in tracer.mutations.root_of:
+            raise GraphBreak("an output is a tensor from outside the function that it changed "
+                             "in place")
         outputs.append(("value", vid))
+    # (an output whose graph a backward() inside consumed: Note [backward under compile])
     diff_out = [k for k, o in enumerate(out_leaves) if isinstance(o, Tensor) and o._requires_grad
-                and o.dtype.is_floating_point and outputs[k][1] not in tracer.weak]
+                and o.dtype.is_floating_point and outputs[k][1] not in tracer.weak
+                and not (o._grad_fn is not None and o._grad_fn._released)]
     diff_in = [vid for vid, v in enumerate(graph.values)
                if v.kind in ("input", "closure") and v.info.get("requires_grad")]
     cotangents, input_grads = [], []
     if diff_out and diff_in and is_grad_enabled():
+        if tracer.mutations.saved:  # the create_graph replay would write again
+            raise GraphBreak("a function that writes in place returns outputs requiring grad")
         tracer.phase = "backward"
         seeds = [tracer.cotangent(outputs[k][1]) for k in diff_out]
         cotangents = [tracer.ids[id(s)] for s in seeds]
@@ -307,8 +315,11 @@ class Program:
                               if v.kind == "input"]
         self.scalar_inputs = [(vid, v.info["path"]) for vid, v in enumerate(values)
                               if v.kind == "scalar"]
+        # Note [functionalised writes] (mutations.py): guards, gradient reads, write-back
+        self.plan = tracer.mutations.plan()
+        grad_reads = self.plan.grad_read_vids if self.plan is not None else ()
         self.closures = [(vid, v.info["tensor"]) for vid, v in enumerate(values)
-                         if v.kind == "closure"]
+                         if v.kind == "closure" and vid not in grad_reads]
         self.consts = [(vid, v.info["array"]) for vid, v in enumerate(values) if v.kind == "const"]
         self.guards = [(t, t._data.shape, t._data.dtype, t._requires_grad)
                        for _, t in self.closures]
@@ -323,6 +334,8 @@ class Program:
         made_in_backward = {v for n in backward_nodes for v in n.outputs} | set(cotangents)
         self.saved = sorted(_reads(backward_nodes, input_grads) - made_in_backward)
         wanted = {vid for kind, vid in outputs if kind == "value"} | set(self.saved)
+        if self.plan is not None:
+            wanted |= self.plan.wanted
         forward_nodes = needed_nodes([n for n in graph.nodes if n.phase == "forward"], set(wanted))
         self._output_plan = self._plan_outputs(forward_nodes)
         self._rebuild = unflattener(out_spec)
@@ -417,8 +430,13 @@ class Program:
             env[vid] = t._data
         for vid, array in self.consts:
             env[vid] = array
+        plan = self.plan
+        if plan is not None:
+            plan.read(env, leaves)
         for step in self.forward_steps:
             step(env)
+        if plan is not None:
+            plan.write_back(env, leaves)
         make = Tensor._make
         result = []
         for how, what in self._output_plan:

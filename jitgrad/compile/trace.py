@@ -15,7 +15,10 @@ anything changes:
   ``ops/core/upper.py``; hooks registered on traced tensors;
 - ops whose output shape depends on input values (``OpDef.value_dependent_shape``: mask
   indexing, ``nonzero``...): a program has fixed shapes;
-- writes (in-place ops, ``out=``: ``ops/core/upper.py``'s ``write_guard``);
+- writes it cannot functionalise: in-place ops and ``.grad`` changes become values and a
+  write-back epilogue (Note [functionalised writes] in mutations.py); ``out=``, raw writes
+  (``guard_writes``: ``nn.init``, buffers), writes through views are refused (``ops/core/
+  upper.py``'s ``write_guard``);
 - random draws from jitgrad's generators (``ops/creation.py``'s ``generator`` calls the
   random hook);
 - a tensor made during the trace (``Tensor._make`` reports each to the creation hook) by
@@ -43,10 +46,13 @@ import numpy as np
 
 from ..autograd import transforms
 from ..engine import engine
+from ..graph.grad_mode import enable_grad
 from ..ops.core import upper
 from ..ops.core.recording import save_plan
 from ..tensor import Tensor
 from .graph import Graph, Node
+from ..optim import optimizer as _optimizer
+from .mutations import Mutations, OptimizerHooks
 
 _local = threading.local()  # .tracer: the trace this thread runs
 
@@ -119,6 +125,7 @@ def _host_read(t, what):
     tracer = current()
     if tracer is None or tracer.suspended:
         return
+    tracer.mutations.finish()
     vid = tracer.ids.get(id(t))
     if vid is None:
         made = tracer.made.get(id(t))
@@ -162,7 +169,7 @@ def _guardable(t) -> bool:
 def _write_guard(t):
     tracer = current()
     if tracer is not None and not tracer.suspended:
-        raise _fail(GraphBreak("an in-place write (in-place op, out= or item assignment)"))
+        tracer.mutations.guard(t)  # Note [functionalised writes]
 
 
 def _install():
@@ -205,6 +212,11 @@ class Tracer:
         self.suspended = 0
         self.failure = None
         self.phase = "forward"
+        self.mutations = Mutations(self)
+
+    def fail(self, reason: str) -> GraphBreak:
+        """A GraphBreak for ``reason``, noted as this trace's failure."""
+        return _fail(GraphBreak(reason))
 
     # --- values ----------------------------------------------------------------------------
     def add(self, t, kind, **info) -> int:
@@ -228,6 +240,7 @@ class Tracer:
         reaches ``t``."""
         proxy = self._proxy(t)
         self.add(proxy, "input", path=path, requires_grad=t._requires_grad)
+        self.mutations.see_leaf(t, ("input", path))
         return proxy
 
     def scalar_placeholder(self, value: float, path):
@@ -272,10 +285,13 @@ class Tracer:
             return vid, t
         proxy = self.proxies.get(id(t))
         if proxy is None:
+            if self.mutations.written:
+                self.mutations.check_new_external(t)
             proxy = self.proxies[id(t)] = self._proxy(t)
             vid = self.add(proxy, "closure", tensor=t, requires_grad=t._requires_grad)
             self.ids[id(t)] = vid
             self.keep.append(t)
+            self.mutations.see_leaf(t, ("closure", t))
         return self.ids[id(t)], proxy
 
     def _grad_alias(self, vid, t):
@@ -303,9 +319,13 @@ class Tracer:
         """``(ref, value to run the op with)`` for one op argument."""
         if isinstance(a, Tensor):
             vid = self.ids.get(id(a))
+            if vid is not None and (self.mutations.root_of or self.mutations.clobbered):
+                self.mutations.check_read(vid, a)
             if vid is None:
                 vid, a = self._external(a)
-            elif a._version_counter.value != self.versions[vid] and id(a) not in self.proxies:
+            elif (a._version_counter.value != self.mutations.expected.get(id(a),
+                                                                           self.versions[vid])
+                  and id(a) not in self.proxies):
                 raise _fail(GraphBreak("a traced tensor was changed in place"))
             else:
                 a = self.proxies.get(id(a), a)
@@ -330,6 +350,7 @@ class Tracer:
         """The transform hook's call of ``run(op, *args, **attrs)``, recorded."""
         if self.suspended:
             return run(op, *args, **attrs)
+        candidate = self.mutations.before_op(args)
         if getattr(op, "value_dependent_shape", False):
             raise _fail(GraphBreak(f"{op.name}: its output shape depends on the input values "
                                    "(a compiled program has fixed shapes)"))
@@ -371,6 +392,8 @@ class Tracer:
         else:
             self._note_ctx(node, outs)
         self.graph.nodes.append(node)
+        if candidate:  # the new value of an in-place write (Note [functionalised writes])
+            self.mutations.pending[2] = node.outputs[0]
         return out
 
     def _note_saved_floats(self, op, out, substituted):
@@ -443,6 +466,9 @@ class Tracer:
         transforms.set_tracer(None)
         _local.tracer = None
         _uninstall()
+        if exc[0] is not None:  # the function runs again eagerly, or the error propagates
+            self.mutations.rollback()
+        self.mutations.detach_grads()
         if self.failure is None and exc[0] is None and _legacy_rng_state() != self._np_state:
             self.failure = GraphBreak("NumPy's global random generator was used: compile "
                                       "cannot capture random values")
@@ -472,6 +498,10 @@ def _make_proxy(t):
     (the eager graph of the trace run reaches ``t``), else a tensor sharing its storage and
     version counter."""
     if t._requires_grad:
-        return t.view_as(t)
+        with enable_grad():  # (first read inside no_grad: later reads still reach t)
+            return t.view_as(t)
     proxy = Tensor._make(t._data, counter=t._version_counter)
     return proxy
+
+
+_optimizer.register_trace_hooks(OptimizerHooks(current))  # Note [optimizers under compile]

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_nonnegative
+from .optimizer import Optimizer, check_nonnegative, tracing
 
 
 class Adam(Optimizer):
@@ -45,6 +45,9 @@ class Adam(Optimizer):
 
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
+        hooks = tracing()
+        if hooks is not None:  # Note [optimizers under compile]
+            return self._traced_step(hooks, closure)
         loss = self._closure(closure)
         for group in self.param_groups:
             b1, b2 = (float(b) for b in group["betas"])
@@ -52,11 +55,7 @@ class Adam(Optimizer):
             for p in self._params_with_grad(group):
                 state = self.state[p]
                 if not state:
-                    state["step"] = Tensor._make(np.zeros((), np.float32))
-                    state["exp_avg"] = self._zeros_state(p)
-                    state["exp_avg_sq"] = self._zeros_state(p)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = self._zeros_state(p)
+                    self._init_state(p, group, state)
                 t = self._step_count(state)
                 # the state arrays are the step kernel's operands, updated in place
                 vmax = (state["max_exp_avg_sq"]._data.reshape(-1)  # device read: operand
@@ -70,6 +69,38 @@ class Adam(Optimizer):
                           b1, b2, lr / (1.0 - b1 ** t), 1.0 / math.sqrt(1.0 - b2 ** t),
                           float(group["eps"]), amsgrad)
         return loss
+
+    def _init_state(self, p, group, state):
+        state["step"] = Tensor._make(np.zeros((), np.float32))
+        state["exp_avg"] = self._zeros_state(p)
+        state["exp_avg_sq"] = self._zeros_state(p)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = self._zeros_state(p)
+
+    def _traced_update(self, p, group, state):
+        """The fused kernel's update (``kernels/optim_updates.py``'s ``adam_at``) with Tensor
+        ops, in its order of operations, for a trace (Note [optimizers under compile]); the
+        bias corrections come from the ``step`` tensor, in float64 as eager's Python floats."""
+        b1, b2 = (float(b) for b in group["betas"])
+        lr, wd, eps = float(group["lr"]), float(group["weight_decay"]), float(group["eps"])
+        decoupled = bool(group["decoupled_weight_decay"])
+        step, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
+        step.add_(1)
+        t = step.double()
+        step_size = (lr / (1.0 - b1 ** t)).to(p.dtype)
+        inv_bc2s = (1.0 / (1.0 - b2 ** t).sqrt()).to(p.dtype)
+        if decoupled and lr * wd != 0.0:
+            p.mul_(1.0 - lr * wd)
+        d = -p.grad if group["maximize"] else p.grad
+        if not decoupled and wd != 0.0:
+            d = d + wd * p
+        m.add_((d - m) * (1.0 - b1))
+        v.mul_(b2).add_(d * (1.0 - b2) * d)
+        if group["amsgrad"]:
+            vmax = state["max_exp_avg_sq"]
+            vmax.copy_(vmax.maximum(v))
+            v = vmax
+        p.sub_(m * step_size / (v.sqrt() * inv_bc2s + eps))
 
 
 class AdamW(Adam):

@@ -5,6 +5,18 @@ Each concrete optimizer's ``step`` runs one fused Numba kernel per parameter
 parameters) that reads the gradient and updates the parameter and its state arrays in place,
 in the parameter's dtype. State buffers live on their parameter's device; ``step`` counters
 stay 0-d float32 CPU tensors (as PyTorch's non-capturable optimizers).
+
+Note [optimizers under compile]: a fused kernel writes outside the ops, which a
+``jitgrad.compile`` trace cannot record. While this thread traces (``tracing()``: the hooks
+jitgrad.compile registers with ``register_trace_hooks``), an optimizer that has a
+``_traced_update`` (Adam, AdamW, SGD) writes the same update with in-place Tensor ops, which
+the trace functionalises (Note [functionalised writes] in jitgrad/compile/mutations.py). The
+``step`` counter is incremented as a tensor and the bias corrections are computed from it
+with ops, so the program reads the counter at each call (a Python number would be baked in).
+State is created outside the trace (it then lives on, read as closures), and what the traced
+step decided in Python (hyper-parameters, which parameters have a gradient, the state
+objects) is guarded at each call. ``zero_grad()`` reports its resets. Other optimizers still
+ask ``guard_writes``, and the trace falls back to eager.
 """
 from __future__ import annotations
 
@@ -18,6 +30,23 @@ from ..kernels.cpu import optim as cpu_optim
 from ..ops.core import dispatch
 from ..ops.core.upper import guard_writes
 from ..tensor import Tensor
+
+
+_trace_hooks = None  # jitgrad.compile's (Note [optimizers under compile])
+
+
+def register_trace_hooks(hooks) -> None:
+    """jitgrad.compile registers ``hooks``: ``active()`` (this thread traces),
+    ``outside(fn, *args)`` (run ``fn`` unrecorded), ``grad_reset(p)``, ``grad_observed(p)`` and
+    ``guard(fn)`` (``fn()``'s result, taken at the end of the trace, must hold at each call)."""
+    global _trace_hooks
+    _trace_hooks = hooks
+
+
+def tracing():
+    """The trace hooks when this thread runs a jitgrad.compile trace, else None."""
+    hooks = _trace_hooks
+    return hooks if hooks is not None and hooks.active() else None
 
 
 class _Required:
@@ -111,8 +140,13 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Reset every parameter's gradient: to None (default) or to zeros in place."""
+        hooks = tracing() if set_to_none else None
         for group in self.param_groups:
             for p in group["params"]:
+                if hooks is not None:  # Note [optimizers under compile]
+                    hooks.grad_reset(p)
+                    p._grad = None
+                    continue
                 if p._grad is None:
                     continue
                 guard_writes(p)  # (a trace would not replay the reset)
@@ -175,6 +209,44 @@ class Optimizer:
 
     def step(self, closure=None):
         raise NotImplementedError
+
+    _traced_update = None  # (self, p, group, state) -> None: the update with Tensor ops
+    # whether the state a step makes is data the update reads (zeros, a counter), so the
+    # step's Python is the same before and after it exists: the structure is then guarded
+    # as at the end of the trace, else also as at the start of the step
+    _state_is_data = True
+
+    def _traced_step(self, hooks, closure):
+        """``step`` while a trace runs (Note [optimizers under compile])."""
+        loss = self._closure(closure)
+        hooks.guard(self._structure)
+        if not self._state_is_data:  # a program that makes state serves that call only
+            hooks.guard(self._structure, at_end=False)
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    hooks.grad_observed(p)
+                    if p._grad is None:
+                        continue
+                    state = self.state[p]
+                    if not state:
+                        hooks.outside(self._init_state, p, group, state)
+                    self._traced_update(p, group, state)
+        return loss
+
+    def _structure(self) -> list:
+        """What a traced step decided in Python: the groups, their parameters and
+        hyper-parameters, the state objects (compared with ``same_structure``)."""
+        out = [self.state, len(self.param_groups)]
+        for group in self.param_groups:
+            out.append(group)
+            out.extend(sorted((k, v) for k, v in group.items() if k != "params"))
+            out.append(len(group["params"]))
+            for p in group["params"]:
+                out.append(p)
+                state = self.state.get(p)
+                out.append(sorted(state.items()) if state else None)
+        return out
 
     # --- state dict ------------------------------------------------------------------------
     def state_dict(self):

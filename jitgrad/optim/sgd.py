@@ -1,7 +1,7 @@
 """Stochastic gradient descent with momentum, Nesterov momentum and weight decay."""
 from __future__ import annotations
 
-from .optimizer import Optimizer, check_nonnegative
+from .optimizer import Optimizer, check_nonnegative, tracing
 
 
 class SGD(Optimizer):
@@ -30,6 +30,9 @@ class SGD(Optimizer):
 
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns ``closure()``'s loss."""
+        hooks = tracing()
+        if hooks is not None:  # Note [optimizers under compile]
+            return self._traced_step(hooks, closure)
         loss = self._closure(closure)
         for group in self.param_groups:
             momentum = float(group["momentum"])
@@ -47,3 +50,25 @@ class SGD(Optimizer):
                           float(group["weight_decay"]), 0.0 if first else momentum,
                           1.0 if first else 1.0 - damp, nesterov, momentum, momentum != 0)
         return loss
+
+    _state_is_data = False  # the first step differs in Python (the buffer starts as d)
+
+    def _init_state(self, p, group, state):
+        pass  # the momentum buffer is made by the first traced update
+
+    def _traced_update(self, p, group, state):
+        """The fused kernel's update (``kernels/optim_updates.py``'s ``sgd_at``) with Tensor
+        ops, in its order of operations (Note [optimizers under compile])."""
+        momentum, lr = float(group["momentum"]), float(group["lr"])
+        wd, damp = float(group["weight_decay"]), float(group["dampening"])
+        d = -p.grad if group["maximize"] else p.grad
+        if wd != 0.0:
+            d = d + wd * p
+        if momentum != 0.0:
+            buf = state.get("momentum_buffer")
+            if buf is None:  # b = d
+                buf = state["momentum_buffer"] = d.clone()
+            else:
+                buf.mul_(momentum).add_(d * (1.0 - damp))
+            d = d + momentum * buf if group["nesterov"] else buf
+        p.sub_(d * lr)
