@@ -1,4 +1,4 @@
-"""W1-W10 through jitgrad: forward+backward (and forward alone), over size and dtype.
+"""W1-W15 through jitgrad: forward+backward (and forward alone), over size and dtype.
 
 The workloads are defined once, in ``workloads.py`` (compare.py runs the same ones through NumPy,
 PyTorch, HIPS autograd and JAX). Every ``setup`` runs the workload once, so the timings measure
@@ -160,4 +160,33 @@ class W10Scan(_Workload):
 
 class W10Compiled(_Compiled):
     key = "W10"
+    params, param_names = _params(key)
+
+
+class W12GaussianProcess(_Workload):
+    """W12: GP negative log marginal likelihood (Cholesky, n = 200) and its gradient."""
+    key = "W12"
+    params, param_names = _params(key)
+
+
+class W12Compiled(_Compiled):
+    key = "W12"
+    params, param_names = _params(key)
+
+
+class W13LogisticCompiled(_Compiled):
+    """W13: logistic regression with ``cross_entropy`` on class targets, compiled."""
+    key = "W13"
+    params, param_names = _params(key)
+
+
+class W14EightSchoolsCompiled(_Compiled):
+    """W14: the eight-schools log density (10 parameters), compiled: per-call overhead."""
+    key = "W14"
+    params, param_names = _params(key)
+
+
+class W15MixtureCompiled(_Compiled):
+    """W15: Gaussian-mixture NLL with ``logsumexp`` (n = 1000, K = 3), compiled."""
+    key = "W15"
     params, param_names = _params(key)
