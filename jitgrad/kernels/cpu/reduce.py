@@ -148,6 +148,19 @@ def _arg_rows(x, outer, r, vals, idx):
     Work items are blocks of _BA elements: the extreme value m is found over _L independent lanes
     (a branch-free, vectorisable loop), then the block's first i with x == m (or NaN) is searched;
     blocks are combined in order. Exact, so the blocking does not change results."""
+    if r <= 16:  # short rows (classes, mixture components): one pass per row, no views
+        for o in prange(outer):
+            base = o * r
+            m = x[base]
+            bi = 0
+            for i in range(1, r):
+                v = x[base + i]
+                if m == m and (_better(v, m) or v != v):  # the first extreme, or first NaN
+                    m = v
+                    bi = i
+            vals[o] = m
+            idx[o] = bi
+        return
     nb = (r + _BA - 1) // _BA
     pv = vals if nb == 1 else np.empty(outer * nb, vals.dtype)
     pi = idx if nb == 1 else np.empty(outer * nb, np.int64)
