@@ -19,7 +19,8 @@ from collections import namedtuple
 import numpy as np
 
 from .ops import binary, elementwise_np, linalg, npfuncs, scatter, shape, unary
-from .ops.core import dispatch, methods
+from .ops import extrema as _extrema
+from .ops.core import dispatch, methods, upper
 from .ops.scatter import index_select, masked_fill  # (their rows live in scatter.py)
 from .ops.shape import narrow
 from .tensor import Tensor
@@ -147,11 +148,28 @@ def _dim(x, dim, op):
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
-    """The int64 indices that sort ``x`` along ``dim`` (a stable sort; NaN sorts last)."""
+    """The int64 indices that sort ``x`` along ``dim`` (a stable sort; NaN sorts last). On the
+    CPU the ``argsort`` row: a compiled program sorts each call's data."""
     x = _t(input, "argsort")
     if x.ndim == 0:
-        return _index_tensor(np.zeros((), np.int64), x)
-    return _index_tensor(_argsort(_host(x), _dim(x, dim, "argsort"), descending), x)
+        return _zero_index(x)
+    d = _dim(x, dim, "argsort")
+    if not x.is_cuda:
+        return _extrema.argsort(x, d, descending)
+    return _index_tensor(_argsort(_host(x), d, descending), x)
+
+
+@upper.constant_maker
+def _zero_index(like):
+    """The index 0 (0-d int64) on ``like``'s device: the sort of a 0-d tensor."""
+    return _index_tensor(np.zeros((), np.int64), like)
+
+
+def _take(x, d, idx):
+    """``x`` at the indices ``idx`` along ``d`` (a permutation's prefix in each slice): the
+    ``_take_along_dim`` row on the CPU (the index an input: a compiled program reads it),
+    ``gather`` on CUDA. The gradient is scattered back (GatherBackward0)."""
+    return scatter.gather(x, d, idx) if x.is_cuda else _extrema.take_along_dim(x, idx, d)
 
 
 def sort(input, dim=-1, descending=False, stable=False):
@@ -161,7 +179,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     idx = argsort(x, dim, descending)
     if x.ndim == 0:
         return sort_result(unary.clone(x), idx)
-    return sort_result(scatter.gather(x, _dim(x, dim, "sort"), idx), idx)
+    return sort_result(_take(x, _dim(x, dim, "sort"), idx), idx)
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
@@ -174,10 +192,12 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
         raise RuntimeError(f"topk: selected index k ({k}) out of range for dimension {d} of "
                            f"size {n}")
     if x.ndim == 0:
-        return topk_result(unary.clone(x), _index_tensor(np.zeros((), np.int64), x))
-    idx = np.take(_argsort(_host(x), d, largest), np.arange(k), axis=d)
-    idx = _index_tensor(idx, x)
-    return topk_result(scatter.gather(x, d, idx), idx)
+        return topk_result(unary.clone(x), _zero_index(x))
+    if x.is_cuda:
+        idx = _index_tensor(np.take(_argsort(_host(x), d, largest), np.arange(k), axis=d), x)
+    else:  # the first k of the argsort row's indices
+        idx = narrow(_extrema.argsort(x, d, largest), d, 0, k)
+    return topk_result(_take(x, d, idx), idx)
 
 
 def median(input, dim=None, keepdim=False):

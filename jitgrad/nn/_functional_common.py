@@ -71,6 +71,29 @@ def host_index_array(t, op):
     return arr.astype(np.int64, copy=False)
 
 
+def class_targets(target, op, like):
+    """Integer class targets as a Tensor on ``like``'s device, their values not read (a compile
+    trace keeps them an input of the program); Python and NumPy targets become a Tensor."""
+    if not isinstance(target, tensor_cls()):
+        return index_tensor(host_index_array(target, op), like)
+    if target.dtype.np.kind not in "iu":
+        raise RuntimeError(f"{op}: expected an integer (Long) index tensor, got "
+                           f"{target.dtype.np}")
+    return on_device_of(like, target)
+
+
+def value_check(x, bad, msg, error=IndexError):
+    """``x``, after raising ``error(msg)`` if the bool Tensor ``bad`` has a True: read on the
+    host eagerly; while a compile trace records, the ``checked`` row (``ops/nplinalg.py``), so
+    each compiled call makes the check (a RuntimeError there, same message)."""
+    if upper.host_read_hook is None:
+        if bool(bad.any()):
+            raise error(msg)
+        return x
+    from ..ops.nplinalg import checked
+    return checked(x, _red.sum(bad), msg)
+
+
 REDUCTIONS = ("none", "mean", "sum")
 
 

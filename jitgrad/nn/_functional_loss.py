@@ -16,9 +16,10 @@ import numpy as np
 from ..ops import binary, shape, unary
 from ..ops import reduce as _red
 from ._functional_act import logsigmoid, pairwise_distance
-from ._functional_common import (shape_const as _sconst, host_index_array, index_tensor,
+from ._functional_common import (shape_const as _sconst, shape_index as _sindex,
+                                 class_targets, value_check, on_device_of,
                                  apply_reduction as _apply_reduction,
-                                 const as _const, float_tensor as _float_tensor,
+                                 float_tensor as _float_tensor,
                                  loss_pair as _pair,
                                  reduction_mode as _reduction, as_tensor as _tensor)
 
@@ -160,8 +161,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
                 np.broadcast_shapes(v.shape, x.shape) != x.shape:
             raise ValueError("var is of incorrect size")
     reduction = _reduction(reduction)
-    if bool((v < 0).any()):
-        raise ValueError("var has negative entry/entries")
+    v = value_check(v, v < 0, "var has negative entry/entries", ValueError)
     v = v + (binary.clamp(v, min=eps) - v).detach()
     loss = 0.5 * (unary.log(v) + (x - y) ** 2 / v)
     if full:
@@ -185,41 +185,45 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 
 def _class_scores(op, input, target):  # noqa: A002
-    """(input as (N, C), int64 targets (N,), whether it was 1-D) for the class-margin losses."""
+    """(input as (N, C), integer targets (N,) as a Tensor, whether it was 1-D) for the
+    class-margin losses."""
     x = _float_tensor(input, op)
-    t = host_index_array(target, op)
-    if x.ndim not in (1, 2) or t.shape != x.shape[:1] * (x.ndim == 2):
+    t = class_targets(target, op, x)
+    if x.ndim not in (1, 2) or tuple(t.shape) != x.shape[:1] * (x.ndim == 2):
         raise RuntimeError(f"{op}: expected a 1D or 2D input and a target of its batch size, got "
                            f"input {list(x.shape)} and target {list(t.shape)}")
     one = x.ndim == 1
-    return (shape.unsqueeze(x, 0) if one else x), t.reshape(-1), one
+    return (shape.unsqueeze(x, 0) if one else x), shape.reshape(t, (-1,)), one
+
+
+def _is_class(t, C, like):
+    """``t[..., None] == arange(C)``: the one-hot (bool) of integer targets ``t``."""
+    return shape.unsqueeze(t, -1) == _sindex(np.arange(C), like)
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,  # noqa: A002
                       reduce=None, reduction="mean"):
     """Multi-class hinge loss: ``sum_{i != y} w_y max(0, margin - x_y + x_i)^p / C`` per
-    sample (``p`` 1 or 2, ``y`` the class index)."""
+    sample (``p`` 1 or 2, ``y`` the class index). ``x_y`` and ``w_y`` are picked by the
+    one-hot of ``y`` (ops: the targets are never read on the host but for the range check)."""
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     x, t, one = _class_scores("multi_margin_loss", input, target)
     N, C = x.shape
-    if t.size and (t.min() < 0 or t.max() >= C):
-        raise IndexError(f"multi_margin_loss: target out of range for {C} classes")
-    idx = index_tensor(t[:, None], x)
-    from ..ops.scatter import gather
-    xy = gather(x, 1, idx)
+    x = value_check(x, (t < 0) | (t >= C), f"multi_margin_loss: target out of range for {C} "
+                   "classes")
+    hit = _is_class(t, C, x)  # (N, C)
+    xy = _red.sum(_where0(hit, x), 1, keepdim=True)
     h = binary.clamp(x - xy + margin, min=0.0)
     if p == 2:
         h = h * h
-    others = np.ones((N, C))
-    others[np.arange(N), t] = 0.0
-    h = h * _const(x, others)
+    h = _where0(~hit, h)  # the other classes only
     if weight is not None:
         w = _float_tensor(weight, "multi_margin_loss")
         if w.shape != (C,):
             raise RuntimeError(f"multi_margin_loss: weight must have shape ({C},), got "
                                f"{list(w.shape)}")
-        h = h * shape.unsqueeze(gather(w, 0, index_tensor(t, w)), 1)
+        h = h * _red.sum(_where0(hit, on_device_of(x, w)), 1, keepdim=True)
     loss = _red.sum(h, 1) / C
     reduction = _reduction(reduction, size_average, reduce)
     if one and reduction == "none":
@@ -230,28 +234,26 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 def multilabel_margin_loss(input, target, size_average=None, reduce=None,  # noqa: A002
                            reduction="mean"):
     """Multi-label hinge loss: ``sum_{j, i} max(0, 1 - (x_j - x_i)) / C`` over the target
-    classes ``j`` (the leading entries of ``target`` up to the first -1) and the non-target
-    classes ``i``."""
+    classes ``j`` (the leading entries of ``target`` up to the first negative one; a class
+    listed twice counts twice) and the non-target classes ``i``."""
+    from ..ops.npfuncs import cumsum
+
     x = _float_tensor(input, "multilabel_margin_loss")
-    t = host_index_array(target, "multilabel_margin_loss")
-    if x.ndim not in (1, 2) or t.shape != x.shape:
+    t = class_targets(target, "multilabel_margin_loss", x)
+    if x.ndim not in (1, 2) or tuple(t.shape) != tuple(x.shape):
         raise RuntimeError(f"multilabel_margin_loss: expected a 1D or 2D input and a target of "
                            f"its shape, got {list(x.shape)} and {list(t.shape)}")
     one = x.ndim == 1
-    x2, t2 = (shape.unsqueeze(x, 0), t[None]) if one else (x, t)
+    x2, t2 = (shape.unsqueeze(x, 0), shape.unsqueeze(t, 0)) if one else (x, t)
     N, C = x2.shape
-    count = np.zeros((N, C))  # how often class j is listed before the first -1
-    for n in range(N):
-        for c in t2[n]:
-            if c < 0:
-                break
-            if c >= C:
-                raise IndexError(f"multilabel_margin_loss: target {c} out of range for {C} "
-                                 "classes")
-            count[n, c] += 1
-    pairs = count[:, :, None] * (count == 0)[:, None, :]  # (N, j, i)
+    listed = cumsum(t2 < 0, 1) == 0  # (N, K): before the first negative entry
+    x2 = value_check(x2, listed & (t2 >= C), "multilabel_margin_loss: a target out of range "
+                    f"for {C} classes")
+    # count[n, j]: how often class j is listed; pairs (N, j, i): count_j where i is unlisted
+    count = _red.sum((shape.unsqueeze(listed, -1) & _is_class(t2, C, x2)).to(x2.dtype), 1)
+    pairs = _where0(shape.unsqueeze(count == 0, 1), shape.unsqueeze(count, 2))
     h = binary.clamp(1.0 - shape.unsqueeze(x2, 2) + shape.unsqueeze(x2, 1), min=0.0)
-    loss = _red.sum(h * _const(x2, pairs), (1, 2)) / C
+    loss = _red.sum(h * pairs, (1, 2)) / C
     reduction = _reduction(reduction, size_average, reduce)
     if one and reduction == "none":
         loss = shape.reshape(loss, ())

@@ -3,7 +3,9 @@
 * Max pools choose their windows' argmax first (NumPy, no gradient) and then *gather* the
   input at those flat indices: ``out = x.flatten(spatial).gather(-1, idx)``, so the gradient is
   ``g`` scattered back to the argmax (PyTorch's ``max_pool*_backward``), of every order. 1-d
-  and 2-d regular max pools use the fused ``max_pool2d`` row instead.
+  and 2-d regular max pools use the fused ``max_pool2d`` row instead. While a compile trace
+  records, the windows are gathered by a constant index and reduced by the ``max`` row
+  (``_windows``), so a compiled program finds each call's argmax.
 * Average pools sum ``prod(kernel)`` strided slices of the zero-padded input and divide by the
   per-window count; adaptive average pools multiply each spatial dim by its ``(out, in)``
   averaging matrix (bins ``[floor(i n / o), ceil((i + 1) n / o))``).
@@ -21,7 +23,9 @@ from ..ops import npfuncs
 from ..ops.linalg import matmul
 from ..ops.scatter import gather
 from ..ops.scatter_reduce import scatter
-from ._functional_common import (shape_const as _sconst, host_index_array, index_tensor, const as _const,
+from ..ops.core import upper
+from ._functional_common import (shape_const as _sconst, shape_index as _sindex,
+                                 host_index_array, index_tensor,
                                  float_tensor as _float_tensor, kernel_float as _kernel_float,
                                  as_tensor as _tensor, ntuple as _tuple)
 
@@ -131,6 +135,47 @@ def _gather_max(x, idx):
     return shape.reshape(out, idx.shape), it
 
 
+def _windows(x, positions):
+    """``_gather_max(x, _window_argmax(x's values, positions))`` as ops, for a compile trace
+    (the argmax from each call's data): the window elements of ``x`` (N, C, *spatial) picked
+    by a constant flat index ``G`` (P windows by K elements; shapes only), ``-inf`` outside
+    the input, then the ``max`` row along each window (its first maximum, NaN winning, as
+    ``_window_argmax``) and ``G`` at that element. The gradient goes to the argmax through the
+    ``max`` row and ``index_select``'s scatter."""
+    from ..ops import binary
+    from ..ops.extrema import max as _max, take_along_dim
+    from ..ops.scatter import index_select
+
+    N, C = x.shape[:2]
+    nd = len(positions)
+    flat, valid = np.zeros((), np.int64), np.ones((), bool)
+    for dim, pos in enumerate(positions):
+        sh = [1] * (2 * nd)
+        sh[dim], sh[nd + dim] = pos.shape
+        flat = flat * x.shape[2 + dim] + np.clip(pos, 0, None).reshape(sh)
+        valid = valid & (pos >= 0).reshape(sh)
+    outs = tuple(p.shape[0] for p in positions)
+    P, K = math.prod(outs), math.prod(p.shape[1] for p in positions)
+    flat = np.broadcast_to(flat, outs + flat.shape[nd:]).reshape(P, K)
+    win = shape.reshape(index_select(shape.reshape(x, (N, C, -1)), 2, flat.reshape(-1)),
+                        (N, C, P, K))
+    valid = np.broadcast_to(valid, outs + valid.shape[nd:]).reshape(P, K)
+    if not valid.all():
+        win = binary.where(_sindex(valid, x), win, _sconst(x, -np.inf))
+    y, arg = _max(win, 3)
+    where = shape.expand(_sindex(flat, x), (N, C, P, K))
+    idx = take_along_dim(where, shape.unsqueeze(arg, 3), 3)
+    return shape.reshape(y, (N, C) + outs), shape.reshape(idx, (N, C) + outs)
+
+
+def _window_max(op, x, positions):
+    """The max of ``x`` over each window and its flat spatial index: NumPy's argmax eagerly,
+    ``_windows``'s ops while a compile trace records."""
+    if upper.host_read_hook is not None:
+        return _windows(x, positions)
+    return _gather_max(x, _window_argmax(x._host(op), positions))
+
+
 def _regular_positions(n, k, s, p, d, o):
     pos = np.arange(o)[:, None] * s - p + np.arange(k)[None, :] * d
     return np.where((pos >= 0) & (pos < n), pos, -1)
@@ -151,7 +196,7 @@ def _max_pool_nd(op, nd, input, kernel_size, stride, padding, dilation, ceil_mod
     else:
         positions = [_regular_positions(n, *a, o) for n, a, o in
                      zip(x.shape[2:], zip(k, s, p, d), out)]
-        y, idx = _gather_max(x, _window_argmax(x._host(op), positions))
+        y, idx = _window_max(op, x, positions)
     return _unbatch(y, unbatched), _unbatch(idx, unbatched)
 
 
@@ -361,7 +406,7 @@ def _adaptive_max(op, nd, input, output_size):  # noqa: A002
         lo, hi = adaptive_bins(n, o)
         pos = lo[:, None] + np.arange(int((hi - lo).max()))[None, :]
         positions.append(np.where(pos < hi[:, None], pos, -1))
-    y, idx = _gather_max(x, _window_argmax(x._host(op), positions))
+    y, idx = _window_max(op, x, positions)
     return _unbatch(y, unbatched), _unbatch(idx, unbatched)
 
 
@@ -524,9 +569,11 @@ def _max_unpool(op, nd, input, indices, kernel_size, stride, padding, output_siz
         raise RuntimeError(f"{op}: Found an invalid max index {int(idx.max())} (output volumes "
                            f"are of size {'x'.join(map(str, out))})")
     N, C = x.shape[:2]
-    zeros = _const(x, np.zeros((N, C, plane)))
-    flat_idx = index_tensor(idx.reshape(N, C, -1), x)
-    y = scatter(zeros, 2, flat_idx, shape.reshape(x, (N, C, -1)))
+    # the indices go to the scatter row as its index (an array read through ``_host``: under
+    # a compile trace, indices given as an argument join the program's value guards; computed
+    # ones stop the capture there)
+    zeros = _sconst(x, np.zeros((N, C, plane)))
+    y = scatter(zeros, 2, idx.reshape(N, C, -1), shape.reshape(x, (N, C, -1)))
     return _unbatch(shape.reshape(y, (N, C) + out), unbatched)
 
 

@@ -26,6 +26,7 @@ from ..ops.core import dispatch
 from ..ops import reduce as _red
 from ..ops import creation as _creation
 from ..ops import nn as _ops
+from ..ops.core import upper as _upper
 from ..ops.core.upper import guard_writes
 from ._functional_common import (  # noqa: F401 (nn.modules.loss reads _reduction)
                                  tensor_cls as _T, apply_reduction as _apply_reduction,
@@ -256,6 +257,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     "batch_norm (running_mean/running_var)"))
             running_mean, running_var = (_on_device_of(x, t) for t in (running_mean, running_var))
         weight, bias = _on_device_of(x, weight), _on_device_of(x, bias)
+    if not training and _upper.host_read_hook is not None:
+        # a jitgrad.compile trace: the row would take the running stats as attributes (their
+        # values baked into the program); as ops they are inputs, read afresh at each call
+        return _batch_norm_eval_ops(x, running_mean, running_var, weight, bias, eps)
     # the running stats reach the kernel as arrays (attributes of the op: their values would be
     # baked into a compiled program), read in eval mode and updated in place in training
     mean = var = None
@@ -275,6 +280,25 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         for t in (running_mean, running_var):
             if t is not None:
                 t._version_counter.bump()
+    return out
+
+
+def _batch_norm_eval_ops(x, running_mean, running_var, weight, bias, eps):
+    """Eval-mode batch norm as Tensor ops, ``(x - m) invstd w + b`` with
+    ``invstd = (v + eps)^(-1/2)`` per channel (dim 1), the statistics taken in float64 as the
+    row's kernel does. The running stats get no gradient (detached), as in the row; ``x``'s is
+    ``g w invstd``, ``weight``'s ``sum(g xhat)``, ``bias``'s ``sum(g)``."""
+    bshape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+    def stat(t):  # (a detach of a closure is no op: buffers need none)
+        return shape.reshape((t.detach() if t.requires_grad else t).to(_dtypes.float64), bshape)
+
+    mean, invstd = stat(running_mean), (stat(running_var) + eps) ** -0.5
+    out = (x - mean.to(x.dtype)) * invstd.to(x.dtype)
+    if weight is not None:  # (in x's dtype, as the kernel's output)
+        out = out * shape.reshape(weight.to(x.dtype), bshape)
+    if bias is not None:
+        out = out + shape.reshape(bias.to(x.dtype), bshape)
     return out
 
 

@@ -170,12 +170,16 @@ def select(condlist, choicelist, default=0):
         raise ValueError("select with an empty condition list is not possible")
     out = _t(default)
     for cond, choice in zip(reversed(condlist), reversed(choicelist)):
-        c = _np.asarray(_host(cond))
-        if c.dtype != bool:
+        # a Tensor condition goes to ``where`` as it is (a compiled program reads its values)
+        c = cond if isinstance(cond, Tensor) else _np.asarray(cond)
+        if (c.dtype.np if isinstance(c, Tensor) else c.dtype) != bool:
             raise TypeError("invalid entry in condlist: should be boolean ndarray")
         out = _elementwise.where(c, choice, out)
-    shape = _np.broadcast_shapes(*(_np.shape(_host(c)) for c in condlist),
-                                 *(_np.shape(_host(c)) for c in choicelist))
+
+    def shape_of(a):
+        return tuple(a.shape) if isinstance(a, Tensor) else _np.shape(a)
+    shape = _np.broadcast_shapes(*(shape_of(c) for c in condlist),
+                                 *(shape_of(c) for c in choicelist))
     return _shape.broadcast_to(out, shape) if tuple(out.shape) != shape else out
 
 

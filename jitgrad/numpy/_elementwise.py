@@ -294,4 +294,13 @@ def imag(val):
 def angle(z, deg=False):
     """Argument ``atan2(y, x)`` (degrees with ``deg``); derivative ``i g z / |z|^2`` (0 at 0).
     Real input: 0 for ``z >= 0``, pi for ``z < 0`` (a constant, zero gradient)."""
-    return _complex_ops.angle(_t(z), deg)
+    z = _t(z)
+    if _upper.host_read_hook is not None and z.dtype.np.kind in "iuf":
+        # a compile trace: NumPy's own ``arctan2(0, z)`` as the row (computed from each call's
+        # data; no gradient, as eager's constant)
+        from ..graph.grad_mode import no_grad
+
+        with no_grad():
+            a = arctan2(_t(_np.zeros((), _np.result_type(z.dtype.np, 0.0))), z)  # noqa: F821
+            return a * (180.0 / _np.pi) if deg else a
+    return _complex_ops.angle(z, deg)

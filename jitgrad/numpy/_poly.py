@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as _np
 
 from ..autograd import forward_ad as _forward_ad
+from ..ops.core import upper as _upper
 from ..tensor import Tensor
 from . import _creation, _elementwise, _join, _matrix, _reductions, _shape, linalg
 from ._common import cast as _cast, slice_axis as _slice_axis, to_tensor as _t
@@ -19,6 +20,14 @@ from ._common import cast as _cast, slice_axis as _slice_axis, to_tensor as _t
 __all__ = ["convolve", "correlate", "interp", "trapezoid", "vander", "unwrap", "polyval",
            "polyadd", "polysub", "polymul", "polyder", "polyint", "polydiv", "polyfit", "poly",
            "roots"]
+
+
+@_upper.constant_maker
+def _const(arr, like):
+    """A Tensor of ``arr`` (computed from shapes and Python numbers only: zeros, the powers
+    ``n, ..., 1``) on ``like``'s device: a constant of a compiled program."""
+    t = Tensor._make(arr)
+    return t.to(like.device) if like.is_cuda else t
 
 
 def _float(x):
@@ -156,9 +165,31 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * _np.pi):
     """NumPy's ``unwrap``: ``p`` plus multiples of ``period`` chosen from the data's jumps (a
     piecewise-constant correction), so the gradient is ``g``."""
     p = _float(p)
+    if _upper.host_read_hook is not None and p.ndim:  # a compile trace: from each call's data
+        return p + _unwrap_correction(p, discont, int(axis) % p.ndim, period)
     data = p._host("jitgrad.numpy.unwrap")
     corr = _np.unwrap(data, discont=discont, axis=axis, period=period) - data
     return p + Tensor._make(corr.astype(data.dtype)).to(p.device)
+
+
+def _unwrap_correction(p, discont, axis, period):
+    """``unwrap(p) - p`` as rows, NumPy's algorithm step by step (no gradient): the jumps
+    ``d = diff(p)`` folded into ``[-period/2, period/2)`` (``period/2`` for a positive jump on
+    the boundary), the difference accumulated along ``axis`` where ``|d| >= discont``."""
+    from ..graph.grad_mode import no_grad
+
+    half = period / 2
+    discont = half if discont is None else discont
+    n = p.shape[axis]
+    with no_grad():
+        dd = _reductions.diff(p, axis=axis)
+        ddmod = _elementwise.remainder(dd + half, period) - half
+        ddmod = _elementwise.where((ddmod == -half) & (dd > 0), half, ddmod)
+        step = _elementwise.where(_elementwise.abs(dd) < discont, 0.0, ddmod - dd)
+        tail = _slice_axis(p, axis, 1, n)
+        corr = (tail + _reductions.cumsum(step, axis=axis)) - tail  # NumPy's up - p
+        first = _creation.zeros_like(_slice_axis(p, axis, 0, 1))
+        return _join.concatenate([first, corr.to(p.dtype)], axis=axis)
 
 
 def polyval(p, x):
@@ -174,7 +205,7 @@ def polyval(p, x):
 def _pad_front(a, n):
     if n <= 0:
         return a
-    return _join.concatenate([Tensor._make(_np.zeros(n, a.dtype.np)).to(a.device), a])
+    return _join.concatenate([_const(_np.zeros(n, a.dtype.np), a), a])
 
 
 def polyadd(a1, a2):
@@ -203,7 +234,7 @@ def polyder(p, m=1):
         raise ValueError("Order of derivative must be positive (see polyint)")
     for _ in range(int(m)):
         n = p.shape[0] - 1
-        p = p[:-1] * Tensor._make(_np.arange(n, 0, -1).astype(p.dtype.np)).to(p.device)
+        p = p[:-1] * _const(_np.arange(n, 0, -1).astype(p.dtype.np), p)
     return p
 
 
@@ -214,20 +245,21 @@ def polyint(p, m=1, k=None):
     m = int(m)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
+    kt = _t(k) if isinstance(k, Tensor) else None
     if k is None:
         ks = [0.0] * m
-    else:
-        ks = list(_np.atleast_1d(k._host("jitgrad.numpy.polyint") if isinstance(k, Tensor) else k))
+    else:  # (a Tensor k: its length only, its values stay in the graph)
+        ks = [None] * (1 if kt.ndim == 0 else kt.shape[0]) if kt is not None else \
+            list(_np.atleast_1d(k))
         if len(ks) == 1 and m > 1:
             ks = ks * m
         if len(ks) < m:
             raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
-    kt = _t(k) if isinstance(k, Tensor) else None
     for i in range(m):
         n = p.shape[0]
         c = _shape.reshape(kt if kt.ndim == 0 else kt[i], (1,)) if kt is not None else \
-            Tensor._make(_np.asarray([ks[i]], p.dtype.np))
-        p = _join.concatenate([p / Tensor._make(_np.arange(n, 0, -1).astype(p.dtype.np)), c])
+            _const(_np.asarray([ks[i]], p.dtype.np), p)
+        p = _join.concatenate([p / _const(_np.arange(n, 0, -1).astype(p.dtype.np), p), c])
     return p
 
 
@@ -286,9 +318,9 @@ def poly(seq_of_zeros):
                                   "symmetric matrix)")
     if r.ndim != 1:
         raise ValueError("input must be 1d or non-empty square 2d array.")
-    out = Tensor._make(_np.ones(1, r.dtype.np))
+    out = _const(_np.ones(1, r.dtype.np), r)
     for k in range(r.shape[0]):
-        out = convolve(out, _join.stack([Tensor._make(_np.ones((), r.dtype.np)), -r[k]]))
+        out = convolve(out, _join.stack([_const(_np.ones((), r.dtype.np), r), -r[k]]))
     return out
 
 

@@ -251,21 +251,34 @@ def ifftshift(x, axes=None):
     return _shift(x, axes, -1)
 
 
-@_mark
 @_upper.constant_maker
+def _freq(fn, n, d):
+    """NumPy's ``fn(n, d)`` for a number ``d`` (a constant Tensor); for a Tensor ``d`` (under
+    jitgrad.compile a float argument is a 0-d input) the integer frequencies, to be scaled."""
+    if isinstance(d, Tensor):
+        return Tensor._make(_np.rint(fn(n) * n))  # the integers 0, 1, ...
+    return Tensor._make(fn(n, d))
+
+
+@_mark
 def fftfreq(n, d=1.0, device=None):
     """Sample frequencies ``[0, 1, ..., n//2 - 1 (or n//2), -(n//2), ..., -1] / (d n)`` (a
-    constant Tensor; ``device`` must be None or the CPU)."""
+    constant Tensor for a number ``d``; ``device`` must be None or the CPU)."""
     _cpu_only(device)
-    return Tensor._make(_np.fft.fftfreq(n, d))
+    return _scaled(_freq(_np.fft.fftfreq, n, d), n, d)
 
 
 @_mark
-@_upper.constant_maker
 def rfftfreq(n, d=1.0, device=None):
-    """Sample frequencies for ``rfft``: ``[0, 1, ..., n//2] / (d n)`` (a constant Tensor)."""
+    """Sample frequencies for ``rfft``: ``[0, 1, ..., n//2] / (d n)`` (a constant Tensor for a
+    number ``d``)."""
     _cpu_only(device)
-    return Tensor._make(_np.fft.rfftfreq(n, d))
+    return _scaled(_freq(_np.fft.rfftfreq, n, d), n, d)
+
+
+def _scaled(f, n, d):
+    # NumPy's arithmetic: the integers times ``1 / (n d)``
+    return f * (1.0 / (n * d)) if isinstance(d, Tensor) else f
 
 
 def _cpu_only(device) -> None:

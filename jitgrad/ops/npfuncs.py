@@ -316,21 +316,30 @@ def _stdtr_fwd(ctx, x, df):
     return np.asarray(_special("stdtr")(df, x), dtype=x.dtype)
 
 
+@upper.constant_maker
+def _t_consts(df, like):
+    """``df`` and, on the CPU, the t density's log normaliser
+    ``log Gamma((df+1)/2) - log Gamma(df/2) - log(df pi) / 2`` as tensors in ``like``'s dtype
+    and device (on CUDA the normaliser is None: it is computed there with ops). Constants of a
+    traced program: ``df`` is the row's attribute, never a traced value."""
+    dtype, device = like._data.dtype, dispatch.device_of(like._data)
+    dft = dispatch.Tensor._make(dispatch.move(np.ascontiguousarray(df, dtype=dtype), device))
+    if device != "cpu":
+        return dft, None
+    sp = _special("gammaln")
+    logc = sp((df + 1.0) / 2.0) - sp(df / 2.0) - 0.5 * np.log(df * np.pi)
+    return dft, dispatch.Tensor._make(np.asarray(logc, dtype=dtype))
+
+
 def _t_pdf(x, df):
     """Student t density at Tensor ``x`` for a constant ``df`` array, as Tensor ops (so its own
     derivative is available for double backward)."""
     from .unary import exp, log1p
 
-    if dispatch.device_of(x._data) != "cpu":  # the constants made on x's device
-        dft = dispatch.Tensor._make(dispatch.move(np.ascontiguousarray(df, dtype=x._data.dtype),
-                                                   dispatch.device_of(x._data)))
+    dft, logc = _t_consts(df, x)
+    if logc is None:  # the constants made on x's device
         logc = gammaln((dft + 1.0) * 0.5) - gammaln(dft * 0.5) - 0.5 * _log(dft * np.pi)
-        return exp(logc - (dft + 1.0) * 0.5 * log1p(x * x / dft))
-    sp = _special("gammaln")
-    logc = sp((df + 1.0) / 2.0) - sp(df / 2.0) - 0.5 * np.log(df * np.pi)
-    c = dispatch.Tensor._make(np.asarray(logc, dtype=x._data.dtype))
-    dft = dispatch.Tensor._make(np.asarray(df, dtype=x._data.dtype))
-    return exp(c - (dft + 1.0) * 0.5 * log1p(x * x / dft))
+    return exp(logc - (dft + 1.0) * 0.5 * log1p(x * x / dft))
 
 
 # d/dx stdtr(df, x) = t.pdf(x; df); df is a constant (the derivative of the regularized

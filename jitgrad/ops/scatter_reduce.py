@@ -56,17 +56,6 @@ def _filled(shape, value, like):
     return _const(np.full(shape, value, dtype=like.dtype.np), like)
 
 
-def _host(t) -> np.ndarray:
-    """A tensor's values as a host array (copied down from a CUDA device)."""
-    return dispatch.move(t._data, "cpu")
-
-
-def _gather_np(a, dim, index):
-    """``gather`` of an array (``index`` may be smaller than ``a`` outside ``dim``)."""
-    part = tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(index.shape))
-    return np.take_along_axis(a[part], index, axis=dim)
-
-
 def _to_src_shape(gs, src_shape, index_shape):
     """``gs`` (``index``'s shape) inside zeros of ``src``'s shape: src elements outside
     ``index``'s extent get no gradient."""
@@ -271,9 +260,57 @@ def _scatter_reduce_fwd(ctx, x, src, dim, index, reduce, include_self):
     return out
 
 
+def _recorded() -> bool:
+    """Whether a jitgrad.compile trace runs: the backward's masks and counts are then ops (the
+    program computes them from each call's values); eager keeps NumPy on the host (fewer
+    dispatches: about half the time of the ops for a small amax/amin backward)."""
+    return upper.host_read_hook is not None
+
+
+def _host(t) -> np.ndarray:
+    """A tensor's values as a host array (copied down from a CUDA device)."""
+    return dispatch.move(t._data, "cpu")
+
+
+def _gather_np(a, dim, index):
+    """``gather`` of an array (``index`` may be smaller than ``a`` outside ``dim``)."""
+    part = tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(index.shape))
+    return np.take_along_axis(a[part], index, axis=dim)
+
+
 def _equal(a, b):
-    """``a == b`` with NaN equal to NaN (a NaN result came from the NaN values)."""
-    return (a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind == "f" else a == b
+    """``a == b`` with NaN equal to NaN (a NaN result came from the NaN values), of arrays or
+    of Tensors (a bool Tensor)."""
+    if isinstance(a, np.ndarray):
+        return (a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind == "f" else a == b
+    return (a == b) | ((a != a) & (b != b)) if a.dtype.is_floating_point else a == b
+
+
+@upper.constant_maker
+def _mean_counts(shape, pos, include_self, like):
+    """``_counts`` as a constant in ``like``'s dtype: a function of the index (an attribute of
+    the row) and the shape only."""
+    return _const(_counts(shape, pos, include_self).astype(like.dtype.np), like)
+
+
+def _extremum_hits(g, x, src, result, dim, index, pos, include_self):
+    """For amax/amin: which values of ``x`` and of ``src`` (``index``'s shape) equal the result
+    where they go (bool Tensors), and ``n``, how many hit each output element (at least 1)."""
+    if _recorded():
+        self_hit = _equal(x, result)
+        if not include_self:
+            self_hit = _zero_targets(self_hit, dim, index)
+        src_hit = _equal(src, gather(result, dim, index))
+        n = scatter_add(self_hit.to(g.dtype), dim, index, src_hit.to(g.dtype))
+        return self_hit, src_hit, where(n == 0, 1.0, n)
+    xd, rd, sd = _host(x), _host(result), _host(src)
+    self_hit = _equal(xd, rd)
+    if not include_self:
+        self_hit.reshape(-1)[pos.reshape(-1)] = False
+    src_hit = _equal(sd, _gather_np(rd, dim, index))
+    n = self_hit.astype(xd.dtype)
+    np.add.at(n.reshape(-1), pos.reshape(-1), src_hit.astype(xd.dtype).reshape(-1))
+    return _const(self_hit, g), _const(src_hit, g), _const(np.maximum(n, 1), g)
 
 
 def _partials(g, x, src, result, dim, index, pos, reduce, include_self):
@@ -283,60 +320,75 @@ def _partials(g, x, src, result, dim, index, pos, reduce, include_self):
     if reduce == "sum":
         gx, gs = g, gather(g, dim, index)
     elif reduce == "mean":
-        gn = div(g, _const(_counts(x.shape, pos, include_self).astype(x.dtype.np), g))
+        gn = div(g, _mean_counts(x.shape, pos, include_self, g))
         gx, gs = gn, gather(gn, dim, index)
     elif reduce == "prod":
-        gx, gs = _prod_partials(g, x, src_box, result, dim, index, include_self)
+        gx, gs = _prod_partials(g, x, src_box, result, dim, index, pos, include_self)
     else:  # amax / amin: g shared evenly by the values equal to the result
-        xd, rd, sd = _host(x), _host(result), _host(src_box)
-        self_hit = _equal(xd, rd)
-        if not include_self:
-            self_hit.reshape(-1)[pos.reshape(-1)] = False
-        src_hit = _equal(sd, _gather_np(rd, dim, index))
-        n = self_hit.astype(xd.dtype)
-        np.add.at(n.reshape(-1), pos.reshape(-1), src_hit.astype(xd.dtype).reshape(-1))
-        gn = div(g, _const(np.maximum(n, 1), g))
-        gx = where(_const(self_hit, g), gn, 0.0)
-        gs = where(_const(src_hit, g), gather(gn, dim, index), 0.0)
+        self_hit, src_hit, n = _extremum_hits(g, x, src_box, result, dim, index, pos,
+                                              include_self)
+        gn = div(g, n)
+        gx = where(self_hit, gn, 0.0)
+        gs = where(src_hit, gather(gn, dim, index), 0.0)
     if not include_self:
         gx = _zero_targets(gx, dim, index)
     return gx, gs
 
 
-def _prod_partials(g, x, src, result, dim, index, include_self):
+def _zero_masks(g, x, src, dim, index, pos):
+    """For prod: ``x == 0``, ``src == 0`` and, at each src position, how many zeros of src go
+    to its element (Tensors); with ``many``: whether an element gets two or more (None when
+    recorded: the ``_DELAYED`` row checks then)."""
+    if _recorded():
+        s_zero = src == 0
+        n_zero = gather(scatter_add(dispatch.zeros(x.shape, g.dtype, g.device), dim, index,
+                                    s_zero.to(g.dtype)), dim, index)
+        return x == 0, s_zero, n_zero, None
+    s_zero = _host(src) == 0
+    zeros = np.zeros(x.shape, dtype=np.intp)
+    np.add.at(zeros.reshape(-1), pos.reshape(-1), s_zero.reshape(-1).astype(np.intp))
+    n_zero = _gather_np(zeros, dim, index)
+    return (_const(_host(x) == 0, g), _const(s_zero, g), _const(n_zero.astype(g.dtype.np), g),
+            bool((n_zero > 1).any()))
+
+
+def _prod_partials(g, x, src, result, dim, index, pos, include_self):
     # the product of the others, without dividing by a zero: a zero of x or a lone zero among
     # the src values of an element is replaced by 1 and the product recomputed
-    x_zero = _const(_host(x) == 0, g)
+    x_zero, s_zero, n_zero, many = _zero_masks(g, x, src, dim, index, pos)
     gx = div(mul(g, scatter_reduce(where(x_zero, 1.0, x), dim, index, src, "prod",
                                    include_self=include_self)),
              where(x_zero, 1.0, x))
-    s_zero = _host(src) == 0
-    zeros = np.zeros(x.shape, dtype=np.intp)
-    np.add.at(zeros.reshape(-1), _targets(x.shape, dim, index).reshape(-1),
-              s_zero.reshape(-1).astype(np.intp))
-    n_zero = _gather_np(zeros, dim, index)
-    single = _const(s_zero & (n_zero == 1), g)
+    single = s_zero & (n_zero == 1)
     lone = scatter_reduce(x, dim, index, where(single, 1.0, src), "prod", include_self=include_self)
     gs = where(single, gather(mul(g, lone), dim, index),
-               div(gather(mul(g, result), dim, index), where(_const(s_zero, g), 1.0, src)))
-    if (n_zero > 1).any() and gs.requires_grad:
-        # the formula is exact to first order only there: its derivative raises (PyTorch's
-        # DelayedError)
-        gs = dispatch.composite(_DELAYED, gs)
+               div(gather(mul(g, result), dim, index), where(s_zero, 1.0, src)))
+    if gs.requires_grad and many is not False:
+        # where two zeros or more meet the formula is exact to first order only: its derivative
+        # raises there (PyTorch's DelayedError)
+        gs = dispatch.composite(_DELAYED, gs, n_zero)
     return gx, gs
 
 
-def _delayed_back(ctx, g):
-    raise RuntimeError("scatter_reduce(): Double backward is unsupported for src when more than "
-                       "one zero in src is scattered to the same position (as in PyTorch)")
+def _delayed_back(ctx, g, n_zero):
+    """The identity's gradient, after raising if some element has more than one zero of src
+    (``n_zero > 1``): a checking row (``nplinalg.checked``), so a compiled program raises too."""
+    from .nplinalg import checked
+    from .reduce import sum as _sum
+
+    return checked(g, _sum(n_zero > 1), "scatter_reduce(): Double backward is unsupported for "
+                   "src when more than one zero in src is scattered to the same position (as "
+                   "in PyTorch)"), None
 
 
-def _copy_fwd(ctx, t):
+def _copy_fwd(ctx, t, n_zero):
     return np.array(t)
 
 
-_DELAYED = def_composite("scatter_reduce_delayed_error", "DelayedError", ("t",), _copy_fwd,
-                         _delayed_back, cuda_forward=scatter_cuda.via_host(_copy_fwd))
+# ``t`` passed through; ``n_zero`` (no gradient) is read by the backward only
+_DELAYED = def_composite("scatter_reduce_delayed_error", "DelayedError", ("t", "n_zero"),
+                         _copy_fwd, _delayed_back, save=("n_zero",),
+                         cuda_forward=scatter_cuda.via_host(_copy_fwd))
 
 
 def _scatter_reduce_back(ctx, g, x, src, result):

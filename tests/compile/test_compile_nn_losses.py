@@ -101,3 +101,37 @@ def test_compiled_nll_loss_checks_targets_at_each_call():
     cf(x, jitgrad.tensor([0, 1, 3]))
     with pytest.raises(IndexError, match="Target 4 is out of bounds"):
         cf(x, jitgrad.tensor([0, 4, 3]))
+
+
+@pytest.mark.parametrize("name", ["multi_margin_loss", "multilabel_margin_loss"])
+def test_margin_losses_read_targets_as_inputs(name):
+    """The class-margin losses pick with a one-hot of the targets (ops): other targets run the
+    same program (no retrace), an out-of-range target raises at the compiled call too."""
+    rng = np.random.default_rng(3)
+    fn = getattr(F, name)
+    cf = jitgrad.compile(jitgrad.func.value_and_grad(fn))
+    eager = jitgrad.func.value_and_grad(fn)
+    x = jitgrad.tensor(rng.standard_normal((4, 5)))
+
+    def targets():
+        if name == "multi_margin_loss":
+            return rng.integers(0, 5, 4)
+        t = rng.integers(0, 5, (4, 5))
+        t[np.arange(4), rng.integers(0, 5, 4)] = -1  # the list ends at the first -1
+        return t
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            t = jitgrad.tensor(targets())
+            value, grad = cf(x, t)
+            ev, eg = eager(x, t)
+            assert_close(value, ev, rtol=1e-12, atol=1e-14)
+            assert_close(grad, eg, rtol=1e-12, atol=1e-14)
+    assert cf.stats()["traces"] == 1, cf.stats()
+    bad = targets()
+    bad.reshape(-1)[0] = 7  # (the first entry is always read)
+    bad = jitgrad.tensor(bad)
+    with pytest.raises(RuntimeError, match="out of range"):
+        cf(x, bad)
+    with pytest.raises(IndexError, match="out of range"):
+        fn(x, bad)
