@@ -74,9 +74,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     if B.ndim < 2:
         raise RuntimeError(f"linalg.solve_triangular: The input tensor B must have at least 2 "
                            f"dimensions, got shape {tuple(B.shape)}")
-    if not left:  # X T = B  <=>  T^T X^T = B^T
-        return _mT(scipy_linalg.solve_triangular(_mT(A), _mT(B), not upper, unitriangular))
-    return scipy_linalg.solve_triangular(A, B, upper, unitriangular)
+    return scipy_linalg.solve_triangular(A, B, upper, unitriangular, left)
 
 
 def _lu_checked(op, A, pivot):

@@ -297,22 +297,27 @@ def solve(a, b):
 
 
 def _cholesky_back(ctx, g, result):
+    # L^-T Phi L^-1 as two triangular solves (O(n^3) each, as the matmul; no inverse)
+    from .scipy_linalg import solve_triangular
+
     L = result
     n = L.shape[-1]
-    mask = _const(np.tril(np.ones((n, n))), L)
-    half = _const(np.tril(np.ones((n, n))) - 0.5 * np.eye(n), L)
+    dt = L.dtype.np
+    mask = _const(np.tril(np.ones((n, n), dt)), L)
+    half = _const((np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dt), L)
     phi = matmul(_T(L), g * mask) * half
-    Linv = inv(L)
-    s = matmul(_T(Linv), matmul(phi, Linv))
+    s = solve_triangular(L, solve_triangular(_T(L), phi, upper=True), upper=False, left=False)
     return ((s + _T(s)) * 0.5,)
 
 
 def _cholesky_jvp(tangents, primals, outs):
+    from .scipy_linalg import solve_triangular
+
     L, ta = outs[0], tangents[0]
     n = L.shape[-1]
     half = _const((np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(L.dtype.np), L)
-    linv = inv(L)
-    x = matmul(linv, matmul((ta + _T(ta)) * 0.5, _T(linv)))
+    y = solve_triangular(L, (ta + _T(ta)) * 0.5, upper=False)      # L^-1 sym(dA)
+    x = solve_triangular(_T(L), y, upper=True, left=False)          # ... L^-T
     return matmul(L, x * half)
 
 
@@ -324,7 +329,7 @@ CHOLESKY = def_composite("cholesky", "LinalgCholeskyExBackward0", ("a",),
 
 def cholesky(a):
     """Lower Cholesky factor ``L`` of a symmetric positive definite ``A``;
-    ``gA = sym(L^-T Phi(L^T tril(gL)) L^-1)``."""
+    ``gA = sym(L^-T Phi(L^T tril(gL)) L^-1)`` (one matmul and two triangular solves)."""
     a = dispatch.tensor_operand(a, "cholesky")
     _check_square("cholesky", a)
     return dispatch.composite(CHOLESKY, a)
@@ -547,10 +552,12 @@ def _qr_fwd(ctx, a):
 
 def _qr_square_back(gq, gr, q, r):
     # m >= n (Walter & Lehmann 2018; Liao et al. 2019): M = R gR^T - gQ^T Q,
-    # gA = (gQ + Q copyltu(M)) R^-T, computed as solve(R, (...)^T)^T
+    # gA = (gQ + Q copyltu(M)) R^-T: a triangular solve from the right (X R^T = ...)
+    from .scipy_linalg import solve_triangular
+
     m_ = matmul(r, _T(gr)) - matmul(_T(gq), q)
     b = gq + matmul(q, _copyltu(m_))
-    return _T(solve(r, _T(b)))
+    return solve_triangular(_T(r), b, upper=False, left=False)
 
 
 def _qr_back(ctx, gq, gr, a):
@@ -569,13 +576,15 @@ def _qr_back(ctx, gq, gr, a):
 
 def _qr_square_jvp(ta, q, r):
     """``m >= n``: ``(dQ, dR)`` of ``A = Q R`` along ``dA``."""
+    from .scipy_linalg import solve_triangular
+
     n = r.shape[-1]
     upper = _const(np.triu(np.ones((n, n))).astype(r.dtype.np), r)
     strict = _const(np.tril(np.ones((n, n)), -1).astype(r.dtype.np), r)
-    a_rinv = _T(solve(_T(r), _T(ta)))  # dA R^-1
+    a_rinv = solve_triangular(r, ta, upper=True, left=False)  # dA R^-1
     x = matmul(_T(q), a_rinv)
     dr = matmul(x * upper + _T(x * strict), r)
-    dq = a_rinv - matmul(q, _T(solve(_T(r), _T(dr))))  # (dA - Q dR) R^-1
+    dq = a_rinv - matmul(q, solve_triangular(r, dr, upper=True, left=False))  # (dA - Q dR) R^-1
     return dq, dr
 
 

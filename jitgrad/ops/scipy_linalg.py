@@ -19,7 +19,7 @@ from .core import upper as _upper
 from . import torch_cuda
 from .core.registry import def_composite
 from .linalg import matmul
-from .nplinalg import solve
+from .reduce import sum_to_shape
 
 
 def _fwd(ctx, a, b, q):
@@ -122,12 +122,130 @@ def triangle(a, upper, unitriangular=False, strict=False):
     return out + _const(np.eye(n, m), a) if unitriangular else out
 
 
-def solve_triangular(a, b, upper, unitriangular=False):
-    """``X`` with ``T X = B``, ``T`` the upper or lower triangle of ``A`` (unit diagonal when
-    ``unitriangular``), ``B`` a ``(..., n, k)`` stack broadcast against ``A``'s batch. Solved as
-    a general system on ``T``, so ``gB = T^-T g`` and ``gA = -(gB X^T)`` restricted to the
-    triangle (the diagonal excluded when unit), derivatives of every order."""
-    return solve(triangle(a, upper, unitriangular), b)
+_TRSM: dict = {}  # dtype -> BLAS trsm (looked up on first use: SciPy loads lazily)
+
+
+def _trsm_fn(dt):
+    fn = _TRSM.get(dt)
+    if fn is None:
+        from scipy.linalg import blas
+
+        fn = _TRSM[dt] = blas.get_blas_funcs("trsm", dtype=dt)
+    return fn
+
+
+def _trsm_one(fn, a, b, upper, left, unit):
+    """One ``T X = B`` (``left``) or ``X T = B`` by BLAS ``trsm`` (column-major): both are
+    solved transposed, ``X^T T^T = B^T`` / ``T^T X^T = B^T``, so that the C-ordered ``a``, ``b``
+    and the result are the transposed column-major matrices (no copies). A Fortran-ordered ``a``
+    (a transposed view) is read as it is, through ``trans_a``."""
+    if a.flags.f_contiguous and not a.flags.c_contiguous:
+        a_, lower, trans = a, not upper, 1      # op(a) = a^T; T^T from a's own triangle
+    else:
+        a_, lower, trans = a.T, upper, 0        # a^T's (lower if upper) triangle is T^T
+    x = fn(1.0, a_, b.T, side=int(left), lower=int(lower), trans_a=trans, diag=int(unit))
+    return x.T
+
+
+def _trsm_fwd(ctx, a, b, upper, left, unitriangular):
+    dt = np.result_type(a.dtype, b.dtype)
+    if dt.kind in "biu":
+        dt = np.dtype(np.float64)
+    if dt not in (np.float32, np.float64):
+        raise TypeError(f"solve_triangular: array type {dt} is unsupported in linalg")
+    n = a.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        raise ValueError(f"solve_triangular: the {'rows' if left else 'columns'} of B "
+                         f"({tuple(b.shape)}) do not match A ({tuple(a.shape)})")
+    if not unitriangular:  # (trsm would divide by the zero)
+        diag = np.diagonal(a, 0, -2, -1)
+        if not diag.all():
+            k = np.flatnonzero((diag == 0).reshape(-1, n).any(0))[0]
+            raise np.linalg.LinAlgError(f"solve_triangular: singular matrix: the diagonal "
+                                        f"element {k} is zero")
+    a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
+    fn = _trsm_fn(dt)
+    if a.ndim == 2 and b.ndim == 2:
+        if b.size == 0:
+            return np.zeros(b.shape, dt)
+        return _trsm_one(fn, a, b, upper, left, unitriangular)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    out = np.zeros(batch + b.shape[-2:], dt)
+    if out.size:
+        a = np.broadcast_to(a, batch + a.shape[-2:])
+        b = np.broadcast_to(b, batch + b.shape[-2:])
+        for i in np.ndindex(batch):
+            out[i] = _trsm_one(fn, a[i], b[i], upper, left, unitriangular)
+    return out
+
+
+def _trsm_back(ctx, g, a, result):
+    """``left``: ``X = T^-1 B``, ``gB = T^-T g``, ``gA = -gB X^T``; right: ``X = B T^-1``,
+    ``gB = g T^-T``, ``gA = -X^T gB``; ``gA`` restricted to the triangle read (without the
+    diagonal when unit), both summed over broadcast batch dims."""
+    upper, left, unit = ctx.upper, ctx.left, ctx.unitriangular
+    na, nb = ctx.needs_input_grad
+    gb = solve_triangular(_mT(a), g, not upper, unit, left)
+    ga = None
+    if na:
+        ga = -(matmul(gb, _mT(result)) if left else matmul(_mT(result), gb))
+        ga = sum_to_shape(triangle(ga, upper, strict=unit), a.shape)
+    return ga, sum_to_shape(gb, ctx.b_shape) if nb else None
+
+
+def _trsm_jvp(tangents, primals, outs, upper, left, unitriangular):
+    """``left``: ``dX = T^-1 (dB - dT X)``; right: ``dX = (dB - X dT) T^-1``, ``dT`` the
+    triangle of ``dA`` that is read."""
+    (ta, tb), (a, _), x = tangents, primals, outs[0]
+    rhs = tb
+    if ta is not None:
+        dt = triangle(ta, upper, strict=unitriangular)
+        term = matmul(dt, x) if left else matmul(x, dt)
+        rhs = -term if rhs is None else rhs - term
+    return solve_triangular(a, rhs, upper, unitriangular, left)
+
+
+def _trsm_batch(args, batched, upper, left, unitriangular):
+    """vmap: each batched operand gets 1s after its batch dim up to the other's example rank,
+    so that the stacks' batch dims line up (as ``solve``'s rule)."""
+    (a, b), (ba, bb) = args, batched
+    nd = max(a.ndim - ba, b.ndim - bb)
+    a, b = (x.reshape((x.shape[0],) + (1,) * (nd - x.ndim + 1) + tuple(x.shape[1:]))
+            if flag and x.ndim - 1 < nd else x for x, flag in ((a, ba), (b, bb)))
+    return solve_triangular(a, b, upper, unitriangular, left)
+
+
+def _trsm_fwd_saving(ctx, a, b, upper, left, unitriangular):
+    ctx.b_shape = b.shape
+    return _trsm_fwd(ctx, a, b, upper, left, unitriangular)
+
+
+# The triangular solve (BLAS trsm): one row for eager calls and compiled programs, used by
+# ``solve_triangular``, ``cholesky_solve``, ``cho_solve``, the LU and Cholesky backwards; O(n^2 k)
+# where a general ``solve`` on the masked triangle would factor it (O(n^3))
+SOLVE_TRIANGULAR = def_composite(
+    "solve_triangular", "LinalgSolveTriangularBackward0", ("a", "b"), _trsm_fwd_saving,
+    _trsm_back, attrs=("upper", "left", "unitriangular"), save=("a", "result"), jvp=_trsm_jvp,
+    batch_rule=_trsm_batch, cuda_forward=torch_cuda.host_forward(_trsm_fwd_saving))
+
+
+def solve_triangular(a, b, upper, unitriangular=False, left=True):
+    """``X`` with ``T X = B`` (``left=False``: ``X T = B``), ``T`` the upper or lower triangle
+    of ``A`` (unit diagonal when ``unitriangular``: the diagonal is not read), ``B`` a
+    ``(..., n, k)`` (right: ``(..., k, n)``) stack broadcast against ``A``'s batch. Only the
+    triangle is read (BLAS ``trsm``); an exactly zero diagonal element raises ``LinAlgError``.
+    Gradients (of every order, through this row): ``left``: ``gB = T^-T g``,
+    ``gA = -gB X^T``; right: ``gB = g T^-T``, ``gA = -X^T gB``; ``gA`` restricted to the
+    triangle (the diagonal excluded when unit)."""
+    a = dispatch.tensor_operand(a, "solve_triangular")
+    b = dispatch.tensor_operand(b, "solve_triangular")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise np.linalg.LinAlgError(f"solve_triangular: last 2 dimensions of A must be square, "
+                                    f"got shape {tuple(a.shape)}")
+    if b.ndim < 2:
+        raise ValueError(f"solve_triangular: B must be at least 2-d, got shape {tuple(b.shape)}")
+    return dispatch.composite(SOLVE_TRIANGULAR, a, b, upper=bool(upper), left=bool(left),
+                              unitriangular=bool(unitriangular))
 
 
 def getrf(a):

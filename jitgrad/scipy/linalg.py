@@ -8,7 +8,8 @@ import numpy as _np
 from ..ops import nplinalg as _nplinalg_ops
 from ..ops import scipy_linalg as _scipy_linalg_ops
 from ..ops.core import upper as _upper
-from ..ops.shape import cat as _cat, transpose as _transpose
+from ..ops.shape import cat as _cat, squeeze as _squeeze, transpose as _transpose
+from ..ops.shape import unsqueeze as _unsqueeze
 from ..tensor import Tensor
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "cholesky", "expm", "inv", "det",
@@ -34,16 +35,28 @@ def _t(x):
     return x if isinstance(x, Tensor) else _as_tensor(x)
 
 
+def _vector_solve(solve, b):
+    """``solve(B)`` with a 1-d ``b`` (``n``) taken as one column, as SciPy (the result ``(..., n)``
+    for every matrix of a stack, as ``numpy.linalg.solve``)."""
+    if b.ndim == 1:
+        return _squeeze(solve(_unsqueeze(b, -1)), -1)
+    return solve(b)
+
+
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
     """Solve ``op(A) x = b`` reading only ``A``'s lower (``lower=True``) or upper triangle;
-    ``op`` is the identity (``trans=0``/``'N'``) or the transpose (``1``/``'T'``). The gradient
-    reaches only that triangle (``jitgrad.ops.scipy_linalg.triangle``)."""
-    t = _scipy_linalg_ops.triangle(_t(a), not lower, unit_diagonal)
-    if trans in (1, "T", 2, "C"):
-        t = _transpose(t, -1, -2)
-    elif trans not in (0, "N"):
+    ``op`` is the identity (``trans=0``/``'N'``) or the transpose (``1``/``'T'``). BLAS
+    ``trsm`` (``jitgrad.ops.scipy_linalg.solve_triangular``); the gradient reaches only that
+    triangle."""
+    a, b = _t(a), _t(b)
+    if trans in (1, "T", 2, "C"):  # op(T) = T^T: the other triangle of A^T
+        a, upper = _transpose(a, -1, -2), lower
+    elif trans in (0, "N"):
+        upper = not lower
+    else:
         raise ValueError(f"solve_triangular: invalid trans {trans!r}")
-    return _nplinalg_ops.solve(t, _t(b))
+    return _vector_solve(lambda m: _scipy_linalg_ops.solve_triangular(a, m, upper, unit_diagonal),
+                         b)
 
 
 def cholesky(a, lower=False):
@@ -61,10 +74,14 @@ def cho_solve(c_and_lower, b):
     """Solve ``A x = b`` given ``cho_factor(A)``."""
     c, lower = c_and_lower
     c = _t(c)
-    L = _scipy_linalg_ops.triangle(c, not lower)
-    L = L if lower else _transpose(L, -1, -2)
-    y = _nplinalg_ops.solve(L, _t(b))
-    return _nplinalg_ops.solve(_transpose(L, -1, -2), y)
+    ct = _transpose(c, -1, -2)
+    L, U = (c, ct) if lower else (ct, c)  # A = L L^T, L = U^T: two triangular solves
+
+    def solve(m):
+        st = _scipy_linalg_ops.solve_triangular
+        return st(U, st(L, m, upper=False), upper=True)
+
+    return _vector_solve(solve, _t(b))
 
 
 def inv(a):

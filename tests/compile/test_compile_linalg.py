@@ -207,3 +207,22 @@ def test_matrix_rank_is_computed_at_each_call(fn):
         np.testing.assert_array_equal(jitgrad.func.vmap(fn)(jitgrad.tensor(low)).numpy(),
                                       fn(jitgrad.tensor(low)).numpy())
     assert cf.stats()["traces"] == 1 and not cf.stats()["fallbacks"], cf.stats()
+
+
+def test_gp_program_solves_triangles_only(monkeypatch):
+    """The GP marginal likelihood's program (forward and recorded backward) takes the
+    triangular solves (BLAS trsm, O(n^2 k)): no general ``solve`` nor ``inv`` (O(n^3) LU)."""
+    from jitgrad.ops.core.registry import OPS
+
+    def refuse(name):
+        def forward(*args, **kwargs):
+            raise AssertionError(f"the GP program ran the general {name!r} row")
+        return forward
+
+    for name in ("solve", "inv"):
+        monkeypatch.setattr(OPS[name], "forward", refuse(name))
+    cf = jitgrad.compile(jitgrad.func.value_and_grad(gp_nll))
+    for th in ([0.1, 0.2, -1.0], [0.3, -0.1, -0.5]):
+        cf(jitgrad.tensor(np.array(th)))
+    stats = cf.stats()
+    assert not stats["fallbacks"] and stats["traces"] == 1, stats
