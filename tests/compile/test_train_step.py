@@ -85,7 +85,9 @@ def test_mixed_eager_and_compiled_steps():
     _assert_same(m1, o1, m2, o2)
 
 
-def test_changed_learning_rate_is_not_stale():
+def _change_midway(change):
+    """Eager and compiled Adam steps side by side, ``change(optimizer)`` applied to both
+    before the third step; returns the compiled step function."""
     m1, o1, eager = _setup(OPTIMIZERS["adam"])
     m2, o2, step = _setup(OPTIMIZERS["adam"])
     compiled = jg.compile(step)
@@ -93,26 +95,21 @@ def test_changed_learning_rate_is_not_stale():
     for i, (x, y) in enumerate(zip(xs, ys)):
         if i == 2:
             for o in (o1, o2):
-                o.param_groups[0]["lr"] = 0.5
+                change(o)
         eager(x, y)
         compiled(x, y)
     _assert_same(m1, o1, m2, o2)
+    return compiled
+
+
+def test_changed_learning_rate_is_not_stale():
+    compiled = _change_midway(lambda o: o.param_groups[0].__setitem__("lr", 0.5))
     assert compiled.stats()["traces"] == 2
 
 
 def test_state_replaced_is_not_stale():
     """load_state_dict gives new state tensors: the program's guards see it."""
-    m1, o1, eager = _setup(OPTIMIZERS["adam"])
-    m2, o2, step = _setup(OPTIMIZERS["adam"])
-    compiled = jg.compile(step)
-    xs, ys = _data(4)
-    for i, (x, y) in enumerate(zip(xs, ys)):
-        if i == 2:
-            for o in (o1, o2):
-                o.load_state_dict(o.state_dict())
-        eager(x, y)
-        compiled(x, y)
-    _assert_same(m1, o1, m2, o2)
+    _change_midway(lambda o: o.load_state_dict(o.state_dict()))
 
 
 def test_backward_accumulates_across_calls():
