@@ -323,7 +323,9 @@ def _t_consts(df, like):
     and device (on CUDA the normaliser is None: it is computed there with ops). Constants of a
     traced program: ``df`` is the row's attribute, never a traced value."""
     dtype, device = like._data.dtype, dispatch.device_of(like._data)
-    dft = dispatch.Tensor._make(dispatch.move(np.ascontiguousarray(df, dtype=dtype), device))
+    a = np.asarray(df, dtype=dtype)  # (ascontiguousarray would make a 0-d df 1-d)
+    dft = dispatch.Tensor._make(dispatch.move(a if a.ndim == 0 else np.ascontiguousarray(a),
+                                              device))
     if device != "cpu":
         return dft, None
     sp = _special("gammaln")

@@ -63,7 +63,8 @@ FALLBACK.update({_n: _WRITE for _n in ('np.fill_diagonal()', 'np.fill_diagonal-w
                                        'np.put_along_axis()', 'np.copyto()')})
 FALLBACK.update({_n: _HOST for _n in ("np.piecewise()", "np.piecewise-const()")})
 # the output shape depends on the values (the trim): a program has fixed shapes
-FALLBACK.update({_n: _HOST for _n in ("np.trim_zeros",)})
+FALLBACK.update({_n: _HOST for _n in ("np.trim_zeros", "np.trim_zeros-f",
+                                      "np.asarray_chkfinite()")})  # (a value check)
 
 # issue 35's nn.functional and linalg additions composed with host reads (masks, windows,
 # indices made with NumPy from the data, tensors built from arrays): eager values, one warning
