@@ -280,6 +280,23 @@ def _emit_node(e: _Emit, node) -> bool:
     return True
 
 
+#: dtypes a lone elementwise node may compute in (fused runs: float only, ``codegen.fusible``)
+_ALONE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64), np.dtype(bool))
+
+
+def _elementwise_alone(graph, node) -> bool:
+    """A lone elementwise node of float, int64 or bool dtypes (the comparisons and masks of a
+    recorded backward: ``target == arange(C)``) as a one-node generated kernel: its row's body
+    is the one the eager kernel compiles, for the same dtypes."""
+    if codegen.fusible(graph, node):
+        return True
+    dtypes = [node.compute_dtype, node.out_dtype] + [graph.values[r[1]].dtype
+                                                     for r in node.args if r[0] == "v"]
+    return (all(d in _ALONE_DTYPES for d in dtypes)
+            and all(type(r[1]) in (bool, int, float) for r in node.args if r[0] == "c")
+            and all(type(node.attrs[a]) in (bool, int, float) for a in node.op.attrs))
+
+
 # --- segments ------------------------------------------------------------------------------
 def _reads(item) -> list:
     if isinstance(item, codegen.FusedGroup):
@@ -322,7 +339,7 @@ def _emit_item(e: _Emit, item, is_identity_view) -> bool:
             return True
         return False  # (a view of a float argument: the value table holds a float)
     if item.op.elementwise:  # a single elementwise node: a kernel of its own
-        return codegen.fusible(e.graph, item) and _emit_group(
+        return _elementwise_alone(e.graph, item) and _emit_group(
             e, codegen.FusedGroup(e.graph, [item], list(item.outputs), e.weak))
     return _emit_node(e, item)
 
