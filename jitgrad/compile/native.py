@@ -31,7 +31,7 @@ import os
 import numpy as np
 
 from ..kernels.cpu import elementwise as cpu, reduce as cpu_reduce
-from . import codegen
+from . import codegen, segment
 
 #: off: every step runs on its own (``JITGRAD_COMPILE_NATIVE=0``, for comparisons)
 ENABLED = os.environ.get("JITGRAD_COMPILE_NATIVE", "1") != "0"
@@ -53,7 +53,7 @@ class _Emit:
     def __init__(self, graph, weak, prefix: str = ""):
         self.graph, self.weak, self.prefix = graph, weak, prefix
         self.lines: list = []
-        self.imports: dict = {}  # module path -> alias
+        self.imports: dict = {}  # (module path, name) -> alias
         self.count = 0
         self.made: set = set()  # values this segment computes (arrays, weak ones too)
 
@@ -204,26 +204,8 @@ def _cast(e, node, x, out):
 _BASIC_KINDS = ("select", "slice", "unsqueeze", "alias")
 
 
-def _index_source(index) -> str | None:
-    """A basic index (ints, slices, None, Ellipsis) as source; None for anything else."""
-    parts = []
-    for item in index if isinstance(index, tuple) else (index,):
-        if item is Ellipsis:
-            parts.append("...")
-        elif item is None:
-            parts.append("None")
-        elif type(item) is int:
-            parts.append(str(item))
-        elif isinstance(item, slice) and all(b is None or type(b) is int
-                                               for b in (item.start, item.stop, item.step)):
-            parts.append(f"{item.start}:{item.stop}:{item.step}".replace("None", ""))
-        else:
-            return None
-    return ", ".join(parts) or "()"
-
-
 def _getitem(e, node, x, out):
-    index = _index_source(node.attrs["index"])
+    index = segment.index_source(node.attrs["index"])
     if index is None or node.attrs.get("kind") not in _BASIC_KINDS:
         return False
     if e.shape(node.outputs[0]) == ():  # Numba's x[i] of a vector is a scalar: a 0-d array
@@ -235,7 +217,7 @@ def _getitem(e, node, x, out):
 
 
 def _index_backward(e, node, g, out):
-    index = _index_source(node.attrs["index"])
+    index = segment.index_source(node.attrs["index"])
     if index is None or node.attrs["kind"] not in _BASIC_KINDS:
         return False
     e.lines.append(f"{out} = np.zeros({_tuple(node.attrs['shape'])}, "

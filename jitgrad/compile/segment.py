@@ -22,10 +22,11 @@ import numpy as np
 from . import codegen
 
 
-def _index_source(index) -> str | None:
-    """``index`` (a tuple of slices, ints and Ellipsis) as source, or None."""
+def index_source(index) -> str | None:
+    """``index`` (a basic index: a tuple of slices, ints, None and Ellipsis) as source, or
+    None for anything else."""
     parts = []
-    for item in index:
+    for item in index if isinstance(index, tuple) else (index,):
         if isinstance(item, slice):
             if item.step not in (None, 1) and not isinstance(item.step, int):
                 return None
@@ -33,6 +34,8 @@ def _index_source(index) -> str | None:
             parts.append(":".join(fields) + ("" if item.step in (None, 1) else f":{item.step}"))
         elif item is Ellipsis:
             parts.append("...")
+        elif item is None:
+            parts.append("None")
         elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
             parts.append(repr(int(item)))
         else:
@@ -54,9 +57,9 @@ def supported(graph, part, weak) -> bool:
     if any(len(graph.values[v].shape) == 0 for v in part.outputs + part.value_args()):
         return False
     if name == "getitem_slice":
-        return part.attrs.get("kind") == "slice" and _index_source(part.attrs["index"]) is not None
+        return part.attrs.get("kind") == "slice" and index_source(part.attrs["index"]) is not None
     if name == "index_backward":
-        return part.attrs.get("kind") == "slice" and _index_source(part.attrs["index"]) is not None
+        return part.attrs.get("kind") == "slice" and index_source(part.attrs["index"]) is not None
     if name == "cat":
         dtypes = {graph.values[v].dtype for v in part.value_args()}
         return len(dtypes) == 1 and all(math.prod(graph.values[v].shape) > 0
@@ -99,7 +102,7 @@ def emit(graph, part, weak, imports: list, setup: list) -> list:
     src = [name_of(v) for v in part.value_args()]
     out = name_of(part.outputs[0])
     if op == "getitem_slice":
-        return [f"{out} = {src[0]}[{_index_source(attrs['index'])}]"]
+        return [f"{out} = {src[0]}[{index_source(attrs['index'])}]"]
     if op == "index_backward" or op == "cat":  # (the two emitters that write a buffer)
         # one buffer for every step (as a fused run's outputs): index_backward's zeros are
         # written once, each step rewrites only the slice; cat's pieces fill it completely
@@ -108,7 +111,7 @@ def emit(graph, part, weak, imports: list, setup: list) -> list:
         fill = "zeros" if op == "index_backward" else "empty"
         setup.append(f"{buffer} = np.{fill}({value.shape!r}, np.{value.dtype.name})")
         if op == "index_backward":
-            lines = [f"{buffer}[{_index_source(attrs['index'])}] = {src[0]}"]
+            lines = [f"{buffer}[{index_source(attrs['index'])}] = {src[0]}"]
         else:
             dim = attrs["dim"] % len(value.shape)
             lines, start = [], 0
