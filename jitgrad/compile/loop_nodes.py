@@ -82,46 +82,60 @@ class LoopNode:
         self._plan = (saves, kept[::-1] + back_nodes, from_tape)
         return self._plan
 
-    def make_step(self, graph, weak, build_steps):
+    def save_meta(self, graph) -> list:
+        """``(shape, dtype)`` of each body value one step keeps for the backward."""
+        saves = self.backward_plan(graph)[0] if self.backward is not None else []
+        return [(graph.values[v].shape, graph.values[v].dtype) for v in saves]
+
+    def runner(self, graph, weak, build_steps):
+        """``run(env, n, tapes, kept, xs, ys)``: ``n`` steps of the body from row 0 of each carry's
+        tape, writing rows 1..n (and the kept values and ys per step); the captured values are
+        read from ``env``. One generated function when the body can be emitted."""
         from .program import needed_nodes, run_steps
 
-        n, placeholders, body_outs = self.n, self.placeholders, self.body_outs
-        carry_in, tape_vid, captured = self.carry_in, self.tape, self.captured
-        xs_in, x_phs, y_outs = self.xs_in, self.x_placeholders, self.y_outs
-        n_carry = len(carry_in)
-        carry_outputs, y_outputs = self.outputs[:n_carry], self.outputs[n_carry:]
+        placeholders, body_outs, captured = self.placeholders, self.body_outs, self.captured
+        x_phs, y_outs = self.x_placeholders, self.y_outs
         saves = self.backward_plan(graph)[0] if self.backward is not None else []
-        save_meta = [(graph.values[v].shape, graph.values[v].dtype) for v in saves]
-        y_meta = [(graph.values[v].shape, graph.values[v].dtype) for v in y_outs]
         live = set(body_outs) | set(y_outs) | set(saves)
         # the body nodes the step's results need (a result the body dropped is not computed:
         # ``divmod(c, y)[0]`` leaves the remainder unread)
         body_nodes = needed_nodes(self.body_nodes, set(live))
         kernel = loop_kernel(graph, body_nodes, weak, live, _forward_source,
                              (placeholders, body_outs, captured, saves, x_phs, y_outs))
-        if kernel is None:
-            steps = build_steps(graph, body_nodes, weak, live)
+        if kernel is not None:
+            return lambda env, n, tape, kept, xs, ys: kernel(
+                n, *tape, *kept, *xs, *ys, *[env[v] for v in captured])
+        steps = build_steps(graph, body_nodes, weak, live)
+
+        def run(env, n, tape, kept, xs, ys):
+            for i in range(n):
+                for vid, t in zip(placeholders, tape):
+                    env[vid] = t[i]
+                for vid, x in zip(x_phs, xs):
+                    env[vid] = x[i]
+                run_steps(steps, env)
+                for vid, t in zip(body_outs, tape):
+                    t[i + 1] = env[vid]
+                for vid, t in zip(saves, kept):
+                    t[i] = env[vid]
+                for vid, y in zip(y_outs, ys):
+                    y[i] = env[vid]
+        return run
+
+    def make_step(self, graph, weak, build_steps):
+        n, carry_in, tape_vid, xs_in = self.n, self.carry_in, self.tape, self.xs_in
+        n_carry = len(carry_in)
+        carry_outputs, y_outputs = self.outputs[:n_carry], self.outputs[n_carry:]
+        save_meta = self.save_meta(graph)
+        y_meta = [(graph.values[v].shape, graph.values[v].dtype) for v in self.y_outs]
+        run = self.runner(graph, weak, build_steps)
 
         def step(env):
             tape = tuple(_new_tape(n, env[v]) for v in carry_in)
             kept = tuple(np.empty((n,) + shape, dtype) for shape, dtype in save_meta)
             xs = tuple(np.ascontiguousarray(env[v]) for v in xs_in)
             ys = tuple(np.empty((n,) + shape, dtype) for shape, dtype in y_meta)
-            if kernel is not None:
-                kernel(n, *tape, *kept, *xs, *ys, *[env[v] for v in captured])
-            else:
-                for i in range(n):
-                    for vid, t in zip(placeholders, tape):
-                        env[vid] = t[i]
-                    for vid, x in zip(x_phs, xs):
-                        env[vid] = x[i]
-                    run_steps(steps, env)
-                    for vid, t in zip(body_outs, tape):
-                        t[i + 1] = env[vid]
-                    for vid, t in zip(saves, kept):
-                        t[i] = env[vid]
-                    for vid, y in zip(y_outs, ys):
-                        y[i] = env[vid]
+            run(env, n, tape, kept, xs, ys)
             for vid, t in zip(carry_outputs, tape):
                 env[vid] = t[n].copy()
             for vid, y in zip(y_outputs, ys):
@@ -165,65 +179,86 @@ class LoopBackwardNode:
     def value_args(self):
         return [g for g in self.grads_in if g is not None] + [self.loop.tape] + self.loop.captured
 
-    def make_step(self, graph, weak, build_steps):
+    @staticmethod
+    def walker(loop, graph, weak, build_steps):
+        """``walk(env, n, tapes, kept, xs, g, gys, acc, gxs) -> g``: the ``n`` steps of ``loop``
+        on the tapes walked back from the carries' gradients ``g`` after step n, adding the
+        captured values' gradients into ``acc`` and writing the xs' into ``gxs``; returns the
+        carries' gradients before step 0. One generated function when the steps can be
+        emitted."""
         from .program import run_steps
 
-        loop, back = self.loop, self.loop.backward
+        back = loop.backward
         saves, nodes, from_tape = loop.backward_plan(graph)
+        values = graph.values
+        placeholders, x_phs = loop.placeholders, loop.x_placeholders
+        n_carry = len(placeholders)
+        cotangents, y_cotangents = back.cotangents[:n_carry], back.cotangents[n_carry:]
+        carry_grads, x_grads, captured_grads = back.carry_grads, back.x_grads, back.captured_grads
+        captured = loop.captured
+        carry_meta = [(values[v].shape, values[v].dtype) for v in placeholders]
+        y_seeds = [c for c in y_cotangents if c is not None]
+        kernel = loop_kernel(graph, nodes, weak, set(back.wanted()), _backward_source,
+                             (placeholders, cotangents, carry_grads, captured, captured_grads,
+                              saves, from_tape, x_phs, y_seeds, x_grads))
+        if kernel is not None:
+            return lambda env, n, tape, kept, xs, g, gys, acc, gxs: kernel(
+                n, *tape, *kept, *xs, *g, *gys, *[env[v] for v in captured], *acc, *gxs)
+        steps = build_steps(graph, nodes, weak, set(back.wanted()))
+
+        def walk(env, n, tape, kept, xs, g, gys, acc, gxs):
+            for i in range(n - 1, -1, -1):
+                for vid, t in zip(placeholders, tape):
+                    env[vid] = t[i]
+                for vid, x in zip(x_phs, xs):
+                    env[vid] = x[i]
+                for vid, t in zip(saves, kept):
+                    env[vid] = t[i]
+                for vid, k in from_tape:
+                    env[vid] = tape[k][i + 1]
+                for vid, a in zip(cotangents, g):
+                    if vid is not None:
+                        env[vid] = a
+                for vid, gy in zip(y_seeds, gys):
+                    env[vid] = gy[i]
+                run_steps(steps, env)
+                g = [env[v] if v is not None else np.zeros(s, d)
+                     for v, (s, d) in zip(carry_grads, carry_meta)]
+                for a, v in zip(acc, captured_grads):
+                    if v is not None:
+                        a += env[v]
+                for gx, v in zip(gxs, x_grads):
+                    if v is not None:
+                        gx[i] = env[v]
+            return g
+        return walk
+
+    def make_step(self, graph, weak, build_steps):
+        loop, back = self.loop, self.loop.backward
         values = graph.values
         n, placeholders, x_phs = loop.n, loop.placeholders, loop.x_placeholders
         n_carry, n_x = len(placeholders), len(x_phs)
         grads_in, y_grads_in = self.grads_in[:n_carry], self.grads_in[n_carry:]
-        cotangents, y_cotangents = back.cotangents[:n_carry], back.cotangents[n_carry:]
-        # the ys cotangents a step reads: (placeholder, index into grads_in's ys)
-        y_seeds = [(c, j) for j, c in enumerate(y_cotangents)
-                   if c is not None and y_grads_in[j] is not None]
-        carry_grads, x_grads = back.carry_grads, back.x_grads
-        captured_grads, outputs, tape_vid = back.captured_grads, self.outputs, loop.tape
-        captured = loop.captured
+        y_cotangents = back.cotangents[n_carry:]
+        # the ys gradients a step reads: one per cotangent placeholder (zeros where no
+        # gradient reaches that y)
+        y_seeds = [(j, values[c].shape, values[c].dtype)
+                   for j, c in enumerate(y_cotangents) if c is not None]
+        outputs, tape_vid = self.outputs, loop.tape
         carry_meta = [(values[v].shape, values[v].dtype) for v in placeholders]
         x_meta = [(values[v].shape, values[v].dtype) for v in x_phs]
         acc_meta = [(values[v].shape, values[v].dtype) for v in back.captured_diff]
-        kernel = loop_kernel(graph, nodes, weak, set(back.wanted()), _backward_source,
-                             (placeholders, cotangents, carry_grads, captured, captured_grads,
-                              saves, from_tape, x_phs, [c for c, _ in y_seeds], x_grads))
-        if kernel is None:
-            steps = build_steps(graph, nodes, weak, set(back.wanted()))
+        walk = self.walker(loop, graph, weak, build_steps)
 
         def step(env):
             tape, kept, xs = env[tape_vid]
             g = [np.ascontiguousarray(env[v]) if v is not None else np.zeros(s, d)
                  for v, (s, d) in zip(grads_in, carry_meta)]
-            gys = [np.ascontiguousarray(env[y_grads_in[j]]) for _, j in y_seeds]
+            gys = [np.ascontiguousarray(env[y_grads_in[j]]) if y_grads_in[j] is not None
+                   else np.zeros((n,) + s, d) for j, s, d in y_seeds]
             acc = [np.zeros(s, d) for s, d in acc_meta]
             gxs = [np.zeros((n,) + s, d) for s, d in x_meta]
-            if kernel is not None:
-                g = kernel(n, *tape, *kept, *xs, *g, *gys, *[env[v] for v in captured], *acc,
-                           *gxs)
-            else:
-                for i in range(n - 1, -1, -1):
-                    for vid, t in zip(placeholders, tape):
-                        env[vid] = t[i]
-                    for vid, x in zip(x_phs, xs):
-                        env[vid] = x[i]
-                    for vid, t in zip(saves, kept):
-                        env[vid] = t[i]
-                    for vid, k in from_tape:
-                        env[vid] = tape[k][i + 1]
-                    for vid, a in zip(cotangents, g):
-                        if vid is not None:
-                            env[vid] = a
-                    for (vid, _), gy in zip(y_seeds, gys):
-                        env[vid] = gy[i]
-                    run_steps(steps, env)
-                    g = [env[v] if v is not None else np.zeros(s, d)
-                         for v, (s, d) in zip(carry_grads, carry_meta)]
-                    for a, v in zip(acc, captured_grads):
-                        if v is not None:
-                            a += env[v]
-                    for gx, v in zip(gxs, x_grads):
-                        if v is not None:
-                            gx[i] = env[v]
+            g = walk(env, n, tape, kept, xs, g, gys, acc, gxs)
             for vid, a in zip(outputs[:n_carry], g):
                 env[vid] = a
             for vid, a in zip(outputs[n_carry:n_carry + n_x], gxs):
@@ -251,12 +286,23 @@ def loop_kernel(graph, nodes, weak, live, source, names):
     ``segment.py``), or None when a body part cannot be emitted."""
     from ..kernels.cpu import elementwise as cpu
 
-    parts = codegen.partition(graph, nodes, weak, live, min_run=1)
     imports: list = []
     setup: list = []
-    body: list = []
     other, other_imports = native.loop_emitter(graph, weak)  # sums, 0-d runs, more rows
-    for p in parts:
+    body = emit_parts(graph, nodes, weak, live, imports, setup, other)
+    if body is None:
+        return None
+    zero_d = {v for v, value in enumerate(graph.values) if value.shape == ()}
+    src = source(names, body, imports + other_imports(), setup, zero_d)
+    name = "jgl_" + hashlib.sha1(src.encode()).hexdigest()[:20]
+    return cpu.load_generated(name, src).loop
+
+
+def emit_parts(graph, nodes, weak, live, imports, setup, other) -> list | None:
+    """The statements of one loop step running ``nodes`` (``live``: the values read after
+    them), or None when a part has no generated form; ``other``: ``native.loop_emitter``'s."""
+    body: list = []
+    for p in codegen.partition(graph, nodes, weak, live, min_run=1):
         if segment.supported(graph, p, weak):
             body += segment.emit(graph, p, weak, imports, setup)
             continue
@@ -264,9 +310,7 @@ def loop_kernel(graph, nodes, weak, live, source, names):
         if lines is None:
             return None
         body += lines
-    src = source(names, body, imports + other_imports(), setup)
-    name = "jgl_" + hashlib.sha1(src.encode()).hexdigest()[:20]
-    return cpu.load_generated(name, src).loop
+    return body
 
 
 _HEADER = ["# Generated by jitgrad.compile (Note [generated loops]); do not edit.",
@@ -280,7 +324,15 @@ def _names(prefix, items) -> list:
     return [f"{prefix}{k}" for k in range(len(items))]
 
 
-def _forward_source(names, body, imports, setup) -> str:
+def _load(vid, array, row, zero_d) -> str:
+    """``v<vid> = array[row]``; a row of a 0-d value stays a 0-d array (Numba's ``a[i]`` of a
+    vector is a scalar, and the body's statements index 0-d values with ``[()]``)."""
+    if vid in zero_d:
+        return f"        v{vid} = {array}[{row}:{row} + 1].reshape(())"
+    return f"        v{vid} = {array}[{row}]"
+
+
+def _forward_source(names, body, imports, setup, zero_d) -> str:
     placeholders, body_outs, captured, saves, x_phs, y_outs = names
     tapes, kept, caps = _names("tape", placeholders), _names("kept", saves), _names("c", captured)
     xs, ys = _names("xs", x_phs), _names("ys", y_outs)
@@ -289,14 +341,14 @@ def _forward_source(names, body, imports, setup) -> str:
     lines += [f"    v{vid} = {c}" for vid, c in zip(captured, caps)]
     lines += ["    " + line for line in setup]
     lines += ["    for it in range(n):"]
-    lines += [f"        v{vid} = {t}[it]" for vid, t in zip(placeholders + x_phs, tapes + xs)]
+    lines += [_load(vid, t, "it", zero_d) for vid, t in zip(placeholders + x_phs, tapes + xs)]
     lines += ["        " + line for line in body]
     lines += [f"        {t}[it + 1] = v{vid}" for vid, t in zip(body_outs, tapes)]
     lines += [f"        {t}[it] = v{vid}" for vid, t in zip(saves + y_outs, kept + ys)]
     return "\n".join(lines) + "\n"
 
 
-def _backward_source(names, body, imports, setup) -> str:
+def _backward_source(names, body, imports, setup, zero_d) -> str:
     (placeholders, cotangents, carry_grads, captured, captured_grads, saves, from_tape, x_phs,
      y_seeds, x_grads) = names
     tapes = _names("tape", placeholders) + _names("kept", saves) + _names("xs", x_phs)
@@ -308,10 +360,10 @@ def _backward_source(names, body, imports, setup) -> str:
     lines += [f"    v{vid} = {c}" for vid, c in zip(captured, caps)]
     lines += ["    " + line for line in setup]
     lines += ["    for it in range(n - 1, -1, -1):"]
-    lines += [f"        v{vid} = {t}[it]" for vid, t in zip(placeholders + saves + x_phs, tapes)]
-    lines += [f"        v{vid} = tape{k}[it + 1]" for vid, k in from_tape]
+    lines += [_load(vid, t, "it", zero_d) for vid, t in zip(placeholders + saves + x_phs, tapes)]
+    lines += [_load(vid, f"tape{k}", "it + 1", zero_d) for vid, k in from_tape]
     lines += [f"        v{vid} = {g}" for vid, g in zip(cotangents, gs) if vid is not None]
-    lines += [f"        v{vid} = {g}[it]" for vid, g in zip(y_seeds, gys)]
+    lines += [_load(vid, g, "it", zero_d) for vid, g in zip(y_seeds, gys)]
     lines += ["        " + line for line in body]
     # copies: a gradient may live in a buffer the next step rewrites while it still reads it
     lines += [f"        {g} = v{vid}.copy()" if vid is not None

@@ -26,6 +26,7 @@ from ..graph.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..ops import creation
 from ..tensor import Tensor
 from . import trace
+from .while_capture import traced_while
 
 #: the default cap on the bytes of carries the forward keeps for the backward
 DEFAULT_TAPE_BYTES = 256 << 20
@@ -45,10 +46,10 @@ def while_loop(cond_fn, body_fn, carry, *, max_tape_bytes=DEFAULT_TAPE_BYTES):
     if not leaves or not all(isinstance(t, Tensor) for t in leaves):
         raise TypeError("while_loop: carry must be a Tensor or a tuple / list / dict of Tensors "
                         f"(got {type(carry).__name__})")
+    loop = _Loop(cond_fn, body_fn, spec, leaves, max_tape_bytes)
     tracer = trace.current()
     if tracer is not None and not tracer.suspended:
-        raise trace.GraphBreak("while_loop's trip count depends on values")
-    loop = _Loop(cond_fn, body_fn, spec, leaves, max_tape_bytes)
+        return traced_while(tracer, loop, carry)
     if not is_grad_enabled():
         return tree_unflatten(loop.run_plain(leaves), spec)
     used: dict = {}

@@ -88,13 +88,3 @@ def test_errors_name_the_problem():
     out = jg.while_loop(lambda c: c.sum() < 10, lambda c: c * c, x)
     with pytest.raises(RuntimeError, match="second derivative"):
         jg.autograd.grad(out.sum(), x, create_graph=True)
-
-
-def test_compiled_function_with_a_while_loop_runs_it_eagerly():
-    a = jg.tensor([2.0, 5.0], requires_grad=True)
-    f = jg.compile(lambda a: cube_root(a).sum())
-    with pytest.warns(UserWarning, match="while_loop"):
-        v = f(a)
-    assert abs(v.item() - np.cbrt([2.0, 5.0]).sum()) < 1e-13
-    (g,) = jg.autograd.grad(f(a), a)
-    np.testing.assert_allclose(g.numpy(), 1 / (3 * np.cbrt([2.0, 5.0]) ** 2), rtol=1e-12)
