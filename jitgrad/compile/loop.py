@@ -266,6 +266,7 @@ def _trace_backward(tracer, name, body, captured, diff_out) -> BodyBackward:
     seeds = [tracer.cotangent(result_vids[k]) for k in diff_out]
     graph = tracer.graph
     back_nodes = graph.nodes = []
+    tracer.body_backward += 1
     try:
         with tracer.saved_floats():
             grads = autograd_api.grad([results[k] for k in diff_out], targets, seeds,
@@ -274,6 +275,8 @@ def _trace_backward(tracer, name, body, captured, diff_out) -> BodyBackward:
         raise trace._fail(trace.GraphBreak(
             f"{name}: the body's backward cannot be traced ({type(exc).__name__}: "
             f"{exc})")) from exc
+    finally:
+        tracer.body_backward -= 1
     grad_vids = iter([None if g is None else tracer.ref(g)[0][1] for g in grads])
     carry_grads = [next(grad_vids) if p._requires_grad else None for p in body.placeholders]
     x_grads = [next(grad_vids) if p._requires_grad else None for p in body.x_phs]

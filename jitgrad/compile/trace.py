@@ -212,7 +212,17 @@ class Tracer:
         self.suspended = 0
         self.failure = None
         self.phase = "forward"
+        # > 0 while a loop's body backward is traced (``loop._trace_backward``): its
+        # create_graph=True records a first derivative, as the "backward" phase does
+        self.body_backward = 0
         self.mutations = Mutations(self)
+
+    def records_own_backward(self) -> bool:
+        """Whether a backward running now is the trace's own recording of a first derivative
+        (the program's backward, a loop body's), not a derivative the function takes of a
+        derivative (``func.grad`` of ``func.grad``): rules without a second derivative
+        refuse only the latter."""
+        return self.phase == "backward" or self.body_backward > 0
 
     def fail(self, reason: str) -> GraphBreak:
         """A GraphBreak for ``reason``, noted as this trace's failure."""

@@ -132,9 +132,8 @@ class WhileLoopBackward(Node):
     def apply(self, grad_outputs):
         tracer = trace.current()
         recording = tracer is not None and not tracer.suspended
-        # (a trace records its backward with create_graph=True: that is no second derivative;
-        # a user's is replayed eagerly, where the eager loop refuses it)
-        if is_grad_enabled() and not recording:
+        # (a trace records its own backward with create_graph=True: no second derivative)
+        if is_grad_enabled() and not (recording and tracer.records_own_backward()):
             raise RuntimeError("while_loop: a second derivative through the loop is not "
                                "supported (its tape is recomputed without a graph); use "
                                "fori_loop or scan, or a Python loop, for higher order")

@@ -164,3 +164,19 @@ def test_python_condition_and_errors():
         jg.compile(lambda x: jg.while_loop(lambda c: c < 10, lambda c: c * 2, x))(x)
     with pytest.raises(TypeError, match="same shapes"):
         jg.compile(lambda x: jg.while_loop(lambda c: c.sum() < 10, lambda c: c.sum(), x))(x)
+
+
+def test_a_second_derivative_raises_as_eager_does():
+    def f(x):
+        out, _ = jg.while_loop(lambda s: s[1] < 3, lambda s: (jg.sin(s[0]) * s[0], s[1] + 1),
+                               (x, jg.tensor(0)))
+        return out.sum()
+    gg = func.grad(lambda x: (func.grad(f)(x) ** 2).sum())
+    x = jg.tensor([0.3, 0.7])
+    for fn in (gg, jg.compile(gg)):
+        with pytest.raises(RuntimeError, match="second derivative"):
+            fn(x)
+    xr = jg.tensor([0.3, 0.7], requires_grad=True)
+    y = jg.compile(f)(xr)
+    with pytest.raises(RuntimeError, match="second derivative"):
+        jg.autograd.grad(y, xr, create_graph=True)
