@@ -4,13 +4,16 @@ Eager (and under ``jitgrad.func`` transforms) only the chosen branch runs, on th
 records its own graph, so gradients of any order flow through it. Inside ``jitgrad.compile`` a
 predicate known when tracing (a Python bool, or a value computed from constants) selects the
 branch once for the program; a bool Tensor argument becomes a value guard (one program per
-value, Note [value guards]); a predicate computed from float inputs makes the function run
-eagerly, with the compile warning that names it: the program never bakes in a stale branch.
+value, Note [value guards]); a predicate the function computes captures both branches and
+the program picks one at each call (Note [compiled cond] in ``cond_capture.py``): the program
+never bakes in a stale branch.
 """
 from __future__ import annotations
 
 from ..func._pytree import tree_flatten
 from ..tensor import Tensor
+from . import trace
+from .cond_capture import captures, traced_cond
 
 
 def cond(pred, true_fn, false_fn, *operands):
@@ -22,8 +25,11 @@ def cond(pred, true_fn, false_fn, *operands):
         if pred.numel() != 1:
             raise ValueError("cond: pred must be a bool or a one-element Tensor (got shape "
                              f"{tuple(pred.shape)})")
+        tracer = trace.current()
+        if tracer is not None and not tracer.suspended and captures(tracer, pred):
+            return traced_cond(tracer, pred, true_fn, false_fn, operands)
         # (inside a trace the host-read hook decides: a constant is read, a bool argument
-        # becomes a value guard (one program per value), a computed value stops the capture)
+        # becomes a value guard: one program per value)
         taken = bool(pred._host("cond's predicate").reshape(-1)[0])
     else:
         taken = bool(pred)
