@@ -10,7 +10,9 @@ never bakes in a stale branch.
 """
 from __future__ import annotations
 
-from ..func._pytree import tree_flatten
+from ..func._batching import is_batched
+from ..func._pytree import tree_flatten, tree_unflatten
+from ..ops.binary import where
 from ..tensor import Tensor
 from . import trace
 from .cond_capture import captures, traced_cond
@@ -25,6 +27,8 @@ def cond(pred, true_fn, false_fn, *operands):
         if pred.numel() != 1:
             raise ValueError("cond: pred must be a bool or a one-element Tensor (got shape "
                              f"{tuple(pred.shape)})")
+        if is_batched(pred):  # inside vmap, a predicate per example
+            return _select(pred, true_fn, false_fn, operands)
         tracer = trace.current()
         if tracer is not None and not tracer.suspended and captures(tracer, pred):
             return traced_cond(tracer, pred, true_fn, false_fn, operands)
@@ -39,3 +43,25 @@ def cond(pred, true_fn, false_fn, *operands):
         raise TypeError("cond: a branch must return Tensors (or a tuple / list / dict of "
                         f"them); got {[type(t).__name__ for t in leaves]}")
     return out
+
+
+def _select(pred, true_fn, false_fn, operands):
+    """``cond`` under ``vmap`` with a predicate that differs between examples: both branches
+    run on the whole batch and each example takes its branch's result, ``where(pred, t, f)``
+    (as ``jax.lax.cond`` under ``vmap``). Gradients reach each branch through the examples
+    that took it."""
+    t_leaves, t_spec = tree_flatten(true_fn(*operands))
+    f_leaves, f_spec = tree_flatten(false_fn(*operands))
+    if t_spec != f_spec or any(not isinstance(a, Tensor) or not isinstance(b, Tensor)
+                               or tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype
+                               for a, b in zip(t_leaves, f_leaves)):
+        raise ValueError("cond: under vmap with a batched predicate both branches run, and "
+                         "must return the same structure, shapes and dtypes (got "
+                         f"{_describe(t_leaves)} and {_describe(f_leaves)})")
+    choose = pred.reshape(()).bool()
+    return tree_unflatten([where(choose, a, b) for a, b in zip(t_leaves, f_leaves)], t_spec)
+
+
+def _describe(leaves) -> str:
+    return "[" + ", ".join(f"{t.dtype}{list(t.shape)}" if isinstance(t, Tensor)
+                           else type(t).__name__ for t in leaves) + "]"

@@ -114,3 +114,21 @@ def test_vmap_with_an_unbatched_predicate():
     xs = jg.tensor(np.arange(6.0).reshape(3, 2))
     got = func.vmap(lambda x: jg.cond(True, lambda v: v * 3, lambda v: v, x))(xs)
     np.testing.assert_allclose(got.numpy(), xs.numpy() * 3)
+
+
+def test_vmap_with_a_predicate_per_example_selects_each_examples_branch():
+    xs = jg.tensor(np.array([[1.0, 2.0], [-3.0, 1.0], [0.5, -2.0]]))
+
+    def h(x):
+        return jg.cond(x.sum() > 0, lambda v: (jg.sin(v) * v).sum(), lambda v: (v ** 3).sum(), x)
+    want = [h(x) for x in xs]
+    np.testing.assert_allclose(func.vmap(h)(xs).numpy(), [w.item() for w in want], rtol=1e-15)
+    grads = func.vmap(func.grad(h))(xs)
+    for g, x in zip(grads, xs):
+        np.testing.assert_allclose(g.numpy(), func.grad(h)(x).numpy(), rtol=1e-15)
+    hess = func.vmap(func.hessian(h))(xs)
+    for H, x in zip(hess, xs):
+        np.testing.assert_allclose(H.numpy(), func.hessian(h)(x).numpy(), rtol=1e-14)
+    np.testing.assert_allclose(jg.compile(func.vmap(h))(xs).numpy(), func.vmap(h)(xs).numpy())
+    with pytest.raises(ValueError, match="same structure, shapes"):
+        func.vmap(lambda x: jg.cond(x.sum() > 0, lambda v: v, lambda v: v.sum(), x))(xs)
