@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _config, dtypes
 from ..graph.grad_mode import is_grad_enabled
+from ..ops import creation
 from ..func._pytree import tree_flatten, tree_unflatten
 from ..tensor import Tensor
 from . import guards
@@ -144,6 +145,8 @@ class CompiledFunction:
                 self._give_up()
                 return self._fn(*args, **kwargs)
         tracer = Tracer()
+        rng = creation.default_generator
+        before = (rng._np, rng._np.bit_generator.state)  # Note [random rows] (trace.py)
         try:
             with tracer:
                 traced = []
@@ -159,11 +162,15 @@ class CompiledFunction:
                 program = program_module.capture(tracer, out, leaves, kinds)
             self._warn_if_long(len(tracer.graph.nodes))
         except GraphBreak as brk:
+            rng._np = before[0]
+            rng._np.bit_generator.state = before[1]
             if brk.specialize is not None:
                 self._specialized.add(brk.specialize)
                 return self(*args, **kwargs)
             return self._fallback(key, brk, args, kwargs)
         except Exception:
+            rng._np = before[0]
+            rng._np.bit_generator.state = before[1]
             # a float argument entered as a placeholder tensor can take another path in code
             # that tests for numbers (``value=`` vs ``src=``): retry with the floats as values
             floats = {i for i, kind in enumerate(kinds) if kind == "scalar"}

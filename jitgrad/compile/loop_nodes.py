@@ -20,7 +20,7 @@ class _LoopRow:
     """What a loop node says of itself where graph passes read a row's properties (Note
     [what compile knows of a row] in ops/core/registry.py): a composite that is no view."""
 
-    elementwise = cheap = view = value_dependent_shape = False
+    elementwise = cheap = view = value_dependent_shape = random = False
     alias = identity = None
     node_name = ""
 

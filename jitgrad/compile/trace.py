@@ -85,12 +85,22 @@ def current():
     return getattr(_local, "tracer", None)
 
 
+# Note [random rows]: the draws of dropout, ``rand_like`` and ``randn_like`` are rows
+# (``ops/random_rows.py``, ``random=True``) whose forward draws from the default generator. The
+# trace records them as it records any op, and the program calls the row's forward at each
+# call, in the traced order, so a compiled call draws what the eager call would have drawn
+# under the same seed and leaves the generator where eager would. A draw is never folded as a
+# constant, never dropped as dead (``Program``), and refused inside a loop body or a cond
+# branch, whose steps are traced once (a branch not taken would draw) and recomputed by the
+# backward (a second draw). When a trace breaks, the generator is set back to where it was
+# before the trace, so the eager run that follows draws as a plain eager call (api.py). The
+# other draws (``rand``, ``randn``, explicit generators) break the trace before drawing.
 def _random_draw():
     """``upper.random_hook``: a draw from jitgrad's generators on this thread breaks the trace
     (before drawing); other threads draw as usual."""
     if current() is not None:
         raise _fail(GraphBreak("a random op (jitgrad's random generator was used): "
-                               "compile cannot capture random ops yet"))
+                               "only dropout, rand_like and randn_like on the default generator are captured"))
 
 
 def _fail(exc: GraphBreak) -> GraphBreak:
@@ -360,6 +370,8 @@ class Tracer:
         """The transform hook's call of ``run(op, *args, **attrs)``, recorded."""
         if self.suspended:
             return run(op, *args, **attrs)
+        if op.random:
+            self._check_draw(op)
         candidate = self.mutations.before_op(args)
         if getattr(op, "value_dependent_shape", False):
             raise _fail(GraphBreak(f"{op.name}: its output shape depends on the input values "
@@ -389,7 +401,8 @@ class Tracer:
         if substituted:
             self._note_saved_floats(op, out, substituted)
         node = Node(op, refs, node_attrs, phase=self.phase)
-        static = bool(tensor_refs) and all(v in self.static for v in tensor_refs)
+        static = (bool(tensor_refs) and all(v in self.static for v in tensor_refs)
+                  and not op.random)
         for o in outs:
             vid = self.add(o, "op")
             node.outputs.append(vid)
@@ -405,6 +418,12 @@ class Tracer:
         if candidate:  # the new value of an in-place write (Note [functionalised writes])
             self.mutations.pending[2] = node.outputs[0]
         return out
+
+    def _check_draw(self, op):
+        """Note [random rows]: a draw is captured at the function's own level only."""
+        if self.graph.nodes is not self.root_nodes or self.body_backward:
+            raise _fail(GraphBreak(f"{op.name}: a random draw inside a captured loop or "
+                                   "cond branch (its steps are traced once and recomputed)"))
 
     def _note_saved_floats(self, op, out, substituted):
         """The node of ``out`` saved Python floats where placeholders were: its backward, when

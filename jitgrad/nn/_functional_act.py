@@ -15,6 +15,7 @@ import numpy as np
 
 from ..ops import binary, creation as _creation, shape, unary
 from ..ops import nn as _ops
+from ..ops import random_rows as _random_rows
 from ..ops import reduce as _red
 from ..ops.extrema import amax as _amax
 from ..ops.scatter import index_select
@@ -397,8 +398,12 @@ def _feature_dropout(op, input, p, training, inplace, batched_ndim):  # noqa: A0
     if not training or p == 0:
         return x
     lead = x.shape[:2] if x.ndim == batched_ndim else x.shape[:1]
-    keep = keep_mask(x, p, lead + (1,) * (x.ndim - len(lead)))
-    mask = _const(x, keep * (0.0 if p == 1 else 1.0 / (1.0 - p)))
+    mask_shape = lead + (1,) * (x.ndim - len(lead))
+    if x.is_cuda:
+        keep = keep_mask(x, p, mask_shape)
+        mask = _const(x, keep * (0.0 if p == 1 else 1.0 / (1.0 - p)))
+    else:  # (a row: jitgrad.compile captures the draw)
+        mask = _random_rows.dropout_mask(x, p, mask_shape)
     return x.mul_(mask) if inplace else x * mask
 
 

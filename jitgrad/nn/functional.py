@@ -25,6 +25,7 @@ from ..ops import binary, shape, unary
 from ..ops.core import dispatch
 from ..ops import reduce as _red
 from ..ops import creation as _creation
+from ..ops import random_rows as _random_rows
 from ..ops import nn as _ops
 from ..ops.core import upper as _upper
 from ..ops.core.upper import guard_writes
@@ -218,9 +219,12 @@ def dropout(input, p=0.5, training=True, inplace=False):  # noqa: A002
     x = _tensor(input, "dropout")
     if not training or p == 0:
         return x
-    keep = _creation.generator().random(x.shape) >= p
-    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    mask = _T()._make((keep * scale).astype(x.dtype.np))
+    if x.is_cuda:
+        keep = _creation.generator().random(x.shape) >= p
+        scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+        mask = _T()._make((keep * scale).astype(x.dtype.np))
+    else:  # (a row: jitgrad.compile captures the draw)
+        mask = _random_rows.dropout_mask(x, p)
     return x.mul_(mask) if inplace else binary.mul(x, mask)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from . import creation
+from . import creation, random_rows
 from ..graph.grad_mode import no_grad
 from .core import dispatch, methods
 from .torch_common import constant, host_arrays, tensor
@@ -51,6 +51,8 @@ def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
     """Uniform samples in [0, 1) with ``input``'s shape (and dtype unless given)."""
     x = tensor(input, "rand_like")
     dt = _like_dtype(x, dtype)
+    if generator is None and not x.is_cuda and device is None and dt.kind == "f":
+        return _drawn(random_rows.random_like(x, "uniform", dt), requires_grad)
     return _finish(_rng(generator, x.device).random(tuple(x.shape)), x, dt, device,
                    requires_grad)
 
@@ -60,8 +62,15 @@ def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
     """Standard normal samples with ``input``'s shape (and dtype unless given)."""
     x = tensor(input, "randn_like")
     dt = _like_dtype(x, dtype)
+    if generator is None and not x.is_cuda and device is None and dt.kind == "f":
+        return _drawn(random_rows.random_like(x, "normal", dt), requires_grad)
     return _finish(_rng(generator, x.device).standard_normal(tuple(x.shape)), x, dt, device,
                    requires_grad)
+
+
+def _drawn(t, requires_grad):
+    """A draw of the default generator by a row (captured by ``jitgrad.compile``)."""
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
