@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels.cpu import blas_pool
 from .core import dispatch
 from .core import upper as _upper
 from . import torch_cuda
@@ -143,7 +144,8 @@ def _trsm_one(fn, a, b, upper, left, unit):
         a_, lower, trans = a, not upper, 1      # op(a) = a^T; T^T from a's own triangle
     else:
         a_, lower, trans = a.T, upper, 0        # a^T's (lower if upper) triangle is T^T
-    x = fn(1.0, a_, b.T, side=int(left), lower=int(lower), trans_a=trans, diag=int(unit))
+    with blas_pool.small_call(a.shape[-1]):
+        x = fn(1.0, a_, b.T, side=int(left), lower=int(lower), trans_a=trans, diag=int(unit))
     return x.T
 
 
@@ -259,9 +261,10 @@ def getrf(a):
     lu = np.empty_like(flat)
     piv = np.empty((flat.shape[0], min(a.shape[-2:])), np.int32)
     info = np.zeros(flat.shape[0], np.int32)
-    for i, m in enumerate(flat):
-        lu[i], p, info[i] = fn(m)
-        piv[i] = p + 1
+    with blas_pool.small_call(a.shape[-1]):
+        for i, m in enumerate(flat):
+            lu[i], p, info[i] = fn(m)
+            piv[i] = p + 1
     return (lu.reshape(a.shape), piv.reshape(batch + (piv.shape[-1],)),
             info.reshape(batch))
 
@@ -359,7 +362,9 @@ def potrf_info(a):
 
     fn, = lapack.get_lapack_funcs(("potrf",), (a,))
     flat = a.reshape((-1,) + a.shape[-2:])
-    return np.array([fn(m, lower=1)[1] for m in flat], np.int32).reshape(a.shape[:-2])
+    with blas_pool.small_call(a.shape[-1]):
+        info = [fn(m, lower=1)[1] for m in flat]
+    return np.array(info, np.int32).reshape(a.shape[:-2])
 
 
 def _stack_lapack(name, a, *extra, **kwargs):
@@ -370,7 +375,8 @@ def _stack_lapack(name, a, *extra, **kwargs):
     fn, = lapack.get_lapack_funcs((name,), (a,))
     flat = a.reshape((-1,) + a.shape[-2:])
     rest = [e.reshape((flat.shape[0],) + e.shape[-2:]) for e in extra]
-    return [fn(m, *(r[i] for r in rest), **kwargs) for i, m in enumerate(flat)]
+    with blas_pool.small_call(a.shape[-1]):
+        return [fn(m, *(r[i] for r in rest), **kwargs) for i, m in enumerate(flat)]
 
 
 def sytrf(a, hermitian=False):
