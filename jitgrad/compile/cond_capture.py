@@ -23,6 +23,7 @@ from ..graph.node import Node
 from ..ops.core.recording import record_node
 from ..tensor import Tensor
 from . import codegen, trace
+from .loop import traced_grads
 from .loop_nodes import _LoopRow, made, node_reads, outside
 
 
@@ -140,17 +141,8 @@ def _trace_branch_backward(tracer, b: _Branch, diff) -> None:
         seeds = [tracer.cotangent(b.outs[k]) for k in results]
         for k, s in zip(results, seeds):
             b.cotangents[k] = tracer.ids[id(s)]
-        tracer.body_backward += 1
-        try:
-            with tracer.saved_floats():
-                grads = autograd_api.grad([b.out_leaves[k] for k in results], targets, seeds,
-                                          create_graph=True, allow_unused=True)
-        except Exception as exc:  # eager would meet it in the backward, if at all
-            raise trace._fail(trace.GraphBreak(
-                f"cond: a branch's backward cannot be traced ({type(exc).__name__}: "
-                f"{exc})")) from exc
-        finally:
-            tracer.body_backward -= 1
+        grads = traced_grads(tracer, "cond: a branch's", [b.out_leaves[k] for k in results],
+                             targets, seeds)
     grad_vids = iter([None if g is None else tracer.ref(g)[0][1] for g in grads])
     b.grads = ([next(grad_vids) if p._requires_grad else None for p in b.placeholders]
                + list(grad_vids))

@@ -266,17 +266,8 @@ def _trace_backward(tracer, name, body, captured, diff_out) -> BodyBackward:
     seeds = [tracer.cotangent(result_vids[k]) for k in diff_out]
     graph = tracer.graph
     back_nodes = graph.nodes = []
-    tracer.body_backward += 1
-    try:
-        with tracer.saved_floats():
-            grads = autograd_api.grad([results[k] for k in diff_out], targets, seeds,
-                                      create_graph=True, allow_unused=True)
-    except Exception as exc:  # eager would meet it in the backward, if at all
-        raise trace._fail(trace.GraphBreak(
-            f"{name}: the body's backward cannot be traced ({type(exc).__name__}: "
-            f"{exc})")) from exc
-    finally:
-        tracer.body_backward -= 1
+    grads = traced_grads(tracer, f"{name}: the body's", [results[k] for k in diff_out],
+                         targets, seeds)
     grad_vids = iter([None if g is None else tracer.ref(g)[0][1] for g in grads])
     carry_grads = [next(grad_vids) if p._requires_grad else None for p in body.placeholders]
     x_grads = [next(grad_vids) if p._requires_grad else None for p in body.x_phs]
@@ -285,6 +276,22 @@ def _trace_backward(tracer, name, body, captured, diff_out) -> BodyBackward:
         cotangents[k] = tracer.ids[id(s)]
     return BodyBackward(back_nodes, cotangents, carry_grads, x_grads, captured_diff,
                         list(grad_vids))
+
+
+def traced_grads(tracer, what, outputs, targets, seeds) -> list:
+    """``autograd.grad(outputs, targets, seeds)`` recorded into the trace's current node list
+    (``create_graph=True``: the rules run as ops; no second derivative, Note in
+    ``Tracer.records_own_backward``); a rule that cannot be traced breaks the capture."""
+    tracer.body_backward += 1
+    try:
+        with tracer.saved_floats():
+            return list(autograd_api.grad(outputs, targets, seeds, create_graph=True,
+                                          allow_unused=True))
+    except Exception as exc:  # eager would meet it in the backward, if at all
+        raise trace._fail(trace.GraphBreak(
+            f"{what} backward cannot be traced ({type(exc).__name__}: {exc})")) from exc
+    finally:
+        tracer.body_backward -= 1
 
 
 def _run_untraced(tracer, n, step, spec, run_with, x_spec, xs_with):

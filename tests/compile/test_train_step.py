@@ -18,9 +18,10 @@ def _data(n=5, seed=0):
     return xs, ys
 
 
-def _setup(make_opt):
+def _setup(make_opt, dropout=None):
     jg.manual_seed(0)
-    model = nn.Sequential(nn.Linear(12, 10), nn.ReLU(), nn.Linear(10, 10), nn.ReLU(),
+    extra = [nn.Dropout(dropout)] if dropout else []
+    model = nn.Sequential(nn.Linear(12, 10), nn.ReLU(), *extra, nn.Linear(10, 10), nn.ReLU(),
                           nn.Linear(10, 4)).double()
     opt = make_opt(model.parameters())
 
@@ -210,3 +211,20 @@ def test_parameter_used_after_its_update_with_grad_falls_back():
     compiled, results, _ = _run_both(f, jg.tensor(np.ones(3)), calls=2)
     assert compiled.stats()["fallbacks"]
     np.testing.assert_array_equal(w.detach().numpy(), [4.0, 4.0, 4.0])
+
+
+def test_compiled_steps_with_dropout_equal_eager_under_the_same_seed():
+    """Note [random rows] (compile/trace.py): the program draws the masks eager draws."""
+    xs, ys = _data(4)
+    m1, o1, eager = _setup(OPTIMIZERS["adam"], dropout=0.25)
+    m2, o2, step = _setup(OPTIMIZERS["adam"], dropout=0.25)
+    compiled = jg.compile(step)
+    jg.manual_seed(11)
+    want = [eager(x, y).item() for x, y in zip(xs, ys)]
+    jg.manual_seed(11)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [compiled(x, y).item() for x, y in zip(xs, ys)]
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    _assert_same(m1, o1, m2, o2)
+    assert compiled.stats()["traces"] == 1

@@ -75,13 +75,6 @@ def test_zero_trips_and_a_trace_run_of_zero_trips():
     assert v.item() == 33.0 and g.tolist() == [3.0, 3.0]
 
 
-def _damped(w, x0, steps):
-    def body(state):
-        x, k = state
-        return jg.tanh(w * x) + 0.1 * x, k + 1
-    return jg.while_loop(lambda s: s[1] < steps, body, (x0, jg.tensor(0)))[0]
-
-
 @pytest.mark.parametrize("cap", [None, 3 * 8 * 8])
 def test_closure_gradients_equal_the_python_loop_under_any_cap(cap):
     rng = np.random.default_rng(0)
