@@ -276,25 +276,15 @@ class CondBackward(Node):
 
     def apply(self, grad_outputs):
         tracer = trace.current()
-        recording = tracer is not None and not tracer.suspended
         create = is_grad_enabled()
-        if recording and create and not tracer.records_own_backward():
+        if (tracer is not None and not tracer.suspended and create
+                and not tracer.records_own_backward()):
             # a derivative of a derivative: the branches' backwards were traced once
             raise tracer.fail("cond: a derivative of a derivative through a cond with a "
                               "computed predicate")
-        if recording:
-            grads_in = [None if g is None else tracer.ref(g)[0][1] for g in grad_outputs]
-            tracer.suspended += 1
-        try:
-            result = self._vjp(grad_outputs, create and not recording)
-        finally:
-            if recording:
-                tracer.suspended -= 1
-        if recording:
-            back = CondBackwardNode(self._node, grads_in)
-            back.phase = tracer.phase
-            back.outputs = [tracer.add(t, "op") for t in result]
-            tracer.graph.nodes.append(back)
+        result = trace.record_backward(
+            grad_outputs, lambda recording: self._vjp(grad_outputs, create and not recording),
+            lambda grads_in: CondBackwardNode(self._node, grads_in))
         n = len(self._operands)
         return ([g if t._requires_grad and t.dtype.is_floating_point else None
                  for g, t in zip(result[:n], self._operands)] + result[n:])

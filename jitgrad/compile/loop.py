@@ -446,22 +446,11 @@ class ForiLoopBackward(Node):
         self._x_diff = x_diff
 
     def apply(self, grad_outputs):
-        tracer = trace.current()
-        recording = tracer is not None and not tracer.suspended
-        if recording:
-            grads_in = [None if g is None else tracer.ref(g)[0][1] for g in grad_outputs]
-            tracer.suspended += 1
-        try:
+        def walk(recording):
             with no_grad():
-                result = self._walk(grad_outputs)
-        finally:
-            if recording:
-                tracer.suspended -= 1
-        if recording:
-            node = LoopBackwardNode(self._loop, grads_in)
-            node.phase = tracer.phase
-            node.outputs = [tracer.add(t, "op") for t in result]
-            tracer.graph.nodes.append(node)
+                return self._walk(grad_outputs)
+        result = trace.record_backward(grad_outputs, walk,
+                                       lambda grads_in: LoopBackwardNode(self._loop, grads_in))
         n_carry, n_x = len(self._carry_in), len(self._xs)
         return ([g if t._requires_grad else None
                  for g, t in zip(result, self._carry_in)]

@@ -198,6 +198,29 @@ def _uninstall():
             upper.set_write_guard(None)
 
 
+def record_backward(grad_outputs, compute, make_node) -> list:
+    """The eager backward of a captured loop or branch (``ForiLoopBackward``,
+    ``WhileLoopBackward``, ``CondBackward``): ``compute(recording)`` runs with the trace quiet
+    and gives the gradients (Tensors); inside a traced backward (``recording``) the program
+    node ``make_node(grads_in)`` (per gradient in, a value id or None) is recorded with them
+    as its outputs, so the program runs it at each call."""
+    tracer = current()
+    recording = tracer is not None and not tracer.suspended
+    if not recording:
+        return compute(False)
+    grads_in = [None if g is None else tracer.ref(g)[0][1] for g in grad_outputs]
+    tracer.suspended += 1
+    try:
+        result = compute(True)
+    finally:
+        tracer.suspended -= 1
+    node = make_node(grads_in)
+    node.phase = tracer.phase
+    node.outputs = [tracer.add(t, "op") for t in result]
+    tracer.graph.nodes.append(node)
+    return result
+
+
 class Tracer:
     """Records the registry ops of one run into ``graph`` (Note [compile tracing])."""
 

@@ -131,35 +131,28 @@ class WhileLoopBackward(Node):
 
     def apply(self, grad_outputs):
         tracer = trace.current()
-        recording = tracer is not None and not tracer.suspended
         # (a trace records its own backward with create_graph=True: no second derivative)
-        if is_grad_enabled() and not (recording and tracer.records_own_backward()):
+        if is_grad_enabled() and not (tracer is not None and not tracer.suspended
+                                      and tracer.records_own_backward()):
             raise RuntimeError("while_loop: a second derivative through the loop is not "
                                "supported (its tape is recomputed without a graph); use "
                                "fori_loop or scan, or a Python loop, for higher order")
-        if recording:
-            grads_in = [None if g is None else tracer.ref(g)[0][1] for g in grad_outputs]
-            tracer.suspended += 1
-        try:
-            with no_grad():
-                g, acc = self._loop.backward(list(grad_outputs))
-        finally:
-            if recording:
-                tracer.suspended -= 1
+        result = trace.record_backward(
+            grad_outputs, lambda recording: self._gradients(grad_outputs),
+            lambda grads_in: WhileBackwardNode(self._node, grads_in))
+        n = len(self._loop.meta)
+        return ([gr if gr.dtype.is_floating_point else None for gr in result[:n]]
+                + result[n:])
+
+    def _gradients(self, grad_outputs) -> list:
+        with no_grad():
+            g, acc = self._loop.backward(list(grad_outputs))
         position = {id(t): k for k, t in enumerate(self._loop.closures)}
         read = [acc[position[id(t)]] if id(t) in position and acc[position[id(t)]] is not None
                 else creation.zeros(tuple(t.shape), dtype=t.dtype) for t in self._read]
         # (fresh arrays: a zero-trip loop's gradient is its input's, and the trace knows a
         # value by its array: the program must read this node's result, not the input)
-        result = [Tensor._make(np.array(t._data, order="C")) for t in list(g) + read]
-        if recording:
-            back = WhileBackwardNode(self._node, grads_in)
-            back.phase = tracer.phase
-            back.outputs = [tracer.add(t, "op") for t in result]
-            tracer.graph.nodes.append(back)
-        n = len(g)
-        return ([gr if gr.dtype.is_floating_point else None for gr in result[:n]]
-                + result[n:])
+        return [Tensor._make(np.array(t._data, order="C")) for t in list(g) + read]
 
     def _release(self):
         self._released = True
