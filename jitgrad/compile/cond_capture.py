@@ -24,7 +24,7 @@ from ..ops.core.recording import record_node
 from ..tensor import Tensor
 from . import codegen, trace
 from .loop import traced_grads
-from .loop_nodes import _LoopRow, made, node_reads, outside
+from .loop_nodes import LoopRow, made, node_reads, outside
 
 
 def captures(tracer, pred) -> bool:
@@ -180,7 +180,7 @@ def _plan_backward(graph, b: _Branch) -> None:
 class CondNode:
     """The forward of a captured ``cond``: one branch's steps, picked at each call."""
 
-    op = _LoopRow("cond")
+    op = LoopRow("cond")
     phase = "forward"
 
     def __init__(self, pred, operands_in, branches, captured, tape):
@@ -224,7 +224,7 @@ class CondNode:
 class CondBackwardNode:
     """The backward of a captured ``cond``: the backward of the branch that ran."""
 
-    op = _LoopRow("cond_backward")
+    op = LoopRow("cond_backward")
     phase = "backward"
 
     def __init__(self, node: CondNode, grads_in):

@@ -180,7 +180,7 @@ def _traced(tracer, name, n, step, carry, xs):
     try:
         while True:
             body_nodes = graph.nodes = []
-            body = _trace_body(tracer, name, step, spec, carry, run_with, differentiable,
+            body = trace_body(tracer, name, step, spec, carry, run_with, differentiable,
                                x_spec, xs_with, x_diff)
             flow = _GradFlow(_step_rule(tracer, body_nodes, body), first, n, len(leaves))
             if all(d or not r for r, d in zip(flow.reached, differentiable)):
@@ -193,7 +193,7 @@ def _traced(tracer, name, n, step, carry, xs):
         diff_out = [k for k, o in enumerate(results)
                     if o._requires_grad and o.dtype.is_floating_point]
         if is_grad_enabled() and diff_out and (any(flow.last) or any(flow.y_flags)):
-            backward = _trace_backward(tracer, name, body, captured, diff_out)
+            backward = trace_backward(tracer, name, body, captured, diff_out)
             made_here |= made(backward.nodes) | {c for c in backward.cotangents if c is not None}
             read = outside(backward.nodes, made_here, backward.carry_grads + backward.x_grads
                            + backward.captured_grads)
@@ -229,7 +229,7 @@ class _Body:
         self.y_leaves, self.y_outs, self.y_spec = y_leaves, y_outs, y_spec
 
 
-def _trace_body(tracer, name, step, spec, carry, run_with, differentiable, x_spec, xs_with,
+def trace_body(tracer, name, step, spec, carry, run_with, differentiable, x_spec, xs_with,
                 x_diff) -> _Body:
     """The body traced once on placeholder carries and xs rows (leaves: the body's backward
     stops there), the carries in ``differentiable`` and the xs in ``x_diff`` requiring grad. A
@@ -254,7 +254,7 @@ def _trace_body(tracer, name, step, spec, carry, run_with, differentiable, x_spe
                  None if y is None else y_spec)
 
 
-def _trace_backward(tracer, name, body, captured, diff_out) -> BodyBackward:
+def trace_backward(tracer, name, body, captured, diff_out) -> BodyBackward:
     """The body's backward, traced with ``create_graph=True`` from cotangent placeholders of
     the results requiring grad to the placeholders and captured values requiring grad."""
     results, result_vids = body.out_leaves + body.y_leaves, body.outs + body.y_outs

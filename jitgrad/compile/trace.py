@@ -245,7 +245,7 @@ class Tracer:
         self.suspended = 0
         self.failure = None
         self.phase = "forward"
-        # > 0 while a loop's body backward is traced (``loop._trace_backward``): its
+        # > 0 while a loop's body backward is traced (``loop.trace_backward``): its
         # create_graph=True records a first derivative, as the "backward" phase does
         self.body_backward = 0
         self.mutations = Mutations(self)

@@ -23,7 +23,7 @@ from ..ops import creation
 from ..ops.core.recording import record_node
 from ..tensor import Tensor
 from . import trace
-from .loop import _trace_backward, _trace_body
+from .loop import trace_backward, trace_body
 from .loop_nodes import LoopNode, made, outside
 from .while_nodes import WhileBackwardNode, WhileNode
 
@@ -38,7 +38,7 @@ def traced_while(tracer, loop, carry):
     outer = graph.nodes
     try:
         body_nodes = graph.nodes = []
-        body = _trace_body(tracer, "while_loop", lambda c, _x: (loop.body_fn(c), None), spec,
+        body = trace_body(tracer, "while_loop", lambda c, _x: (loop.body_fn(c), None), spec,
                            carry, run_with,
                            tuple(grad_on and t.dtype.is_floating_point for t in run_with),
                            None, [], ())
@@ -64,7 +64,7 @@ def traced_while(tracer, loop, carry):
                     if o._requires_grad and o.dtype.is_floating_point]
         backward = None
         if needs_grad and diff_out:
-            backward = _trace_backward(tracer, "while_loop", body, captured, diff_out)
+            backward = trace_backward(tracer, "while_loop", body, captured, diff_out)
             made_here |= made(backward.nodes) | {c for c in backward.cotangents if c is not None}
             read = outside(backward.nodes, made_here, backward.carry_grads
                            + backward.captured_grads)

@@ -36,7 +36,7 @@ class WhileNode:
     ``body.body_nodes`` run until ``pred`` is false. ``body`` is a ``LoopNode`` of the same
     body (its runner recomputes chunks for the backward)."""
 
-    op = loop_nodes._LoopRow("while_loop")
+    op = loop_nodes.LoopRow("while_loop")
     phase = "forward"
 
     def __init__(self, body, cond_nodes, pred, cond_captured, cap):
@@ -100,7 +100,7 @@ class WhileNode:
 class WhileBackwardNode:
     """The backward of a captured while loop: its tape walked back (Note [compiled while])."""
 
-    op = loop_nodes._LoopRow("while_loop_backward")
+    op = loop_nodes.LoopRow("while_loop_backward")
     phase = "backward"
 
     def __init__(self, loop: WhileNode, grads_in):
@@ -203,7 +203,7 @@ def _while_kernel(graph, weak, node: WhileNode, cond_nodes, body_nodes):
     tapes, curs, nxts = ([f"{p}{i}" for i in k] for p in ("tape", "cur", "nxt"))
     caps = [f"c{i}" for i in range(len(node.captured))]
     state = ", ".join(curs + nxts)
-    src = loop_nodes._HEADER + imports + other_imports() + [
+    src = loop_nodes.LOOP_HEADER + imports + other_imports() + [
         "", "@cached_njit(nogil=True, error_model='numpy')",
         f"def loop(steps, stride, count, max_rows, {', '.join(tapes + curs + nxts + caps)}):"]
     src += [f"    v{vid} = {c}" for vid, c in zip(node.captured, caps)]
