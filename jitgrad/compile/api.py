@@ -146,7 +146,7 @@ class CompiledFunction:
                 return self._fn(*args, **kwargs)
         tracer = Tracer()
         rng = creation.default_generator
-        before = (rng._np, rng._np.bit_generator.state)  # Note [random rows] (trace.py)
+        before = rng.get_state()  # Note [random rows] (trace.py)
         try:
             with tracer:
                 traced = []
@@ -162,15 +162,13 @@ class CompiledFunction:
                 program = program_module.capture(tracer, out, leaves, kinds)
             self._warn_if_long(len(tracer.graph.nodes))
         except GraphBreak as brk:
-            rng._np = before[0]
-            rng._np.bit_generator.state = before[1]
+            rng.set_state(before)
             if brk.specialize is not None:
                 self._specialized.add(brk.specialize)
                 return self(*args, **kwargs)
             return self._fallback(key, brk, args, kwargs)
         except Exception:
-            rng._np = before[0]
-            rng._np.bit_generator.state = before[1]
+            rng.set_state(before)
             # a float argument entered as a placeholder tensor can take another path in code
             # that tests for numbers (``value=`` vs ``src=``): retry with the floats as values
             floats = {i for i, kind in enumerate(kinds) if kind == "scalar"}

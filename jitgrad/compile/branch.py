@@ -16,6 +16,7 @@ from ..ops.binary import where
 from ..tensor import Tensor
 from . import trace
 from .cond_capture import captures, traced_cond
+from .loop import describe_leaves
 
 
 def cond(pred, true_fn, false_fn, *operands):
@@ -57,11 +58,7 @@ def _select(pred, true_fn, false_fn, operands):
                                for a, b in zip(t_leaves, f_leaves)):
         raise ValueError("cond: under vmap with a batched predicate both branches run, and "
                          "must return the same structure, shapes and dtypes (got "
-                         f"{_describe(t_leaves)} and {_describe(f_leaves)})")
+                         f"{describe_leaves(t_leaves)} and {describe_leaves(f_leaves)})")
     choose = pred.reshape(()).bool()
     return tree_unflatten([where(choose, a, b) for a, b in zip(t_leaves, f_leaves)], t_spec)
 
-
-def _describe(leaves) -> str:
-    return "[" + ", ".join(f"{t.dtype}{list(t.shape)}" if isinstance(t, Tensor)
-                           else type(t).__name__ for t in leaves) + "]"

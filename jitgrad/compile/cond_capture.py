@@ -23,7 +23,7 @@ from ..graph.node import Node
 from ..ops.core.recording import record_node
 from ..tensor import Tensor
 from . import codegen, trace
-from .loop import traced_grads
+from .loop import describe_leaves, traced_grads
 from .loop_nodes import LoopRow, made, node_reads, outside
 
 
@@ -68,8 +68,8 @@ def traced_cond(tracer, pred, true_fn, false_fn, operands):
         if t.out_spec != f.out_spec or t.meta != f.meta:
             raise tracer.fail(
                 "cond: the branches return different structures, shapes or dtypes "
-                f"({_describe(t.meta)} and {_describe(f.meta)}); with a computed predicate both "
-                "must match (as jax.lax.cond)")
+                f"({describe_leaves(t.out_leaves)} and {describe_leaves(f.out_leaves)}); with a "
+                "computed predicate both must match (as jax.lax.cond)")
         captured = []
         for b in branches:
             captured += [v for v in outside(b.nodes, made(b.nodes) | set(b.ph_vids), b.outs)
@@ -104,10 +104,6 @@ def traced_cond(tracer, pred, true_fn, false_fn, operands):
     node.outputs = [tracer.add(o, "op") for o in final]
     outer.append(node)
     return tree_unflatten(final, t.out_spec)
-
-
-def _describe(meta) -> str:
-    return "[" + ", ".join(f"{d.name}{list(s)}" for s, d in meta) + "]"
 
 
 def _trace_branch(tracer, fn, spec, run_with, grad_on) -> _Branch:

@@ -146,12 +146,13 @@ def _checked(name, new, old):
             not isinstance(a, Tensor) or a.shape != b.shape or a.dtype != b.dtype
             for a, b in zip(new_leaves, old_leaves)):
         raise TypeError(f"{name}: the body must return the carry's structure with the same "
-                        f"shapes and dtypes (carry {_describe(old_leaves)}, body returned "
-                        f"{_describe(new_leaves)})")
+                        f"shapes and dtypes (carry {describe_leaves(old_leaves)}, body returned "
+                        f"{describe_leaves(new_leaves)})")
     return new
 
 
-def _describe(leaves) -> str:
+def describe_leaves(leaves) -> str:
+    """``[float64[3], int64[]]``: the dtypes and shapes of pytree leaves, for error messages."""
     return "[" + ", ".join(f"{t.dtype.name}{list(t.shape)}" if isinstance(t, Tensor)
                            else type(t).__name__ for t in leaves) + "]"
 
@@ -247,7 +248,7 @@ def trace_body(tracer, name, step, spec, carry, run_with, differentiable, x_spec
     out_leaves, _ = tree_flatten(out)
     y_leaves, y_spec = tree_flatten(y)
     if not all(isinstance(t, Tensor) for t in y_leaves):
-        raise TypeError(f"{name}: each y must be a Tensor (got {_describe(y_leaves)})")
+        raise TypeError(f"{name}: each y must be a Tensor (got {describe_leaves(y_leaves)})")
     outs = [tracer.ref(o)[0][1] for o in out_leaves]
     y_outs = [tracer.ref(o)[0][1] for o in y_leaves]
     return _Body(placeholders, ph_vids, out_leaves, outs, x_phs, x_vids, y_leaves, y_outs,

@@ -100,7 +100,8 @@ def _random_draw():
     (before drawing); other threads draw as usual."""
     if current() is not None:
         raise _fail(GraphBreak("a random op (jitgrad's random generator was used): "
-                               "only dropout, rand_like and randn_like on the default generator are captured"))
+                               "only dropout, rand_like and randn_like on the default "
+                               "generator are captured"))
 
 
 def _fail(exc: GraphBreak) -> GraphBreak:

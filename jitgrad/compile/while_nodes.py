@@ -65,7 +65,8 @@ class WhileNode:
         kernel = _while_kernel(graph, weak, self, cond_nodes, body_nodes)
         if kernel is None:
             kernel = _python_loop(graph, weak, build_steps, self, cond_nodes, body_nodes)
-        carry_in, captured, outputs, tape_vid = self.carry_in, self.captured, self.outputs, self.tape
+        carry_in, captured, outputs = self.carry_in, self.captured, self.outputs
+        tape_vid = self.tape
 
         def step(env):
             cur = [np.array(env[v], dtype=d, order="C") for v, (_, d) in zip(carry_in, meta)]
