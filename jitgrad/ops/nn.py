@@ -5,8 +5,8 @@ layer norm, embedding; convolution and pooling are in ``ops/conv.py`` and the lo
 Softmax and log_softmax (numerically stable) along one dim:
 
 Forward: the input is laid out as ``(outer, r, inner)`` (a reshape: one dim is always
-adjacent), the max and the sum of exponentials come from the ``kernels.cpu.reduce`` kernels and
-the elementwise work is NumPy with ``out=`` (no extra temporaries). Backward rules are Tensor ops
+adjacent) and ``kernels/cpu/softmax.py``'s one kernel computes the max, the sum of exponentials
+and the result per slice; compiled programs call the same kernel. Backward rules are Tensor ops
 on the saved output, so double backward works.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from numba.np.numpy_support import as_dtype
 
 from .. import dtypes
 from ..graph.grad_mode import is_grad_enabled
-from ..kernels.cpu import norm as cpu_norm, reduce as cpu_reduce, pool
+from ..kernels.cpu import norm as cpu_norm, pool, softmax as cpu_softmax
 from . import binary, nn_cuda, unary
 from .core import dispatch, upper
 from . import linalg as _linalg
@@ -45,21 +45,11 @@ def _softmax_fwd(ctx, x, dim, log):
     if x.size == 0:
         return np.empty(x.shape, x.dtype)
     a = x.astype(np.float32) if x.dtype == np.float16 else x
-    if a.ndim == 0:
-        x3 = a.reshape(1, 1, 1)
-    else:
-        shape = a.shape
-        x3 = np.ascontiguousarray(a).reshape(math.prod(shape[:dim]), shape[dim],
-                                             math.prod(shape[dim + 1:]))
-    m = cpu_reduce.reduce_max(x3)[0][:, None, :]
-    z = x3 - m  # a fresh array: shifted so the largest exponent is 0
-    if log:
-        e = np.exp(z)
-        z -= np.log(cpu_reduce.reduce_sum(e))[:, None, :]
-    else:
-        np.exp(z, out=z)
-        z /= cpu_reduce.reduce_sum(z)[:, None, :]
-    return z.reshape(x.shape).astype(x.dtype, copy=False)
+    shape = a.shape
+    x3 = a.reshape(math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])) if a.ndim \
+        else a.reshape(1, 1, 1)
+    y = cpu_softmax.slices(x3, cpu_softmax.LOG_SOFTMAX if log else cpu_softmax.SOFTMAX)
+    return y.reshape(x.shape).astype(x.dtype, copy=False)
 
 
 def _softmax_bwd(ctx, g, result):

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from . import pool
+from . import pool, softmax
 from .kernel_cache import njit as cached_njit  # the healing disk cache
 from ..rebind import bind as _bind
 from ... import _config  # _config.parallel_kernels: the engine's kernel policy
@@ -41,7 +41,6 @@ from ... import _config  # _config.parallel_kernels: the engine's kernel policy
 # and float32, so their threshold counts float64-sized elements (bytes / 8).
 PARALLEL_MIN_SIZE = 1 << 18   # sum/prod/var (memory-bound): x.nbytes >= 8 * PARALLEL_MIN_SIZE
 _PAR_MIN_ARG = 1 << 16        # max/min
-_PAR_MIN_EXP = 1 << 14        # logsumexp (libm exp: more work per element, an earlier crossover)
 _PAR_MIN_PO = 1 << 15         # prod_others, with several work items
 
 _B = 1024    # contiguous elements per summation block (inner == 1)
@@ -69,7 +68,6 @@ def _inline(f, name=None, **env):
 _ADD = _inline(lambda a, b: a + b)
 _MUL = _inline(lambda a, b: a * b)
 _MAPS = {"id": _inline(lambda v, c, k: v),                          # v
-         "exp": _inline(lambda v, c, k: np.exp(v - c[k])),          # exp(v - c[k])
          "sq": _inline(lambda v, c, k: (v - c[k]) * (v - c[k]))}    # (v - c[k])^2
 
 
@@ -281,11 +279,6 @@ _K_SUM = _fold_pair("sum", _ADD, _TREE_ADD, "id")
 # compile/native.py calls them as ``_fold`` does: (x, outer, r[, inner], c, ident, out))
 SERIAL_SUM_ROWS, SERIAL_SUM_COLS = _K_SUM[0][False], _K_SUM[1][False]
 _K_PROD = _fold_pair("prod", _MUL, _TREE_MUL, "id")
-# Note [strict exp fold]: no fast-math flags here. With ``reassoc`` LLVM vectorised the block
-# loop of exp terms differently in the serial and the parallel copy (the order of the adds is
-# its choice), so logsumexp gave 1-ulp different bits with 1 and 2 threads (11 of 400 rows of a
-# (400, 300) float64 input). Strict IEEE order costs nothing measurable: exp dominates the loop.
-_K_EXP = _fold_pair("sumexp", _ADD, _TREE_ADD, "exp", fastmath=False)
 _K_SQ = _fold_pair("sumsq", _ADD, _TREE_ADD, "sq")
 
 
@@ -447,7 +440,8 @@ def _need_float(x3, name):
 
 
 def reduce_logsumexp(x3):
-    """out[o, j] = m + log(sum_i exp(x3[o, i, j] - m)) with m = max_i x3[o, i, j].
+    """out[o, j] = m + log(sum_i exp(x3[o, i, j] - m)) with m = max_i x3[o, i, j]
+    (``softmax.slices``: the kernel softmax and log_softmax share).
 
     The exponentials are summed in float64. NaN in the slice gives NaN; otherwise m == +inf
     gives +inf and an all -inf slice (or r == 0) gives -inf. Float input only (TypeError)."""
@@ -455,15 +449,7 @@ def reduce_logsumexp(x3):
     outer, r, inner = x3.shape
     if r == 0:
         return np.full((outer, inner), -np.inf, x3.dtype)
-    x, outer, r, inner = _prep(x3)
-    m = _arg_extreme(_K_MAX, x.reshape(outer, r, inner))[0]   # NaN-propagating max
-    s = _fold(_K_EXP, x, outer, r, inner, m.reshape(-1), np.dtype(np.float64),
-              x.size >= _PAR_MIN_EXP)
-    np.log(s, out=s)
-    s += m
-    finite = np.isfinite(m)
-    s[~finite] = m[~finite]
-    return s.astype(x3.dtype)
+    return softmax.slices(x3, softmax.LOGSUMEXP)
 
 
 def reduce_var(x3, correction=1):
