@@ -11,8 +11,9 @@ allocates the intermediates and calls, in order, the same compiled kernels the s
   same compiled module);
 - an identity view is a name for its source's array;
 - a composite row with an emitter here (``EMITTERS``: reductions through jitgrad's own fold
-  kernels, the views and shape rows through Numba's NumPy, ``cat``, basic indexing and its
-  backward) emits its forward inline; an emitter refuses (returns None) attributes or dtypes it
+  kernels, softmax, log_softmax and logsumexp through the kernel eager runs, the views and
+  shape rows through Numba's NumPy, ``cat``, basic indexing and its backward) emits its
+  forward inline; an emitter refuses (returns None) attributes or dtypes it
   does not cover.
 
 A segment reads its inputs from the value table and writes back only the values read after it,
@@ -30,7 +31,7 @@ import os
 
 import numpy as np
 
-from ..kernels.cpu import elementwise as cpu, reduce as cpu_reduce
+from ..kernels.cpu import elementwise as cpu, reduce as cpu_reduce, softmax as cpu_softmax
 from . import codegen, segment
 
 #: off: every step runs on its own (``JITGRAD_COMPILE_NATIVE=0``, for comparisons)
@@ -123,27 +124,34 @@ def _emit_group(e: _Emit, group) -> bool:
 
 
 # --- composite rows ------------------------------------------------------------------------
+def _slices(shape, dims):
+    """(outer, r, inner): ``shape`` seen with the reduced ``dims`` as the middle axis, or None
+    for non-adjacent dims (eager moves the axes first)."""
+    dims = tuple(sorted(d % len(shape) for d in dims)) if shape else ()
+    if dims and dims[-1] - dims[0] + 1 != len(dims):
+        return None
+    if not dims:
+        return 1, 1, math.prod(shape)
+    return (math.prod(shape[:dims[0]]), math.prod(shape[dims[0]:dims[-1] + 1]),
+            math.prod(shape[dims[-1] + 1:]))
+
+
+def _float_serial(e: _Emit, vid, limit: int) -> bool:
+    """A float32/float64 value of fewer than ``limit`` elements (a serial kernel's size)."""
+    return (e.dtype(vid) in (np.dtype(np.float64), np.dtype(np.float32))
+            and math.prod(e.shape(vid)) < limit)
+
+
 def _sum(e: _Emit, node, x: str, out: str) -> bool:
     """``sum``/``sum_dim`` of a float array: ``reduce_sum``'s serial fold kernel on the
     (outer, r, inner) view, as the eager ``_fold`` calls it."""
     (vid,) = node.value_args()
-    dims, keepdim, dtype = node.attrs["dims"], node.attrs["keepdim"], node.attrs["dtype"]
     dt = e.dtype(vid)
-    shape = e.shape(vid)
-    if dtype is not None or dt not in (np.dtype(np.float64), np.dtype(np.float32)):
+    layout = _slices(e.shape(vid), node.attrs["dims"])
+    if (node.attrs["dtype"] is not None or layout is None
+            or not _float_serial(e, vid, cpu_reduce.PARALLEL_MIN_SIZE * 8 // dt.itemsize)):
         return False
-    if math.prod(shape) * dt.itemsize >= cpu_reduce.PARALLEL_MIN_SIZE * 8:
-        return False
-    dims = tuple(sorted(d % len(shape) for d in dims)) if shape else ()
-    if dims and dims[-1] - dims[0] + 1 != len(dims):
-        return False  # (non-adjacent dims: eager moves the axes first)
-    if dims:
-        outer = math.prod(shape[:dims[0]])
-        r = math.prod(shape[dims[0]:dims[-1] + 1])
-        inner = math.prod(shape[dims[-1] + 1:])
-    else:
-        outer, r, inner = 1, 1, math.prod(shape)
-    out_shape = e.shape(node.outputs[0])
+    outer, r, inner = layout
     kernel = e.kernel("jitgrad.kernels.cpu.reduce", "SERIAL_SUM_ROWS" if inner == 1
                       else "SERIAL_SUM_COLS")
     noc = e.kernel("jitgrad.kernels.cpu.reduce", "_NOC")
@@ -155,7 +163,46 @@ def _sum(e: _Emit, node, x: str, out: str) -> bool:
             e.lines.append(f"{kernel}({flat}, {outer}, {r}, {noc}, {_dt(dt)}(0), {res})")
         else:
             e.lines.append(f"{kernel}({flat}, {outer}, {r}, {inner}, {noc}, {_dt(dt)}(0), {res})")
-    e.lines.append(f"{out} = {res}.reshape({_tuple(out_shape)})")
+    e.lines.append(f"{out} = {res}.reshape({_tuple(e.shape(node.outputs[0]))})")
+    return True
+
+
+def _emit_slices(e: _Emit, x: str, out: str, vid, layout, mode: int, out_vid) -> None:
+    outer, r, inner = layout
+    kernel = e.kernel("jitgrad.kernels.cpu.softmax",
+                      f"SERIAL_{cpu_softmax.layout(r, inner).upper()}")
+    flat, res = e.tmp(), e.tmp()
+    size = outer * inner if mode == cpu_softmax.LOGSUMEXP else outer * r * inner
+    e.lines.append(f"{flat} = np.ascontiguousarray({x}).reshape(-1)")
+    e.lines.append(f"{res} = np.empty({size}, {_dt(e.dtype(vid))})")
+    e.lines.append(f"{kernel}({flat}, {outer}, {r}, {inner}, {mode}, {res})")
+    e.lines.append(f"{out} = {res}.reshape({_tuple(e.shape(out_vid))})")
+
+
+def _logsumexp(e: _Emit, node, x: str, out: str) -> bool:
+    """``logsumexp`` over adjacent dims: the softmax kernel's serial copy, as eager runs it."""
+    (vid,) = node.value_args()
+    layout = _slices(e.shape(vid), node.attrs["dims"])
+    if (layout is None or 0 in layout
+            or not _float_serial(e, vid, cpu_softmax.PAR_MIN_SIZE)):
+        return False
+    _emit_slices(e, x, out, vid, layout, cpu_softmax.LOGSUMEXP, node.outputs[0])
+    return True
+
+
+def _softmax(e: _Emit, node, x: str, out: str) -> bool:
+    """``softmax`` / ``log_softmax`` along ``dim`` (float32/float64): the same kernel."""
+    (vid,) = node.value_args()
+    shape, dim = e.shape(vid), node.attrs["dim"]
+    if not shape:
+        layout = (1, 1, 1)
+    else:
+        dim %= len(shape)
+        layout = (math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:]))
+    if 0 in layout or not _float_serial(e, vid, cpu_softmax.PAR_MIN_SIZE):
+        return False
+    mode = cpu_softmax.LOG_SOFTMAX if node.attrs["log"] else cpu_softmax.SOFTMAX
+    _emit_slices(e, x, out, vid, layout, mode, node.outputs[0])
     return True
 
 
@@ -241,7 +288,8 @@ EMITTERS = {
     "sum": _sum, "sum_dim": _sum, "view": _reshape, "unsqueeze": _reshape, "squeeze": _reshape,
     "squeeze_dim": _reshape, "squeeze_dims": _reshape, "reshape_copy": _reshape_copy,
     "expand": _expand, "transpose": _transpose, "permute": _permute, "cast": _cast,
-    "index_backward": _index_backward, "cat": _cat,
+    "index_backward": _index_backward, "cat": _cat, "logsumexp": _logsumexp,
+    "softmax": _softmax, "log_softmax": _softmax,
     **{f"getitem_{kind}": _getitem for kind in _BASIC_KINDS},
 }
 

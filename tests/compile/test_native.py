@@ -31,7 +31,17 @@ def _mixture(p, y, sigma):
     return -jg.logsumexp(comp, 1).sum()
 
 
-PROGRAMS = [_eight_schools, _slices, _mixture]
+def _softmaxes(p, y, sigma):
+    """softmax across columns (inner > 1), log_softmax along long rows (the long-slice path),
+    logsumexp over two adjacent dims: each a call of the kernel eager runs."""
+    x = (p[2] * y).reshape(2, 4) + sigma.reshape(2, 4) * 0.1
+    wide = x.reshape(2, 4, 1) * jg.linspace(-1.0, 1.0, 5)     # (2, 4, 5)
+    long_rows = jg.cat([x] * 10, 1) * jg.linspace(0.5, 2.0, 40)  # (2, 40)
+    return ((jg.softmax(wide, 1) * wide).sum() + jg.log_softmax(long_rows, 1)[:, ::3].sum()
+            + jg.logsumexp(wide, (0, 1)).sum())
+
+
+PROGRAMS = [_eight_schools, _slices, _mixture, _softmaxes]
 
 
 def _inputs(seed):
@@ -75,8 +85,9 @@ def test_segments_give_the_steps_bits_and_eager_values(fn):
             assert_close(a, b, rtol=1e-12, atol=1e-14)
 
 
-def test_whole_small_program_is_one_native_call():
-    vg, _ = _run(_eight_schools, True, 0)
+@pytest.mark.parametrize("fn", [_eight_schools, _mixture, _softmaxes], ids=lambda f: f.__name__)
+def test_whole_small_program_is_one_native_call(fn):
+    vg, _ = _run(fn, True, 0)
     program = next(e for e in vg._entries.values() if not isinstance(e, str))
     assert [s.__qualname__.split(".")[0] for s in program.forward_steps] == ["Segment"]
 
