@@ -4,17 +4,26 @@ Note [native segments]: a compiled program is a list of steps (``program.build_s
 Python call (``step(env)``) into a kernel: a fused elementwise kernel, or a composite row's
 array-level forward. On small arrays those Python calls are the whole cost (eight schools, a
 10-parameter log density: 16 steps, 58 µs, where the arithmetic takes well under 1 µs). So a
-maximal run of steps that all have a native form becomes one generated ``njit`` function that
-allocates the intermediates and calls, in order, the same compiled kernels the steps call:
+maximal run of steps that all have a native form (two of them computing: ``_computes``)
+becomes one generated ``njit`` function that allocates the intermediates and runs, in order,
+the kernels the steps call (Note [inlined callees]):
 
-- a fused group (``codegen.FusedGroup``) calls its own generated kernel (the same source, the
-  same compiled module);
+- a fused group (``codegen.FusedGroup``) runs its own generated kernel (the same source);
 - an identity view is a name for its source's array;
 - a composite row with an emitter here (``EMITTERS``: reductions through jitgrad's own fold
   kernels, softmax, log_softmax and logsumexp through the kernel eager runs, the views and
   shape rows through Numba's NumPy, ``cat``, basic indexing and its backward) emits its
   forward inline; an emitter refuses (returns None) attributes or dtypes it
   does not cover.
+
+Note [inlined callees]: a segment calls each kernel through ``kernel_cache.inline_copy``: an
+``inline='always'`` copy of the kernel's Python function, so Numba types it as part of the
+segment and LLVM optimises its code once, in the segment. Called as a compiled function
+instead, Numba links the callee's optimised module into the segment's and LLVM optimises it
+again there (inlining it); the segments of the op database's programs took 15% longer to
+compile that way (docs/compile.md, 'Native segments'). The copy is made only for a kernel
+compiled with the segment's own options (``kernel_cache.CALLER_OPTIONS``): the fast-math sum
+folds and parallel kernels are called, so every kernel keeps its flags and its bits.
 
 A segment reads its inputs from the value table and writes back only the values read after it,
 so the rest of the program (outputs, saved values, the backward node) is unchanged. Only serial
@@ -36,7 +45,10 @@ from . import codegen, segment
 
 #: off: every step runs on its own (``JITGRAD_COMPILE_NATIVE=0``, for comparisons)
 ENABLED = os.environ.get("JITGRAD_COMPILE_NATIVE", "1") != "0"
-#: fewest steps worth a segment (one step gains nothing from becoming one native call)
+#: Note [inlined callees]: a call with more arguments is compiled by CPython as a call with
+#: ``*args`` (past its stack-use guideline of 30), which Numba cannot inline: a plain call
+MAX_INLINED_ARGS = 28
+#: fewest computing steps worth a segment (one gains nothing from becoming one native call)
 MIN_SEGMENT_STEPS = 2
 
 
@@ -54,12 +66,14 @@ class _Emit:
     def __init__(self, graph, weak, prefix: str = ""):
         self.graph, self.weak, self.prefix = graph, weak, prefix
         self.lines: list = []
-        self.imports: dict = {}  # (module path, name) -> alias
+        self.imports: dict = {}  # (module path, name, inlined) -> alias
         self.count = 0
         self.made: set = set()  # values this segment computes (arrays, weak ones too)
 
-    def kernel(self, module: str, attr: str = "kernel") -> str:
-        key = (module, attr)
+    def kernel(self, module: str, attr: str = "kernel", n_args: int = 0) -> str:
+        """The name the source calls kernel ``module.attr`` by (with ``n_args`` arguments)."""
+        inline = n_args <= MAX_INLINED_ARGS
+        key = (module, attr, inline)
         alias = self.imports.get(key)
         if alias is None:
             alias = self.imports[key] = f"_{self.prefix}k{len(self.imports)}"
@@ -70,8 +84,16 @@ class _Emit:
         return f"{self.prefix}t{self.count}"
 
     def import_lines(self) -> list:
-        return [f"from {module} import {attr} as {alias}"
-                for (module, attr), alias in self.imports.items()]
+        """Imports of the kernels called: each through ``inline_copy`` (Note [inlined
+        callees]); ``_NOC``, an array, as it is."""
+        lines = ["from jitgrad.kernels.cpu.kernel_cache import inline_copy as _inline_copy"]
+        for (module, attr, inline), alias in self.imports.items():
+            if attr == "_NOC" or not inline:
+                lines.append(f"from {module} import {attr} as {alias}")
+            else:
+                lines.append(f"from {module} import {attr} as {alias}_kernel")
+                lines.append(f"{alias} = _inline_copy({alias}_kernel)")
+        return lines
 
     def shape(self, vid):
         return self.graph.values[vid].shape
@@ -98,7 +120,7 @@ def _emit_group(e: _Emit, group) -> bool:
     if not _serial(size * 8):
         return False
     module = group.module_name(False)
-    k = e.kernel(f"jitgrad._kernels.{module}")
+    k = e.kernel(f"jitgrad._kernels.{module}", n_args=len(group.stored) + len(group.inputs))
     one = size == 1
     flat_shape = (1,) if one else ((size,) if group.flat else shape)
     outs = []
@@ -218,11 +240,22 @@ def _reshape_copy(e, node, x, out):
     return True
 
 
+def _permuted(e, node, x, out, perm) -> bool:
+    """``x`` with its axes in order ``perm``: a strided view with the axes' strides reordered.
+    (Numba's ``np.transpose(x, axes)`` took 3 s to compile the first time and 0.3 s each time
+    after; this view 0.08 s: docs/compile.md, 'Compile time'.)"""
+    strides = "".join(f"{x}.strides[{p}], " for p in perm)
+    e.lines.append(f"{out} = np.lib.stride_tricks.as_strided("
+                   f"{x}, {_tuple(e.shape(node.outputs[0]))}, ({strides}))")
+    return True
+
+
 def _permute(e, node, x, out):
     nd = len(e.shape(node.value_args()[0]))
-    dims = tuple(d % nd for d in node.attrs["dims"]) if nd else ()
-    e.lines.append(f"{out} = np.transpose({x}, {_tuple(dims)})" if nd else f"{out} = {x}")
-    return True
+    if nd == 0:
+        e.lines.append(f"{out} = {x}")
+        return True
+    return _permuted(e, node, x, out, [d % nd for d in node.attrs["dims"]])
 
 
 def _expand(e, node, x, out):
@@ -238,8 +271,7 @@ def _transpose(e, node, x, out):
     perm = list(range(nd))
     d0, d1 = node.attrs["dim0"] % nd, node.attrs["dim1"] % nd
     perm[d0], perm[d1] = perm[d1], perm[d0]
-    e.lines.append(f"{out} = np.transpose({x}, {_tuple(perm)})")
-    return True
+    return _permuted(e, node, x, out, perm)
 
 
 def _cast(e, node, x, out):
@@ -419,10 +451,19 @@ class Segment:
         return step
 
 
+def _computes(item) -> bool:
+    """Whether ``item`` does arithmetic: a fused run, a kernel, a reduction, not a view or a
+    reshape (which cost about a microsecond as a step of their own)."""
+    if isinstance(item, codegen.FusedGroup) or item.op.elementwise:
+        return True
+    return not item.op.view and item.op.name != "reshape_copy"
+
+
 def segment_steps(graph, items, weak, live, make_step, is_identity_view) -> list:
-    """Steps for ``items`` (``codegen.partition``'s output, in order): each maximal run of at
-    least ``MIN_SEGMENT_STEPS`` items with a native form as one ``Segment``, the others by
-    ``make_step(item)``."""
+    """Steps for ``items`` (``codegen.partition``'s output, in order): each maximal run of
+    items with a native form, holding at least ``MIN_SEGMENT_STEPS`` that compute, as one
+    ``Segment``, the others by ``make_step(item)``. (A segment costs a compilation; one of
+    views only, or around a single kernel, saves a microsecond or two per call.)"""
     native = [_emit_item(_Emit(graph, weak), item, is_identity_view) for item in items]
     needed = [set() for _ in items]
     after = set(live)
@@ -434,7 +475,7 @@ def segment_steps(graph, items, weak, live, make_step, is_identity_view) -> list
         j = k
         while j < len(items) and native[j]:
             j += 1
-        if j - k >= MIN_SEGMENT_STEPS:
+        if sum(_computes(item) for item in items[k:j]) >= MIN_SEGMENT_STEPS:
             steps.append(Segment(graph, weak, items[k:j], needed[j - 1],
                                  is_identity_view).step())
             k = j

@@ -195,6 +195,28 @@ def njit(*args, **options):
     return wrap
 
 
+_INLINE_COPIES: dict = {}
+#: the options a generated caller compiles with (Note [inlined callees] in compile/native.py)
+CALLER_OPTIONS = {"nogil": True, "error_model": "numpy"}
+
+
+def inline_copy(disp):
+    """Dispatcher ``disp`` as generated callers call it (Note [inlined callees] in
+    ``compile/native.py``): an ``inline='always'`` copy of its Python function, whose code the
+    caller types and optimises once as part of its own, when ``disp`` compiles with the
+    caller's options; else ``disp`` itself (a call: a fast-math or parallel kernel keeps its
+    own flags)."""
+    copy = _INLINE_COPIES.get(disp)
+    if copy is None:
+        options = disp.targetoptions
+        same = (not options.get("fastmath") and not options.get("parallel")
+                and not options.get("boundscheck")
+                and all(options.get(k) == v for k, v in CALLER_OPTIONS.items()))
+        copy = numba.njit(inline="always", **CALLER_OPTIONS)(disp.py_func) if same else disp
+        _INLINE_COPIES[disp] = copy
+    return copy
+
+
 def enable_cache(disp) -> None:
     """Give Numba dispatcher ``disp`` the healing disk cache (what ``cache=True`` would do)."""
     try:
