@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import jitgrad
+from jitgrad.compile import native
 from jitgrad.testing import assert_close
 from jitgrad.testing.op_db import all_entries
 from jitgrad.testing.opinfo import Sample, outputs, to_tensors
@@ -122,6 +123,11 @@ def _case(op, dtype, id):
 
 CASES = ([_case(op, "float64", op.name) for op in RUN]
          + [_case(op, "float32", f"{op.name}-float32") for op in FLOAT32 if "float32" in op.dtypes])
+# Both ways a program runs are checked, on alternate cases in the database's order (each costs
+# its own compilations, and segments double a small program's; docs/compile.md, 'Native
+# segments'): native segments (what small arrays run), and step by step (what large arrays
+# run, and ``JITGRAD_COMPILE_NATIVE=0``). JITGRAD_TEST_COMPILE_ALL=1 runs every case both ways.
+STEPWISE = {id(case) for case in CASES[1::2]}
 
 
 def _second_args(op, dtype, first):
@@ -193,8 +199,18 @@ def _call(op, dtype, cf, args, kwargs, seed):
             if "jitgrad.compile" in str(w.message)]
 
 
-@pytest.mark.parametrize("op, dtype", CASES)
-def test_compiled_equals_eager(op, dtype):
+def _ways(case) -> list:
+    if _ALL:
+        return [True, False]
+    return [id(case) not in STEPWISE]
+
+
+@pytest.mark.parametrize("op, dtype, native_segments",
+                         [pytest.param(*case.values, way, id=case.id + ("" if way else "-steps"),
+                                       marks=case.marks)
+                          for case in CASES for way in _ways(case)])
+def test_compiled_equals_eager(op, dtype, native_segments, monkeypatch):
+    monkeypatch.setattr(native, "ENABLED", native_segments)
     dtype = np.dtype(dtype)
     first = op.samples(np.random.default_rng(0), dtype)[-1]
     kwargs = first.kwargs
