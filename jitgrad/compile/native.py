@@ -23,7 +23,10 @@ instead, Numba links the callee's optimised module into the segment's and LLVM o
 again there (inlining it); the segments of the op database's programs took 15% longer to
 compile that way (docs/compile.md, 'Native segments'). The copy is made only for a kernel
 compiled with the segment's own options (``kernel_cache.CALLER_OPTIONS``): the fast-math sum
-folds and parallel kernels are called, so every kernel keeps its flags and its bits.
+folds and parallel kernels are called, so every kernel keeps its flags and its bits. And only
+for a short kernel (``MAX_INLINED_OPS``) the segment calls once: the pieces of an unrolled
+loop (Note [bounded kernels] in ``codegen.py``) are long kernels, one called many times, and
+inlining them made a 100-step loop's program compile in 33 s, against 19 s called.
 
 A segment reads its inputs from the value table and writes back only the values read after it,
 so the rest of the program (outputs, saved values, the backward node) is unchanged. Only serial
@@ -48,6 +51,9 @@ ENABLED = os.environ.get("JITGRAD_COMPILE_NATIVE", "1") != "0"
 #: Note [inlined callees]: a call with more arguments is compiled by CPython as a call with
 #: ``*args`` (past its stack-use guideline of 30), which Numba cannot inline: a plain call
 MAX_INLINED_ARGS = 28
+#: Note [inlined callees]: Numba's inlining of a long fused kernel cost more than LLVM's second
+#: optimisation of it (a 100-step unrolled loop's pieces: 25 s inlined, 19 s called)
+MAX_INLINED_OPS = 12
 #: fewest computing steps worth a segment (one gains nothing from becoming one native call)
 MIN_SEGMENT_STEPS = 2
 
@@ -67,16 +73,19 @@ class _Emit:
         self.graph, self.weak, self.prefix = graph, weak, prefix
         self.lines: list = []
         self.imports: dict = {}  # (module path, name, inlined) -> alias
+        self.calls: dict = {}  # the same key -> how many calls the source makes
         self.count = 0
         self.made: set = set()  # values this segment computes (arrays, weak ones too)
 
-    def kernel(self, module: str, attr: str = "kernel", n_args: int = 0) -> str:
-        """The name the source calls kernel ``module.attr`` by (with ``n_args`` arguments)."""
-        inline = n_args <= MAX_INLINED_ARGS
+    def kernel(self, module: str, attr: str = "kernel", n_args: int = 0, n_ops: int = 1) -> str:
+        """The name the source calls kernel ``module.attr`` by (with ``n_args`` arguments,
+        computing ``n_ops`` elementwise operations per element)."""
+        inline = n_args <= MAX_INLINED_ARGS and n_ops <= MAX_INLINED_OPS
         key = (module, attr, inline)
         alias = self.imports.get(key)
         if alias is None:
             alias = self.imports[key] = f"_{self.prefix}k{len(self.imports)}"
+        self.calls[key] = self.calls.get(key, 0) + 1
         return alias
 
     def tmp(self) -> str:
@@ -84,11 +93,12 @@ class _Emit:
         return f"{self.prefix}t{self.count}"
 
     def import_lines(self) -> list:
-        """Imports of the kernels called: each through ``inline_copy`` (Note [inlined
-        callees]); ``_NOC``, an array, as it is."""
+        """Imports of the kernels called: a kernel called once through ``inline_copy`` (Note
+        [inlined callees]), one called more often as it is; ``_NOC``, an array, as it is."""
         lines = ["from jitgrad.kernels.cpu.kernel_cache import inline_copy as _inline_copy"]
-        for (module, attr, inline), alias in self.imports.items():
-            if attr == "_NOC" or not inline:
+        for key, alias in self.imports.items():
+            module, attr, inline = key
+            if attr == "_NOC" or not inline or self.calls[key] > 1:
                 lines.append(f"from {module} import {attr} as {alias}")
             else:
                 lines.append(f"from {module} import {attr} as {alias}_kernel")
@@ -120,7 +130,8 @@ def _emit_group(e: _Emit, group) -> bool:
     if not _serial(size * 8):
         return False
     module = group.module_name(False)
-    k = e.kernel(f"jitgrad._kernels.{module}", n_args=len(group.stored) + len(group.inputs))
+    k = e.kernel(f"jitgrad._kernels.{module}", n_args=len(group.stored) + len(group.inputs),
+                 n_ops=len(group.nodes))
     one = size == 1
     flat_shape = (1,) if one else ((size,) if group.flat else shape)
     outs = []
