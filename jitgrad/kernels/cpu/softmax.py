@@ -1,5 +1,6 @@
-"""Softmax, log-softmax and logsumexp along one axis: one Numba kernel for all three, called by
-eager code and by compiled programs (Note [native segments] in ``compile/native.py``) alike.
+"""Softmax, log-softmax and logsumexp along one axis: the same Numba kernels for all three (one
+per layout of the slices: ``KERNELS``), called by eager code and by compiled programs (Note
+[native segments] in ``compile/native.py``) alike.
 
 The input is a flat C-contiguous array seen as ``(outer, r, inner)``: the slices run along the
 middle axis. Per slice ``x_i``, ``i < r``:
