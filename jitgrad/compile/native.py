@@ -226,12 +226,7 @@ def _logsumexp(e: _Emit, node, x: str, out: str) -> bool:
 def _softmax(e: _Emit, node, x: str, out: str) -> bool:
     """``softmax`` / ``log_softmax`` along ``dim`` (float32/float64): the same kernel."""
     (vid,) = node.value_args()
-    shape, dim = e.shape(vid), node.attrs["dim"]
-    if not shape:
-        layout = (1, 1, 1)
-    else:
-        dim %= len(shape)
-        layout = (math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:]))
+    layout = _slices(e.shape(vid), (node.attrs["dim"],))
     if 0 in layout or not _float_serial(e, vid, cpu_softmax.PAR_MIN_SIZE):
         return False
     mode = cpu_softmax.LOG_SOFTMAX if node.attrs["log"] else cpu_softmax.SOFTMAX
@@ -254,7 +249,7 @@ def _reshape_copy(e, node, x, out):
 def _permuted(e, node, x, out, perm) -> bool:
     """``x`` with its axes in order ``perm``: a strided view with the axes' strides reordered.
     (Numba's ``np.transpose(x, axes)`` took 3 s to compile the first time and 0.3 s each time
-    after; this view 0.08 s: docs/compile.md, 'Compile time'.)"""
+    after; this view 0.08 s: docs/compile.md, 'Native segments'.)"""
     strides = "".join(f"{x}.strides[{p}], " for p in perm)
     e.lines.append(f"{out} = np.lib.stride_tricks.as_strided("
                    f"{x}, {_tuple(e.shape(node.outputs[0]))}, ({strides}))")
