@@ -265,6 +265,7 @@ def bounded_groups(graph, members, stored, weak) -> list:
         out = [v for n in piece if n.op.elementwise for v in n.outputs
                if v in stored or readers.get(v, {j}) - {j}]
         groups.append(FusedGroup(graph, piece, out, weak))
+        groups[-1].piece = True
     return groups
 
 
@@ -345,6 +346,7 @@ class FusedGroup:
                     self.inputs.append(vid)
         self.graph = graph
         self.weak = weak
+        self.piece = False  # one piece of a run cut by ``bounded_groups``
         # how each input is read: "s" scalar, "f" full shape, or a broadcast (padded shape)
         nd = len(self.shape)
         self.modes = []

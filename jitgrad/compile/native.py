@@ -8,7 +8,11 @@ maximal run of steps that all have a native form (two of them computing: ``_comp
 becomes one generated ``njit`` function that allocates the intermediates and runs, in order,
 the kernels the steps call (Note [inlined callees]):
 
-- a fused group (``codegen.FusedGroup``) runs its own generated kernel (the same source);
+- a fused group (``codegen.FusedGroup``) runs its own generated kernel (the same source),
+  except a piece of a run cut by ``codegen.bounded_groups`` (an unrolled Python loop): it
+  stays a step of its own, whose one compiled kernel every repeat of the piece shares. In
+  segments, each segment's code was new: a 100-step unrolled loop's program took 19 s to
+  compile and a 300-step one 226 s; as steps, 3.5 s for either (docs/compile.md);
 - an identity view is a name for its source's array;
 - a composite row with an emitter here (``EMITTERS``: reductions through jitgrad's own fold
   kernels, softmax, log_softmax and logsumexp through the kernel eager runs, the views and
@@ -24,9 +28,9 @@ again there (inlining it); the segments of the op database's programs took 15% l
 compile that way (docs/compile.md, 'Native segments'). The copy is made only for a kernel
 compiled with the segment's own options (``kernel_cache.CALLER_OPTIONS``): the fast-math sum
 folds and parallel kernels are called, so every kernel keeps its flags and its bits. And only
-for a short kernel (``MAX_INLINED_OPS``) the segment calls once: the pieces of an unrolled
-loop (Note [bounded kernels] in ``codegen.py``) are long kernels, one called many times, and
-inlining them made a 100-step loop's program compile in 33 s, against 19 s called.
+for a short kernel (``MAX_INLINED_OPS``) the segment calls once: Numba's inlining of a long
+fused kernel cost more than LLVM's second optimisation of it (the pieces of a 100-step
+unrolled loop, when they still joined segments: 33 s inlined, 19 s called).
 
 A segment reads its inputs from the value table and writes back only the values read after it,
 so the rest of the program (outputs, saved values, the backward node) is unchanged. Only serial
@@ -51,8 +55,7 @@ ENABLED = os.environ.get("JITGRAD_COMPILE_NATIVE", "1") != "0"
 #: Note [inlined callees]: a call with more arguments is compiled by CPython as a call with
 #: ``*args`` (past its stack-use guideline of 30), which Numba cannot inline: a plain call
 MAX_INLINED_ARGS = 28
-#: Note [inlined callees]: Numba's inlining of a long fused kernel cost more than LLVM's second
-#: optimisation of it (a 100-step unrolled loop's pieces: 25 s inlined, 19 s called)
+#: Note [inlined callees]: the most fused operations of a kernel a segment inlines
 MAX_INLINED_OPS = 12
 #: fewest computing steps worth a segment (one gains nothing from becoming one native call)
 MIN_SEGMENT_STEPS = 2
@@ -469,8 +472,10 @@ def segment_steps(graph, items, weak, live, make_step, is_identity_view) -> list
     """Steps for ``items`` (``codegen.partition``'s output, in order): each maximal run of
     items with a native form, holding at least ``MIN_SEGMENT_STEPS`` that compute, as one
     ``Segment``, the others by ``make_step(item)``. (A segment costs a compilation; one of
-    views only, or around a single kernel, saves a microsecond or two per call.)"""
-    native = [_emit_item(_Emit(graph, weak), item, is_identity_view) for item in items]
+    views only, or around a single kernel, saves a microsecond or two per call. A piece of
+    a cut run is a step: Note [native segments].)"""
+    native = [not getattr(item, "piece", False)
+              and _emit_item(_Emit(graph, weak), item, is_identity_view) for item in items]
     needed = [set() for _ in items]
     after = set(live)
     for k in range(len(items) - 1, -1, -1):
