@@ -24,14 +24,23 @@ def _unrolled(steps):
 
 
 def test_unrolled_loop_compiles_in_shared_pieces(monkeypatch):
-    groups = []
-    original = codegen.bounded_groups
+    """... and the pieces stay steps of their own (Note [native segments]): never part of a
+    segment, whose source would be new for every repeat."""
+    native = sys.modules["jitgrad.compile.native"]
+    groups, segments = [], []
+    original, original_segment = codegen.bounded_groups, native.Segment
 
     def recording(*args):
         made = original(*args)
         groups.extend(made)
         return made
+
+    def recording_segment(graph, weak, items, *rest):
+        segments.append(list(items))
+        return original_segment(graph, weak, items, *rest)
     monkeypatch.setattr(codegen, "bounded_groups", recording)
+    monkeypatch.setattr(native, "Segment", recording_segment)
+    monkeypatch.setattr(native, "ENABLED", True)
     rng = np.random.default_rng(0)
     steps = 80
     w, b = jg.tensor(rng.standard_normal(4)), jg.tensor(0.3)
@@ -49,6 +58,8 @@ def test_unrolled_loop_compiles_in_shared_pieces(monkeypatch):
     assert max(sizes) <= codegen.MAX_GROUP_NODES and sum(sizes) > 4 * codegen.MAX_GROUP_NODES
     sources = {grp.source(False) for grp in groups}
     assert len(sources) <= len(groups) // 2  # the repeated pieces share their kernels
+    assert sum(grp.piece for grp in groups) >= 4
+    assert not [item for items in segments for item in items if getattr(item, "piece", False)]
 
 
 def test_period_finds_the_repeat_and_tolerates_none():
@@ -75,36 +86,3 @@ def test_period_finds_the_repeat_and_tolerates_none():
     irregular = codegen._tokens(Graph, [Node(f"op{k}", [("v", 0)], k + 1) for k in range(20)])
     assert codegen._period(irregular, 0) == 1
 
-
-def test_pieces_stay_steps_of_their_own(monkeypatch):
-    """Note [native segments]: a piece of a cut run is a step calling its shared kernel, never
-    part of a segment (whose source would be new for every repeat)."""
-    native = sys.modules["jitgrad.compile.native"]
-    segments, groups = [], []
-    original_segment, original_groups = native.Segment, codegen.bounded_groups
-
-    def recording_segment(graph, weak, items, *rest):
-        segments.append(list(items))
-        return original_segment(graph, weak, items, *rest)
-
-    def recording_groups(*args):
-        made = original_groups(*args)
-        groups.extend(made)
-        return made
-    monkeypatch.setattr(native, "Segment", recording_segment)
-    monkeypatch.setattr(codegen, "bounded_groups", recording_groups)
-    monkeypatch.setattr(native, "ENABLED", True)
-    rng = np.random.default_rng(1)
-    steps = 60
-    w, b = jg.tensor(rng.standard_normal(4)), jg.tensor(-0.2)
-    xs = jg.tensor(rng.standard_normal((steps, 4)))
-    f = _unrolled(steps)
-    g = jg.compile(func.grad(f, argnums=(0, 1)))
-    with pytest.warns(UserWarning, match="traced unrolled"):
-        g(w, b, xs)
-    got = g(w, b, xs)
-    want = func.grad(f, argnums=(0, 1))(w, b, xs)
-    for a, e in zip(got, want):
-        np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-12, atol=1e-12)
-    assert sum(grp.piece for grp in groups) >= 4
-    assert not [item for items in segments for item in items if getattr(item, "piece", False)]
