@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..kernels.cpu import elementwise as cpu, pool
+from ..kernels.cpu import elementwise as cpu, kernel_cache, pool
 from ..kernels import sources
 
 _SCALAR_TYPES = (bool, int, float)
@@ -458,7 +458,9 @@ class FusedGroup:
         if entry is None:
             src = self.source(parallel)
             name = "jgc_" + hashlib.sha1(src.encode()).hexdigest()[:20]
-            entry = self._kernels[parallel] = (name, cpu.load_generated(name, src).kernel)
+            kernel = kernel_cache.read_only_inputs(cpu.load_generated(name, src).kernel,
+                                                   len(self.stored))  # Note [read-only inputs]
+            entry = self._kernels[parallel] = (name, kernel)
         return entry[1]
 
     def step(self):

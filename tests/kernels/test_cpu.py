@@ -104,3 +104,28 @@ def test_operand_that_is_the_output_is_read_from_it(shape, other):
     assert got is x
     np.testing.assert_array_equal(x, expected)
     assert any("o" in key[1] for key in cpu._kernels if key[0] is _fma)
+
+
+def _hypot_body(a, b):
+    return (a * a + b * b) ** 0.5
+
+
+def test_read_only_and_writeable_inputs_share_one_compiled_kernel():
+    """Note [read-only inputs]: every mix of read-only and writeable inputs runs the one
+    specialisation with read-only inputs (up to four compiles before), with the same values."""
+    kern = cpu.get_kernel(_hypot_body, "ff", False, False)
+    a, b = np.array([3.0, 5.0, -8.0]), np.array([4.0, 12.0, 15.0])
+    ra, rb = a.copy(), b.copy()
+    ra.flags.writeable = rb.flags.writeable = False
+    for x, y in [(a, b), (ra, b), (a, rb), (ra, rb)]:
+        out = np.empty(3)
+        kern(out, x, y)
+        np.testing.assert_array_equal(out, [5.0, 13.0, 17.0])
+    assert len(kern.overloads) == 1
+    (sig,) = kern.overloads
+    assert [t.mutable for t in sig] == [True, False, False]  # the output stays writeable
+    ints = np.array([3, 5]), np.array([4, 12])  # other dtypes: a specialisation of their own
+    out = np.empty(2)
+    kern(out, *ints)
+    np.testing.assert_array_equal(out, [5.0, 13.0])
+    assert len(kern.overloads) == 2

@@ -32,7 +32,7 @@ import numpy as np
 from ... import _config
 from . import pool
 from .. import sources
-from .kernel_cache import load_generated  # noqa: F401  (the one loader of generated modules)
+from .kernel_cache import load_generated, read_only_inputs  # (the one loader of generated modules)
 
 # Parallel kernels pay a tbb launch: they run from PARALLEL_MIN_BYTES of output on (in
 # elements: PARALLEL_MIN_SIZE float64s, twice as many float32s), the measured crossover where a
@@ -139,7 +139,8 @@ def get_kernel(body, modes: str, grid: bool, parallel: bool, n_out: int = 1):
             src = _kernel_source(body, modes, grid, parallel, n_out)
             digest = hashlib.sha1(src.encode()).hexdigest()[:12]
             name = f"jg_{body.__name__.strip('_')}_{'g' if grid else 'f'}{modes}_{'p' if parallel else 's'}_{digest}"
-            kern = _kernels[key] = load_generated(name, src).kernel
+            # Note [read-only inputs] (kernel_cache.py): one specialisation per input dtypes
+            kern = _kernels[key] = read_only_inputs(load_generated(name, src).kernel, n_out)
     return kern
 
 

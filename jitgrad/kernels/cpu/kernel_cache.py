@@ -217,6 +217,34 @@ def inline_copy(disp):
     return copy
 
 
+def read_only_inputs(disp, n_out: int):
+    """Dispatcher ``disp`` (a kernel writing its first ``n_out`` arguments and only reading the
+    others) compiling every input array typed read-only.
+
+    Note [read-only inputs]: Numba types a read-only array (a broadcast view, the gradient a
+    reduction's backward expands, ``Tensor.numpy()`` of a tensor that requires grad) apart
+    from a writeable one, and its dispatcher compiles a specialisation per combination: a
+    two-input kernel up to four times, the same machine code each time (a kernel never writes
+    its inputs). Here every call compiles (or loads from the disk cache) the one
+    specialisation with read-only inputs, and the argument types it was called with are
+    registered to the same compiled entry, so the next such call finds it without compiling.
+    Only writeable arrays are mapped onto read-only parameters (the safe direction: the code
+    does not write them); outputs keep their types. Jitted callers type their calls against
+    the same specialisation (Numba converts a writeable array to a read-only parameter)."""
+    compile_exact = disp.compile
+
+    def compile(sig):
+        args, return_type = sigutils.normalize_signature(sig)
+        wanted = tuple(a.copy(readonly=True) if k >= n_out and isinstance(a, numba.types.Array)
+                       and a.mutable else a for k, a in enumerate(args))
+        entry = compile_exact(wanted if return_type is None else return_type(*wanted))
+        if wanted != tuple(args):
+            disp._insert([a._code for a in args], entry, False)
+        return entry
+    disp.compile = compile
+    return disp
+
+
 def enable_cache(disp) -> None:
     """Give Numba dispatcher ``disp`` the healing disk cache (what ``cache=True`` would do)."""
     try:
