@@ -69,6 +69,12 @@ def _tuple(shape) -> str:
     return "(" + "".join(f"{int(s)}, " for s in shape) + ")"
 
 
+def _ints(*values) -> str:
+    """Integer arguments of a called kernel, typed ``int64``: Numba types a bare constant as a
+    literal and compiles the callee anew for each value (a fold kernel per array size)."""
+    return ", ".join(f"np.int64({int(v)})" for v in values)
+
+
 class _Emit:
     """The source of one segment being written: lines, imported kernels, value names."""
 
@@ -195,10 +201,8 @@ def _sum(e: _Emit, node, x: str, out: str) -> bool:
     e.lines.append(f"{flat} = np.ascontiguousarray({x}).reshape(-1)")
     e.lines.append(f"{res} = np.empty({outer * inner}, {_dt(dt)})")
     if outer * inner:
-        if inner == 1:
-            e.lines.append(f"{kernel}({flat}, {outer}, {r}, {noc}, {_dt(dt)}(0), {res})")
-        else:
-            e.lines.append(f"{kernel}({flat}, {outer}, {r}, {inner}, {noc}, {_dt(dt)}(0), {res})")
+        sizes = _ints(outer, r) if inner == 1 else _ints(outer, r, inner)
+        e.lines.append(f"{kernel}({flat}, {sizes}, {noc}, {_dt(dt)}(0), {res})")
     e.lines.append(f"{out} = {res}.reshape({_tuple(e.shape(node.outputs[0]))})")
     return True
 
@@ -211,7 +215,7 @@ def _emit_slices(e: _Emit, x: str, out: str, vid, layout, mode: int, out_vid) ->
     size = outer * inner if mode == cpu_softmax.LOGSUMEXP else outer * r * inner
     e.lines.append(f"{flat} = np.ascontiguousarray({x}).reshape(-1)")
     e.lines.append(f"{res} = np.empty({size}, {_dt(e.dtype(vid))})")
-    e.lines.append(f"{kernel}({flat}, {outer}, {r}, {inner}, {mode}, {res})")
+    e.lines.append(f"{kernel}({flat}, {_ints(outer, r, inner, mode)}, {res})")
     e.lines.append(f"{out} = {res}.reshape({_tuple(e.shape(out_vid))})")
 
 

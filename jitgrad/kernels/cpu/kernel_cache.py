@@ -217,9 +217,10 @@ def inline_copy(disp):
     return copy
 
 
-def read_only_inputs(disp, n_out: int):
-    """Dispatcher ``disp`` (a kernel writing its first ``n_out`` arguments and only reading the
-    others) compiling every input array typed read-only.
+def read_only_inputs(disp, n_out: int = 0, written=()):
+    """Dispatcher ``disp`` (a kernel writing its first ``n_out`` arguments, or the arguments at
+    positions ``written`` (negative: from the end), and only reading the others) compiling
+    every input array typed read-only.
 
     Note [read-only inputs]: Numba types a read-only array (a broadcast view, the gradient a
     reduction's backward expands, ``Tensor.numpy()`` of a tensor that requires grad) apart
@@ -235,8 +236,10 @@ def read_only_inputs(disp, n_out: int):
 
     def compile(sig):
         args, return_type = sigutils.normalize_signature(sig)
-        wanted = tuple(a.copy(readonly=True) if k >= n_out and isinstance(a, numba.types.Array)
-                       and a.mutable else a for k, a in enumerate(args))
+        outputs = {k % len(args) for k in written} if written else range(n_out)
+        wanted = tuple(a.copy(readonly=True) if k not in outputs
+                       and isinstance(a, numba.types.Array) and a.mutable else a
+                       for k, a in enumerate(args))
         entry = compile_exact(wanted if return_type is None else return_type(*wanted))
         if wanted != tuple(args):
             disp._insert([a._code for a in args], entry, False)

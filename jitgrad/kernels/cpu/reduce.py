@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import pool, softmax
-from .kernel_cache import njit as cached_njit  # the healing disk cache
+from .kernel_cache import njit as cached_njit, read_only_inputs  # the healing disk cache
 from ..rebind import bind as _bind
 from ... import _config  # _config.parallel_kernels: the engine's kernel policy
 
@@ -270,8 +270,10 @@ _TREE_MUL = _inline(_tree, "_tree_mul", _op=_MUL)
 
 def _fold_pair(tag, op, tree, m, fastmath=_FM):
     env = dict(_op=op, _tree=tree, _map=_MAPS[m])
-    return (_variants(_fold_rows, tag, fastmath, **env),
-            _variants(_fold_cols, tag, fastmath, **env))
+    # Note [read-only inputs] (kernel_cache.py): a fold writes only ``out``, its last argument
+    return tuple(tuple(read_only_inputs(k, written=(-1,))
+                       for k in _variants(f, tag, fastmath, **env))
+                 for f in (_fold_rows, _fold_cols))
 
 
 _K_SUM = _fold_pair("sum", _ADD, _TREE_ADD, "id")
