@@ -375,7 +375,7 @@ def sum_all(x):
 def _sum_flat(x, out):
     """out[()] = the serial row fold of the flat ``x`` (outer 1, r = x.size): ``reduce_sum``'s
     kernel, called with its arguments, so two array operands cross the entry, not six."""
-    _rows(x, 1, x.size, _noc, _zero, out.reshape(1))
+    _rows(x, np.int64(1), x.size, _noc, _zero, out.reshape(1))  # (int64: not a literal)
 
 
 _PAR_BYTES = PARALLEL_MIN_SIZE * 8
