@@ -459,7 +459,7 @@ class FusedGroup:
             src = self.source(parallel)
             name = "jgc_" + hashlib.sha1(src.encode()).hexdigest()[:20]
             kernel = kernel_cache.read_only_inputs(cpu.load_generated(name, src).kernel,
-                                                   len(self.stored))  # Note [read-only inputs]
+                                                   range(len(self.stored)))  # Note [read-only inputs]
             entry = self._kernels[parallel] = (name, kernel)
         return entry[1]
 

@@ -140,7 +140,8 @@ def get_kernel(body, modes: str, grid: bool, parallel: bool, n_out: int = 1):
             digest = hashlib.sha1(src.encode()).hexdigest()[:12]
             name = f"jg_{body.__name__.strip('_')}_{'g' if grid else 'f'}{modes}_{'p' if parallel else 's'}_{digest}"
             # Note [read-only inputs] (kernel_cache.py): one specialisation per input dtypes
-            kern = _kernels[key] = read_only_inputs(load_generated(name, src).kernel, n_out)
+            kern = load_generated(name, src).kernel
+            kern = _kernels[key] = read_only_inputs(kern, range(n_out))
     return kern
 
 

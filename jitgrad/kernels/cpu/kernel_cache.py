@@ -217,10 +217,10 @@ def inline_copy(disp):
     return copy
 
 
-def read_only_inputs(disp, n_out: int = 0, written=()):
-    """Dispatcher ``disp`` (a kernel writing its first ``n_out`` arguments, or the arguments at
-    positions ``written`` (negative: from the end), and only reading the others) compiling
-    every input array typed read-only.
+def read_only_inputs(disp, written):
+    """Dispatcher ``disp`` (a kernel writing the arguments at positions ``written``, negative
+    ones counted from the end, and only reading the others) compiling every input array typed
+    read-only.
 
     Note [read-only inputs]: Numba types a read-only array (a broadcast view, the gradient a
     reduction's backward expands, ``Tensor.numpy()`` of a tensor that requires grad) apart
@@ -236,7 +236,7 @@ def read_only_inputs(disp, n_out: int = 0, written=()):
 
     def compile(sig):
         args, return_type = sigutils.normalize_signature(sig)
-        outputs = {k % len(args) for k in written} if written else range(n_out)
+        outputs = {k % len(args) for k in written}
         wanted = tuple(a.copy(readonly=True) if k not in outputs
                        and isinstance(a, numba.types.Array) and a.mutable else a
                        for k, a in enumerate(args))

@@ -271,7 +271,7 @@ _TREE_MUL = _inline(_tree, "_tree_mul", _op=_MUL)
 def _fold_pair(tag, op, tree, m, fastmath=_FM):
     env = dict(_op=op, _tree=tree, _map=_MAPS[m])
     # Note [read-only inputs] (kernel_cache.py): a fold writes only ``out``, its last argument
-    return tuple(tuple(read_only_inputs(k, written=(-1,))
+    return tuple(tuple(read_only_inputs(k, (-1,))
                        for k in _variants(f, tag, fastmath, **env))
                  for f in (_fold_rows, _fold_cols))
 
