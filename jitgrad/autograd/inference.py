@@ -19,18 +19,23 @@ from ..ops.core import methods, upper
 #: id -> weak reference of each tensor made inside inference mode (by id: Tensor ``==`` is
 #: elementwise, so no WeakSet); an entry goes when its tensor does
 _INFERENCE: dict = {}
-_state = threading.local()  # .depth: inference-mode contexts entered on this thread
+class _State(threading.local):
+    """Per thread; a class default, as a missed ``getattr`` default costs a caught error."""
+    depth = 0  # inference-mode contexts entered on this thread
+
+
+_state = _State()
 _installed = [None]  # the creation hook this module installed and the one it replaced
 
 
 def is_inference_mode_enabled() -> bool:
     """Whether ``inference_mode`` is on in this thread."""
-    return getattr(_state, "depth", 0) > 0
+    return _state.depth > 0
 
 
 def _mark(previous):
     def hook(t):
-        if getattr(_state, "depth", 0) > 0:
+        if _state.depth > 0:
             key = id(t)
             _INFERENCE[key] = weakref.ref(t, lambda _ref, key=key: _INFERENCE.pop(key, None))
         if previous is not None:
@@ -51,7 +56,7 @@ class inference_mode:  # noqa: N801 - PyTorch's name
             return self
         self._prev = is_grad_enabled()
         set_grad_enabled(False)
-        _state.depth = getattr(_state, "depth", 0) + 1
+        _state.depth = _state.depth + 1
         if _installed[0] is None:
             previous = upper.creation_hook
             hook = _mark(previous)

@@ -93,10 +93,14 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         fast = None if kwargs or self._static_argnums else _shallow(args)
         if fast is not None:  # the common call, without the pytree walk
-            leaves, spec = fast
+            leaves, spec = fast  # (Tensors and floats only: their kinds, as ``_kinds`` gives)
+            specialized = self._specialized
+            kinds = ["tensor" if type(leaf) is Tensor else
+                     "static" if specialized and i in specialized else "scalar"
+                     for i, leaf in enumerate(leaves)]
         else:
             leaves, spec = tree_flatten((args, kwargs))
-        kinds = self._kinds(args, kwargs, leaves)
+            kinds = self._kinds(args, kwargs, leaves)
         key = _key(spec, leaves, kinds)
         entry = self._entries.get(key)
         if (isinstance(entry, program_module.Program) and entry.guards_hold(self._fn)
@@ -254,17 +258,19 @@ def _key(spec, leaves, kinds) -> tuple:
     parts = [spec, is_grad_enabled(), dtypes.get_default_dtype().name, _config.FAST_MATH]
     roots: dict = {}
     for i, (leaf, kind) in enumerate(zip(leaves, kinds)):
-        if kind == "tensor":
+        if kind == "tensor":  # (inline: this runs for every argument of every call)
             data = leaf._data
-            root = data.base if getattr(data, "base", None) is not None else data
-            alias = roots.setdefault(id(root), i)  # leaves sharing storage: the first's index
-            if type(data) is np.ndarray:  # (inline: this runs for every argument of every call)
-                device = "cpu"
-                layout = "C" if data.flags.c_contiguous else _layout(data)
-            else:
-                device, layout = str(leaf.device), "device"
-            parts.append(("tensor", data.shape, data.dtype, device, leaf._requires_grad, layout,
-                          alias))
+            if type(data) is np.ndarray:
+                base = data.base
+                alias = roots.setdefault(id(data if base is None else base), i)
+                parts.append(("tensor", data.shape, data.dtype, "cpu", leaf._requires_grad,
+                              "C" if data.flags.c_contiguous else _layout(data), alias))
+                continue
+            base = getattr(data, "base", None)
+            # leaves sharing storage: the first's index
+            alias = roots.setdefault(id(data if base is None else base), i)
+            parts.append(("tensor", data.shape, data.dtype, str(leaf.device),
+                          leaf._requires_grad, "device", alias))
         elif kind == "scalar":
             parts.append(("scalar",))
         else:

@@ -495,21 +495,24 @@ class FusedGroup:
 
     def _small_step(self, plan, out_dtypes):
         """The step of a one-element group (0-d losses, W1-sized functions), where the
-        per-call Python is the cost: serial kernel, plain ``np.empty``, scalars read by
-        ``a[()]`` (keeping the dtype), nothing recomputed per call."""
+        per-call Python is the cost: serial kernel, plain ``np.empty``, nothing recomputed per
+        call. Scalars are read as Python numbers where that keeps the dtype (float64, int64,
+        bool: Numba types them alike, and a Python float crosses the dispatcher in 0.24 us
+        against 0.39 us for a NumPy scalar), else by ``a[()]``, which keeps it."""
         shape, stored = self.shape, self.stored
-        reads = [(vid, dt.type, len(self.graph.values[vid].shape) == 0) for vid, _, dt in plan]
+        as_python = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(bool))
+        reads = [(vid, dt.type, dt in as_python, dt == np.float64) for vid, _, dt in plan]
         kernel = []  # compiled on the first call (``kernel`` loads the generated module)
         empty = np.empty
 
         def step(env):
             args = []
-            for vid, to_scalar, zero_d in reads:
+            for vid, to_scalar, python, f64 in reads:
                 a = env[vid]
-                if type(a) is not np.ndarray:
-                    args.append(to_scalar(a))
-                else:
-                    args.append(a[()] if zero_d else a.reshape(-1)[0])
+                if type(a) is np.ndarray:
+                    args.append(a.item() if python else a.reshape(-1)[0])
+                else:  # a float argument of the function
+                    args.append(a if f64 and type(a) is float else to_scalar(a))
             outs = [empty(1, dt) for dt in out_dtypes]
             if not kernel:
                 kernel.append(self.kernel(False))

@@ -28,13 +28,19 @@ from ..tensor import Tensor
 from . import codegen, guards, native
 from .trace import CtxRef
 
-_local = threading.local()  # .disabled: replaying or running eagerly on purpose
+class _Local(threading.local):
+    """Per-thread state; class attributes are each thread's defaults (``getattr`` with a
+    default on a plain ``threading.local`` costs a caught AttributeError per call)."""
+    disabled = False  # replaying or running eagerly on purpose
+
+
+_local = _Local()
 
 
 @contextlib.contextmanager
 def disabled():
     """Compiled functions called inside run eagerly (the create_graph replay)."""
-    before = getattr(_local, "disabled", False)
+    before = _local.disabled
     _local.disabled = True
     try:
         yield
@@ -44,7 +50,7 @@ def disabled():
 
 def is_disabled() -> bool:
     """Whether compiled functions run eagerly on this thread now (inside ``disabled``)."""
-    return getattr(_local, "disabled", False)
+    return _local.disabled
 
 
 def diff_outputs(out) -> list:
@@ -320,7 +326,8 @@ class Program:
         grad_reads = self.plan.grad_read_vids if self.plan is not None else ()
         self.closures = [(vid, v.info["tensor"]) for vid, v in enumerate(values)
                          if v.kind == "closure" and vid not in grad_reads]
-        self.consts = [(vid, v.info["array"]) for vid, v in enumerate(values) if v.kind == "const"]
+        # the value table each call starts from: the constants in place
+        self._env = [v.info["array"] if v.kind == "const" else None for v in values]
         self.guards = [(t, t._data.shape, t._data.dtype, t._requires_grad)
                        for _, t in self.closures]
         self.paths: list = []  # (closure tensor, where the function finds it): api.py sets
@@ -424,15 +431,13 @@ class Program:
         return plan
 
     def run(self, leaves, spec, call):
-        env = [None] * self.n_values
+        env = self._env.copy()
         for vid, path in self.tensor_inputs:
             env[vid] = leaves[path]._data
         for vid, path in self.scalar_inputs:
             env[vid] = leaves[path]
         for vid, t in self.closures:
             env[vid] = t._data
-        for vid, array in self.consts:
-            env[vid] = array
         plan = self.plan
         if plan is not None:
             plan.read(env, leaves)

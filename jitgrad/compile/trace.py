@@ -54,7 +54,11 @@ from .graph import Graph, Node
 from ..optim import optimizer as _optimizer
 from .mutations import Mutations, OptimizerHooks
 
-_local = threading.local()  # .tracer: the trace this thread runs
+class _Local(threading.local):
+    tracer = None  # the trace this thread runs (a class default: see program._Local)
+
+
+_local = _Local()
 
 
 class GraphBreak(BaseException):
@@ -82,7 +86,7 @@ class GraphBreak(BaseException):
 
 def current():
     """The trace this thread runs, or None."""
-    return getattr(_local, "tracer", None)
+    return _local.tracer
 
 
 # Note [random rows]: the draws of dropout, ``rand_like`` and ``randn_like`` are rows
