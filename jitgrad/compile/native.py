@@ -16,9 +16,10 @@ the kernels the steps call (Note [inlined callees]):
 - an identity view is a name for its source's array;
 - a composite row with an emitter here (``EMITTERS``: reductions through jitgrad's own fold
   kernels, softmax, log_softmax and logsumexp through the kernel eager runs, the views and
-  shape rows through Numba's NumPy, ``cat``, basic indexing and its backward) emits its
-  forward inline; an emitter refuses (returns None) attributes or dtypes it
-  does not cover.
+  shape rows through Numba's NumPy, ``cat``, basic indexing and its backward, small matrix
+  products through Numba's BLAS call, ``nll_loss`` through the eager row's kernels) emits its
+  forward inline; an emitter refuses (returns False) attributes, sizes or dtypes it does not
+  cover.
 
 Note [inlined callees]: a segment calls each kernel through ``kernel_cache.inline_copy``: an
 ``inline='always'`` copy of the kernel's Python function, so Numba types it as part of the
@@ -41,6 +42,7 @@ the kernels (``cpu.load_generated``), so an edited row or kernel makes a new seg
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -59,6 +61,8 @@ MAX_INLINED_ARGS = 28
 MAX_INLINED_OPS = 12
 #: fewest computing steps worth a segment (one gains nothing from becoming one native call)
 MIN_SEGMENT_STEPS = 2
+#: the largest matrix product (multiply-adds) a segment computes (``_matmul``)
+MAX_NATIVE_MATMUL = 1 << 18
 
 
 def _dt(dtype) -> str:
@@ -85,6 +89,7 @@ class _Emit:
         self.calls: dict = {}  # the same key -> how many calls the source makes
         self.count = 0
         self.made: set = set()  # values this segment computes (arrays, weak ones too)
+        self.transposed: dict = {}  # value -> the name of the matrix it is the transpose of
 
     def kernel(self, module: str, attr: str = "kernel", n_args: int = 0, n_ops: int = 1) -> str:
         """The name the source calls kernel ``module.attr`` by (with ``n_args`` arguments,
@@ -260,6 +265,8 @@ def _permuted(e, node, x, out, perm) -> bool:
     strides = "".join(f"{x}.strides[{p}], " for p in perm)
     e.lines.append(f"{out} = np.lib.stride_tricks.as_strided("
                    f"{x}, {_tuple(e.shape(node.outputs[0]))}, ({strides}))")
+    if list(perm) == [1, 0]:
+        e.transposed[node.outputs[0]] = x
     return True
 
 
@@ -328,15 +335,87 @@ def _cat(e, node, *arrays_and_out):
     return True
 
 
+@functools.cache
+def _numba_blas() -> bool:
+    """Whether Numba can call BLAS here (it needs SciPy's)."""
+    try:
+        from numba.np.linalg import ensure_blas
+        ensure_blas()
+    except ImportError:
+        return False
+    return True
+
+
+def _matrix(e, vid, name) -> str:
+    """Operand ``vid`` of a BLAS call, typed contiguous: Numba's ``np.dot`` copies an operand
+    of unknown layout (a view) whatever it holds, where ``np.ascontiguousarray`` copies only
+    one that is not contiguous when it runs. A transpose made in this segment is passed as
+    ``src.T`` (typed Fortran-ordered: BLAS reads it transposed, no copy)."""
+    source = e.transposed.get(vid)
+    if source is not None:
+        return f"np.ascontiguousarray({source}).T"
+    return f"np.ascontiguousarray({name})"
+
+
+def _matmul(e, node, a, b, out):
+    """``a @ b`` of float matrices and vectors (not two vectors): ``np.dot`` in Numba, a BLAS
+    gemm / gemv as eager's ``np.matmul``, up to ``MAX_NATIVE_MATMUL`` multiply-adds (where
+    OpenBLAS runs one thread either way; a larger product stays a step of its own, on
+    NumPy's threads)."""
+    va, vb = node.value_args()
+    sa, sb = e.shape(va), e.shape(vb)
+    if (not 1 <= len(sa) <= 2 or not 1 <= len(sb) <= 2 or len(sa) + len(sb) < 3
+            or e.dtype(va) != e.dtype(vb) or not _float_serial(e, va, math.inf)
+            or not _numba_blas()):
+        return False
+    work = math.prod(sa) * (sb[-1] if len(sb) == 2 else 1)
+    if 0 in sa or 0 in sb or work > MAX_NATIVE_MATMUL:
+        return False
+    e.lines.append(f"{out} = np.dot({_matrix(e, va, a)}, {_matrix(e, vb, b)})")
+    return True
+
+
+def _nll(e, node, x, t, w, out):
+    """``nll_loss`` of (N, C) log-probabilities at int64 targets: the eager row's kernels, the
+    targets checked at every call with the same IndexError."""
+    vx, vt, vw = node.value_args()
+    dt, reduction = e.dtype(vx), node.attrs["reduction"]
+    if (len(e.shape(vx)) != 2 or e.shape(vt) != e.shape(vx)[:1] or e.dtype(vt) != np.int64
+            or not _float_serial(e, vx, math.inf)
+            or (math.prod(e.shape(vw)) and e.dtype(vw) != dt)):
+        return False
+    (N, C), ignore = e.shape(vx), node.attrs["ignore_index"]
+    check = e.kernel("jitgrad.kernels.cpu.norm", "FIRST_BAD_TARGET")
+    gather = e.kernel("jitgrad.kernels.cpu.norm", "SERIAL_NLL_FORWARD")
+    bad, losses, total, wsum = e.tmp(), e.tmp(), e.tmp(), e.tmp()
+    none = reduction == "none"
+    flat = [f"np.ascontiguousarray({a}).reshape(-1)" for a in (x, t, w)]
+    e.lines += [f"{bad} = {check}({flat[1]}, {_ints(C, ignore)})",
+                f"if {bad} >= 0:",
+                f"    raise IndexError('Target ' + str({flat[1]}[{bad}]) + ' is out of bounds.')",
+                f"{losses} = np.empty({N if none else 0}, {_dt(dt)})",
+                f"{total}, {wsum} = {gather}({', '.join(flat)}, {losses}, {_ints(N, C, ignore)}, "
+                f"{none})"]
+    if none:
+        e.lines.append(f"{out} = {losses}")
+    else:
+        value = f"{total} / {wsum}" if reduction == "mean" else total
+        e.lines += [f"{out} = np.empty((), {_dt(dt)})", f"{out}[()] = {value}"]
+    return True
+
+
 #: row name -> emitter(emit, node, *input names, output name) -> bool (False: not covered)
 EMITTERS = {
     "sum": _sum, "sum_dim": _sum, "view": _reshape, "unsqueeze": _reshape, "squeeze": _reshape,
     "squeeze_dim": _reshape, "squeeze_dims": _reshape, "reshape_copy": _reshape_copy,
     "expand": _expand, "transpose": _transpose, "permute": _permute, "cast": _cast,
     "index_backward": _index_backward, "cat": _cat, "logsumexp": _logsumexp,
-    "softmax": _softmax, "log_softmax": _softmax,
+    "softmax": _softmax, "log_softmax": _softmax, "matmul_mm": _matmul, "matmul_mv": _matmul,
+    "nll_loss": _nll,
     **{f"getitem_{kind}": _getitem for kind in _BASIC_KINDS},
 }
+#: emitters whose operands may be integer arrays (views, and ``_nll``, which checks its own)
+_ANY_DTYPE = {_reshape, _reshape_copy, _expand, _transpose, _permute, _getitem, _nll}
 
 
 def _emit_node(e: _Emit, node) -> bool:
@@ -345,7 +424,8 @@ def _emit_node(e: _Emit, node) -> bool:
         return False
     if any(r[0] != "v" for r in node.args) or any(v in e.weak for v in node.value_args()):
         return False
-    if any(e.dtype(v).kind not in "fb" for v in node.value_args()):
+    kinds = "fbiu" if emitter in _ANY_DTYPE else "fb"
+    if any(e.dtype(v).kind not in kinds for v in node.value_args()):
         return False
     mark = len(e.lines)
     if not emitter(e, node, *[f"v{v}" for v in node.value_args()], f"v{node.outputs[0]}"):

@@ -240,12 +240,11 @@ def binary_cross_entropy_with_logits(x, y, weight, pos_weight, reduction):
 
 def _check_targets(t, C, ignore_index):
     """IndexError for a target outside ``[0, C)`` that is not ``ignore_index``: made in the
-    row's CPU forward, so it runs at every call of a compiled program too (the CUDA kernel
-    asserts instead)."""
-    if t.size and (t.min() < 0 or t.max() >= C):  # (two reductions in the common case)
-        bad = (t != ignore_index) & ((t < 0) | (t >= C))
-        if bad.any():
-            raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+    row's CPU forward, so it runs at every call of a compiled program too (a native segment
+    runs the same check kernel and raises the same error; the CUDA kernel asserts instead)."""
+    bad = cpu_norm.first_bad_target(t, C, ignore_index)
+    if bad >= 0:
+        raise IndexError(f"Target {int(t.reshape(-1)[bad])} is out of bounds.")
 
 
 def _nll_fwd(ctx, x, target, weight, ignore_index, reduction):

@@ -41,7 +41,17 @@ def _softmaxes(p, y, sigma):
             + jg.logsumexp(wide, (0, 1)).sum())
 
 
-PROGRAMS = [_eight_schools, _slices, _mixture, _softmaxes]
+def _logistic(p, y, sigma):
+    """Matrix products (one of a transpose, one matrix-vector) and cross-entropy at class
+    targets the program computes from its input: BLAS and the NLL kernels in the segment."""
+    X = y.reshape(8, 1) * jg.linspace(-1.0, 1.0, 3) + sigma.reshape(8, 1) * 0.01  # (8, 3)
+    logits = X @ p[2][:6].reshape(3, 2) + p[0]
+    h = (X.T @ logits) @ p[2][6:]
+    targets = (y > 0).long()
+    return jg.nn.functional.cross_entropy(logits, targets) + (h * h).sum() * 1e-3
+
+
+PROGRAMS = [_eight_schools, _slices, _mixture, _softmaxes, _logistic]
 
 
 def _inputs(seed):
@@ -85,7 +95,8 @@ def test_segments_give_the_steps_bits_and_eager_values(fn):
             assert_close(a, b, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("fn", [_eight_schools, _mixture, _softmaxes], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [_eight_schools, _mixture, _softmaxes, _logistic],
+                         ids=lambda f: f.__name__)
 def test_whole_small_program_is_one_native_call(fn):
     vg, _ = _run(fn, True, 0)
     program = next(e for e in vg._entries.values() if not isinstance(e, str))
@@ -118,3 +129,23 @@ def test_a_returned_view_is_a_fresh_array_and_inputs_are_read_each_call():
     view, total = cf(x)
     assert_close(total, jg.tensor(2.0 * (21.0)), rtol=1e-15)
     assert_close(view, jg.tensor((np.arange(6.0) + 1.0).reshape(2, 3).T), rtol=0)
+
+
+def test_a_target_out_of_range_raises_from_the_segment_as_eager():
+    def f(x, w, t):
+        return jg.nn.functional.cross_entropy(x @ w, t, ignore_index=7)
+
+    cf = jg.compile(jg.func.value_and_grad(f, argnums=1))
+    rng = np.random.default_rng(3)
+    x, w = jg.tensor(rng.standard_normal((5, 4))), jg.tensor(rng.standard_normal((4, 3)))
+    good, bad = jg.tensor([0, 2, 7, 1, 0]), jg.tensor([0, 2, 7, 3, 0])  # 7: ignored
+    cf(x, w, good)
+    program = next(e for e in cf._entries.values() if not isinstance(e, str))
+    assert [s.__qualname__.split(".")[0] for s in program.forward_steps] == ["Segment"]
+    for fn in (f, cf):
+        with pytest.raises(IndexError, match=r"^Target 3 is out of bounds\.$"):
+            fn(x, w, bad)
+    value, grad = cf(x, w, good)  # and the next call runs as before
+    want = jg.func.value_and_grad(f, argnums=1)(x, w, good)
+    assert_close(value, want[0], rtol=1e-13)
+    assert_close(grad, want[1], rtol=1e-13, atol=1e-15)

@@ -305,14 +305,34 @@ def _nll_bwd(g, t, w, gx, N, C, ignore_index, none, scale):
         row[ti] = -wi * (g[i] if none else g[0]) * scale
 
 
+def _first_bad_target(t, C, ignore_index):
+    """The position of the first target outside ``[0, C)`` that is not ``ignore_index``, or
+    -1 (one pass, where NumPy's ``min`` and ``max`` took two)."""
+    for i in range(t.size):
+        ti = t[i]
+        if ti != ignore_index and (ti < 0 or ti >= C):
+            return i
+    return -1
+
+
+# module names, for the code compiled programs generate (compile/native.py)
+FIRST_BAD_TARGET = _get(_first_bad_target, False)
+SERIAL_NLL_FORWARD = _get(_nll_fwd, False)
+
+
+def first_bad_target(t, C, ignore_index) -> int:
+    """``_first_bad_target`` of the int64 targets ``t`` (any shape, read in C order)."""
+    return FIRST_BAD_TARGET(_flat(t), C, int(ignore_index)) if t.size else -1
+
+
 def nll_forward(x2, t, w, ignore_index, reduction):
     """NLL of log-probabilities ``x2`` (N, C) at int64 targets ``t`` (N,): per-sample losses
     (reduction 'none'), or (sum, total weight)."""
     N, C = x2.shape
     none = reduction == "none"
     out = np.empty(N if none else 0, x2.dtype)
-    total, wsum = _get(_nll_fwd, False)(_flat(x2), _flat(t), _flat(w), out, N, C,
-                                        int(ignore_index), none)
+    total, wsum = SERIAL_NLL_FORWARD(_flat(x2), _flat(t), _flat(w), out, N, C,
+                                     int(ignore_index), none)
     return out, total, wsum
 
 
