@@ -31,8 +31,8 @@ from .ops import creation as _creation  # noqa: E402
 globals().update({_fn.__name__: _exported(_fn) for _fn in (
     _extrema.argmax, _extrema.argmin, _shape.flatten, _shape.reshape, _linalg.dot,
     _linalg.matmul, _linalg.mm, *_torch_functions.FUNCTIONS, _creation.arange, _creation.empty,
-    _creation.eye, _creation.full, _creation.linspace, _creation.ones, _creation.rand,
-    _creation.randint, _creation.randn, _creation.zeros)})
+    _creation.eye, _creation.full, _creation.linspace, _creation.ones, _creation.randint,
+    _creation.zeros)})
 del _extrema, _linalg, _shape, _creation
 # the op families' functions no single row backs (issue 35), each family's ``FUNCTIONS``
 from .ops import (torch_extra, torch_index, torch_math, torch_random, torch_reduce,  # noqa: E402

@@ -10,7 +10,7 @@ from ..ops import creation
 from . import constraints
 from .distribution import Distribution
 from .multivariate_normal import tril_solve
-from .utils import as_tensor, from_numpy, lazy_property, rng
+from .utils import as_tensor, draw, lazy_property
 
 __all__ = ["LowRankMultivariateNormal"]
 
@@ -115,8 +115,8 @@ class LowRankMultivariateNormal(Distribution):
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         rank = self._unbroadcasted_cov_factor.shape[-1]
-        eps_w = from_numpy(rng().standard_normal(shape[:-1] + (rank,)), self.loc)
-        eps_d = from_numpy(rng().standard_normal(shape), self.loc)
+        eps_w = draw(shape[:-1] + (rank,), "normal", self.loc)
+        eps_d = draw(shape, "normal", self.loc)
         W = self._unbroadcasted_cov_factor
         return (self.loc + (W @ eps_w.unsqueeze(-1)).squeeze(-1)
                 + self._unbroadcasted_cov_diag.sqrt() * eps_d)

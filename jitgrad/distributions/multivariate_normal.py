@@ -11,7 +11,7 @@ from ..ops import creation
 from ..scipy.linalg import solve_triangular
 from . import constraints
 from .distribution import Distribution
-from .utils import as_tensor, from_numpy, lazy_property, rng
+from .utils import as_tensor, draw, lazy_property
 
 __all__ = ["MultivariateNormal", "batch_mahalanobis", "tril_solve"]
 
@@ -127,7 +127,7 @@ class MultivariateNormal(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        eps = from_numpy(rng().standard_normal(shape), self.loc)
+        eps = draw(shape, "normal", self.loc)
         return self.loc + (self._unbroadcasted_scale_tril @ eps.unsqueeze(-1)).squeeze(-1)
 
     def log_prob(self, value):

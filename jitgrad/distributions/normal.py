@@ -6,7 +6,7 @@ import math
 from ..scipy import special
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, from_numpy, rng
+from .utils import broadcast_all, draw
 
 __all__ = ["Normal"]
 
@@ -52,7 +52,7 @@ class Normal(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        eps = from_numpy(rng().standard_normal(shape), self.loc)
+        eps = draw(shape, "normal", self.loc)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):

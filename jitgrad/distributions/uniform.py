@@ -6,7 +6,7 @@ import math
 from ..ops import binary, creation
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, from_numpy, rng
+from .utils import broadcast_all, draw
 
 __all__ = ["Uniform"]
 
@@ -53,7 +53,7 @@ class Uniform(Distribution):
         return (self.high - self.low).pow(2) / 12
 
     def rsample(self, sample_shape=()):
-        u = from_numpy(rng().random(self._extended_shape(sample_shape)), self.low)
+        u = draw(self._extended_shape(sample_shape), "uniform", self.low)
         return self.low + u * (self.high - self.low)
 
     def log_prob(self, value):

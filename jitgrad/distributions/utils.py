@@ -8,11 +8,12 @@ import numpy as np
 
 from .. import dtypes
 from ..nn import functional
-from ..ops import binary, creation, nn, unary
+from ..ops import binary, creation, nn, random_rows, unary
 from ..tensor import Tensor
 
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property",
-           "as_tensor", "extended_shape", "rng", "from_numpy", "host", "sum_rightmost", "euler"]
+           "as_tensor", "extended_shape", "rng", "from_numpy", "draw", "host", "sum_rightmost",
+           "euler"]
 
 #: the Euler-Mascheroni constant (the mean of the standard Gumbel, entropy terms)
 euler = 0.57721566490153286061
@@ -170,6 +171,17 @@ def rng():
 def from_numpy(array, like) -> Tensor:
     """A new tensor holding ``array`` in ``like``'s dtype (no graph)."""
     return creation.tensor(np.asarray(array), dtype=like.dtype)
+
+
+def draw(shape, kind: str, like) -> Tensor:
+    """Uniform samples in [0, 1) (``kind="uniform"``) or standard normal ones of ``shape``, in
+    ``like``'s dtype, from jitgrad's generator: drawn by the random row where ``rand`` and
+    ``randn`` are (``creation.row_draw``: ``jitgrad.compile`` captures the draw), else as
+    ``from_numpy(rng().random(shape), like)``; the same numbers either way."""
+    if creation.row_draw(None, like.dtype, None):
+        return random_rows.samples(tuple(shape), kind, like.dtype.np)
+    g = rng()
+    return from_numpy(g.random(shape) if kind == "uniform" else g.standard_normal(shape), like)
 
 
 def host(t, who) -> np.ndarray:

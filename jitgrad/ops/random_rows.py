@@ -1,5 +1,7 @@
 """Random draws as rows: a mask or samples shaped like a tensor, drawn from the default
-generator (the one ``jitgrad.manual_seed`` seeds) by the row's forward.
+generator (the one ``jitgrad.manual_seed`` seeds) by the row's forward. ``rand``, ``randn``
+and the distributions' reparameterised samples draw through ``samples`` (the row on a
+template of the shape).
 
 As rows, the draws are recorded by ``jitgrad.compile`` like any op, and a compiled program
 draws at each call, in the order eager draws (Note [random rows] in ``compile/trace.py``): a
@@ -77,3 +79,10 @@ def random_like(x, kind: str, dtype):
     """Uniform or normal samples shaped like the CPU tensor ``x`` (``_random_like_fwd``)."""
     with no_grad():
         return dispatch.composite(RANDOM_LIKE, x, kind=kind, dtype=np.dtype(dtype).name)
+
+
+def samples(shape, kind: str, dtype):
+    """Uniform (``kind="uniform"``) or standard normal samples of ``shape`` in the float
+    ``dtype``, on the CPU: ``random_like`` of a template of that shape (the same numbers as
+    ``generator.random(shape).astype(dtype)`` or ``standard_normal``)."""
+    return random_like(creation.template(shape, dtype), kind, dtype)

@@ -46,6 +46,26 @@ def _finish(array, like, dtype, device, requires_grad):
     return out
 
 
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1) of ``size`` (default float dtype). From the default generator
+    on the CPU the random row draws them, so ``jitgrad.compile`` captures the draw; else
+    ``creation.rand``. The same numbers either way."""
+    if creation.row_draw(generator, dtype, device):
+        return _drawn(random_rows.samples(creation.size_of(size), "uniform",
+                                          creation.float_dtype(dtype)), requires_grad)
+    return creation.rand(*size, generator=generator, dtype=dtype, device=device,
+                         requires_grad=requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples of ``size``, as ``rand`` (``creation.randn`` off the row)."""
+    if creation.row_draw(generator, dtype, device):
+        return _drawn(random_rows.samples(creation.size_of(size), "normal",
+                                          creation.float_dtype(dtype)), requires_grad)
+    return creation.randn(*size, generator=generator, dtype=dtype, device=device,
+                          requires_grad=requires_grad)
+
+
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, generator=None):
     """Uniform samples in [0, 1) with ``input``'s shape (and dtype unless given)."""
@@ -174,6 +194,6 @@ def poisson(input, generator=None):
     return _finish(_rng(generator, x.device).poisson(rates), x, x._data.dtype, None, False)
 
 
-FUNCTIONS = (rand_like, randn_like, randint_like, randperm, bernoulli, multinomial, normal,
-             poisson)
+FUNCTIONS = (rand, randn, rand_like, randn_like, randint_like, randperm, bernoulli, multinomial,
+             normal, poisson)
 methods.declare({"bernoulli": bernoulli, "multinomial": multinomial}, __name__)

@@ -1,6 +1,7 @@
 """Random draws under ``jitgrad.compile`` (Note [random rows] in jitgrad/compile/trace.py):
-dropout, ``rand_like`` and ``randn_like`` are captured, a compiled call draws what the eager
-call draws under the same seed and leaves the generator where eager leaves it."""
+dropout, ``rand_like``, ``randn_like``, ``rand``, ``randn`` and the reparameterised samples of
+``Normal``, ``Uniform`` and ``MultivariateNormal`` are captured, a compiled call draws what the
+eager call draws under the same seed and leaves the generator where eager leaves it."""
 import numpy as np
 import pytest
 
@@ -77,3 +78,36 @@ def test_a_draw_inside_a_loop_body_runs_eagerly():
     with pytest.warns(UserWarning, match="random draw inside a captured loop"):
         got, got_next = _after(6, compiled, X)
     assert got.item() == want.item() and got_next == want_next
+
+
+def _elbo(mu, log_sigma):
+    """A Monte Carlo objective drawing with ``randn``, ``rand`` and the distributions'
+    ``rsample`` (float32 draws too), validation off (its checks read values in Python)."""
+    eps = jg.randn(16, 3)
+    z = mu + jg.exp(log_sigma) * eps
+    q = jg.distributions.Normal(mu, jg.exp(log_sigma), validate_args=False)
+    w = q.rsample((4,))
+    u = jg.distributions.Uniform(mu - 1.0, mu + 1.0, validate_args=False).rsample()
+    m = jg.distributions.MultivariateNormal(mu, scale_tril=jg.diag(jg.exp(log_sigma)),
+                                            validate_args=False).rsample((2,))
+    half = jg.rand(3, dtype=jg.float32).double()
+    return (-(0.5 * (z * z).sum(1) * jg.rand(16)).mean() + q.log_prob(w).sum() + (u * u).sum()
+            + m.sum() * half.sum())
+
+
+def test_rand_randn_and_rsample_are_captured_and_draw_as_eager():
+    mu, log_sigma = jg.tensor([0.1, -0.2, 0.3]), jg.tensor([-1.0, 0.0, 0.5])
+    eager = func.value_and_grad(_elbo, argnums=(0, 1))
+    compiled = jg.compile(eager, fullgraph=True)
+    for seed in (0, 1, 0):
+        (want, want_next), (got, got_next) = (_after(seed, eager, mu, log_sigma),
+                                              _after(seed, compiled, mu, log_sigma))
+        assert got[0].item() == want[0].item() and got_next == want_next
+        for g, w in zip(got[1], want[1]):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+    assert compiled.stats()["traces"] == 1
+    jg.manual_seed(7)  # outside a trace the draws are the generator's own, as before
+    a = jg.randn(2, 3)
+    jg.manual_seed(7)
+    b = jg.default_generator.numpy_generator().standard_normal((2, 3))
+    np.testing.assert_array_equal(a.numpy(), b)
