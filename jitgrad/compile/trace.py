@@ -89,23 +89,26 @@ def current():
     return _local.tracer
 
 
-# Note [random rows]: the draws of dropout, ``rand_like`` and ``randn_like`` are rows
-# (``ops/random_rows.py``, ``random=True``) whose forward draws from the default generator. The
-# trace records them as it records any op, and the program calls the row's forward at each
-# call, in the traced order, so a compiled call draws what the eager call would have drawn
-# under the same seed and leaves the generator where eager would. A draw is never folded as a
+# Note [random rows]: the draws of dropout, ``rand_like`` and ``randn_like`` (and, while a trace
+# may run, of ``rand``, ``randn`` and the normal and uniform ``rsample``s: ``creation.row_draw``)
+# are rows (``ops/random_rows.py``, ``random=True``) whose forward draws from the default
+# generator. The trace records them as it records any op, and the program calls the row's
+# forward at each call, in the traced order, so a compiled call draws what the eager call would
+# have drawn under the same seed and leaves the generator where eager would. A draw is never folded as a
 # constant, never dropped as dead (``Program``), and refused inside a loop body or a cond
 # branch, whose steps are traced once (a branch not taken would draw) and recomputed by the
 # backward (a second draw). When a trace breaks, the generator is set back to where it was
 # before the trace, so the eager run that follows draws as a plain eager call (api.py). The
-# other draws (``rand``, ``randn``, explicit generators) break the trace before drawing.
+# other draws (explicit generators, ``randint``, the other distributions) break the trace
+# before drawing.
 def _random_draw():
     """``upper.random_hook``: a draw from jitgrad's generators on this thread breaks the trace
     (before drawing); other threads draw as usual."""
     if current() is not None:
         raise _fail(GraphBreak("a random op (jitgrad's random generator was used): "
-                               "only dropout, rand_like and randn_like on the default "
-                               "generator are captured"))
+                               "only dropout, rand, randn, rand_like, randn_like and the "
+                               "normal and uniform rsample on the default generator are "
+                               "captured"))
 
 
 def _fail(exc: GraphBreak) -> GraphBreak:
