@@ -18,7 +18,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .ops import binary, elementwise_np, linalg, npfuncs, scatter, shape, unary
+from .ops import binary, checks, elementwise_np, linalg, npfuncs, scatter, shape, unary
 from .ops import extrema as _extrema
 from .ops.core import dispatch, methods, upper
 from .ops.scatter import index_select, masked_fill  # (their rows live in scatter.py)
@@ -125,14 +125,22 @@ def lerp(input, end, weight):
 
 
 # --- reductions ----------------------------------------------------------------------------
+def _bool_reduce(input, dim, keepdim, kind):
+    """``any``/``all``: NumPy's on the host eagerly; the row while a trace may run (Note
+    [value checks] in ops/checks.py), so a compiled program computes it."""
+    if upper.tracing() and isinstance(input, Tensor) and not input.is_cuda:
+        return checks.bool_reduce(input, dim, keepdim, kind)
+    return getattr(_jnp(), kind)(input, axis=dim, keepdims=keepdim)
+
+
 def any(input, dim=None, keepdim=False):  # noqa: A001
     """Whether some element is nonzero (over ``dim``: an int or a tuple; bool, no gradient)."""
-    return _jnp().any(input, axis=dim, keepdims=keepdim)
+    return _bool_reduce(input, dim, keepdim, "any")
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001
     """Whether every element is nonzero (over ``dim``: an int or a tuple; bool, no gradient)."""
-    return _jnp().all(input, axis=dim, keepdims=keepdim)
+    return _bool_reduce(input, dim, keepdim, "all")
 
 
 def _argsort(d, dim, descending):

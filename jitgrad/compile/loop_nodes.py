@@ -20,7 +20,7 @@ class LoopRow:
     """What a loop node says of itself where graph passes read a row's properties (Note
     [what compile knows of a row] in ops/core/registry.py): a composite that is no view."""
 
-    elementwise = cheap = view = value_dependent_shape = random = False
+    elementwise = cheap = view = value_dependent_shape = random = check = False
     alias = identity = None
     node_name = ""
 

@@ -50,6 +50,7 @@ import os
 import numpy as np
 
 from ..kernels.cpu import elementwise as cpu, reduce as cpu_reduce, softmax as cpu_softmax
+from ..kernels.cpu.kernel_cache import CheckFailed
 from . import codegen, segment
 
 #: off: every step runs on its own (``JITGRAD_COMPILE_NATIVE=0``, for comparisons)
@@ -90,6 +91,7 @@ class _Emit:
         self.count = 0
         self.made: set = set()  # values this segment computes (arrays, weak ones too)
         self.transposed: dict = {}  # value -> the name of the matrix it is the transpose of
+        self.checks = 0  # value checks emitted (Note [value checks])
 
     def kernel(self, module: str, attr: str = "kernel", n_args: int = 0, n_ops: int = 1) -> str:
         """The name the source calls kernel ``module.attr`` by (with ``n_args`` arguments,
@@ -110,6 +112,8 @@ class _Emit:
         """Imports of the kernels called: a kernel called once through ``inline_copy`` (Note
         [inlined callees]), one called more often as it is; ``_NOC``, an array, as it is."""
         lines = ["from jitgrad.kernels.cpu.kernel_cache import inline_copy as _inline_copy"]
+        if self.checks:
+            lines.append("from jitgrad.kernels.cpu.kernel_cache import CheckFailed as _CheckFailed")
         for key, alias in self.imports.items():
             module, attr, inline = key
             if attr == "_NOC" or not inline or self.calls[key] > 1:
@@ -404,6 +408,15 @@ def _nll(e, node, x, t, w, out):
     return True
 
 
+def _check(e, node, ok, value, out):
+    """Note [value checks]: ``np.all`` of the flags; a failure raises ``CheckFailed``, and the
+    segment's step runs its items one by one, where the row raises eager's error."""
+    e.lines += [f"if not np.all({ok}):", "    raise _CheckFailed()",
+                f"{out} = np.zeros(0, np.bool_)"]
+    e.checks += 1
+    return True
+
+
 #: row name -> emitter(emit, node, *input names, output name) -> bool (False: not covered)
 EMITTERS = {
     "sum": _sum, "sum_dim": _sum, "view": _reshape, "unsqueeze": _reshape, "squeeze": _reshape,
@@ -411,11 +424,11 @@ EMITTERS = {
     "expand": _expand, "transpose": _transpose, "permute": _permute, "cast": _cast,
     "index_backward": _index_backward, "cat": _cat, "logsumexp": _logsumexp,
     "softmax": _softmax, "log_softmax": _softmax, "matmul_mm": _matmul, "matmul_mv": _matmul,
-    "nll_loss": _nll,
+    "nll_loss": _nll, "check": _check,
     **{f"getitem_{kind}": _getitem for kind in _BASIC_KINDS},
 }
 #: emitters whose operands may be integer arrays (views, and ``_nll``, which checks its own)
-_ANY_DTYPE = {_reshape, _reshape_copy, _expand, _transpose, _permute, _getitem, _nll}
+_ANY_DTYPE = {_reshape, _reshape_copy, _expand, _transpose, _permute, _getitem, _nll, _check}
 
 
 def _emit_node(e: _Emit, node) -> bool:
@@ -500,9 +513,11 @@ def _emit_item(e: _Emit, item, is_identity_view) -> bool:
 
 
 class Segment:
-    """Items (groups and nodes) run as one generated function (Note [native segments])."""
+    """Items (groups and nodes) run as one generated function (Note [native segments]); when
+    a value check in it fails, its items run one by one (``make_step``), where the failing
+    row raises the user's error (Note [value checks])."""
 
-    def __init__(self, graph, weak, items, needed_after: set, is_identity_view):
+    def __init__(self, graph, weak, items, needed_after: set, is_identity_view, make_step):
         made = set()
         self.inputs = []
         for item in items:
@@ -512,6 +527,7 @@ class Segment:
             made.update(_made(item))
         self.outputs = [v for v in sorted(made) if v in needed_after]
         self.weak = weak
+        self.items, self.make_step = items, make_step
         self.emit = _Emit(graph, weak)
         for item in items:
             assert _emit_item(self.emit, item, is_identity_view)
@@ -538,10 +554,21 @@ class Segment:
         def step(env):
             if not function:
                 function.append(cpu.load_generated(name, src).segment)
-            results = function[0](*[float(env[v]) if w else env[v] for v, w in reads])
+            try:
+                results = function[0](*[float(env[v]) if w else env[v] for v, w in reads])
+            except CheckFailed:
+                for item_step in self.item_steps():
+                    item_step(env)  # (the failing check raises here)
+                return
             for vid, r in zip(outputs, results):
                 env[vid] = r
         return step
+
+    def item_steps(self) -> list:
+        """The steps of the items one by one (made on a failed check only)."""
+        if not hasattr(self, "_item_steps"):
+            self._item_steps = [self.make_step(item) for item in self.items]
+        return self._item_steps
 
 
 def _computes(item) -> bool:
@@ -572,7 +599,7 @@ def segment_steps(graph, items, weak, live, make_step, is_identity_view) -> list
             j += 1
         if sum(_computes(item) for item in items[k:j]) >= MIN_SEGMENT_STEPS:
             steps.append(Segment(graph, weak, items[k:j], needed[j - 1],
-                                 is_identity_view).step())
+                                 is_identity_view, make_step).step())
             k = j
         else:
             steps.append(make_step(items[k]))

@@ -341,9 +341,10 @@ class Program:
         made_in_backward = {v for n in backward_nodes for v in n.outputs} | set(cotangents)
         self.saved = sorted(_reads(backward_nodes, input_grads) - made_in_backward)
         wanted = {vid for kind, vid in outputs if kind == "value"} | set(self.saved)
-        # Note [random rows] (trace.py): a draw runs even when its result is unused, as eager's
-        wanted |= {v for n in graph.nodes if n.phase == "forward" and n.op.random
-                   for v in n.outputs}
+        # Note [random rows] (trace.py), Note [value checks] (ops/checks.py): a draw or a check
+        # runs even when its result is unused, as eager's
+        wanted |= {v for n in graph.nodes if n.phase == "forward"
+                   and (n.op.random or n.op.check) for v in n.outputs}
         if self.plan is not None:
             wanted |= self.plan.wanted
         forward_nodes = needed_nodes([n for n in graph.nodes if n.phase == "forward"], set(wanted))

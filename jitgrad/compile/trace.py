@@ -401,8 +401,8 @@ class Tracer:
         """The transform hook's call of ``run(op, *args, **attrs)``, recorded."""
         if self.suspended:
             return run(op, *args, **attrs)
-        if op.random:
-            self._check_draw(op)
+        if op.random or op.check:
+            self._check_top_level(op)
         candidate = self.mutations.before_op(args)
         if getattr(op, "value_dependent_shape", False):
             raise _fail(GraphBreak(f"{op.name}: its output shape depends on the input values "
@@ -433,7 +433,7 @@ class Tracer:
             self._note_saved_floats(op, out, substituted)
         node = Node(op, refs, node_attrs, phase=self.phase)
         static = (bool(tensor_refs) and all(v in self.static for v in tensor_refs)
-                  and not op.random)
+                  and not op.random and not op.check)
         for o in outs:
             vid = self.add(o, "op")
             node.outputs.append(vid)
@@ -450,10 +450,12 @@ class Tracer:
             self.mutations.pending[2] = node.outputs[0]
         return out
 
-    def _check_draw(self, op):
-        """Note [random rows]: a draw is captured at the function's own level only."""
+    def _check_top_level(self, op):
+        """Note [random rows], Note [value checks]: a draw or a check is captured at the
+        function's own level only."""
         if self.graph.nodes is not self.root_nodes or self.body_backward:
-            raise _fail(GraphBreak(f"{op.name}: a random draw inside a captured loop or "
+            what = "a random draw" if op.random else "a value check"
+            raise _fail(GraphBreak(f"{op.name}: {what} inside a captured loop or "
                                    "cond branch (its steps are traced once and recomputed)"))
 
     def _note_saved_floats(self, op, out, substituted):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 from ..graph.grad_mode import no_grad
+from ..ops import checks
 from ..tensor import Tensor
 from . import constraints
 from .utils import extended_shape, lazy_property
@@ -59,12 +60,11 @@ class Distribution:
                                                          lazy_property):
                 continue  # the other parameterisation (probs/logits) was given
             value = getattr(self, param)
-            valid = constraint.check(value)
-            if not bool(valid.all()):
-                raise ValueError(
-                    f"Expected parameter {param} ({type(value).__name__} of shape "
-                    f"{tuple(value.shape)}) of distribution {self!r} to satisfy the constraint "
-                    f"{constraint!r}, but found invalid values:\n{value}")
+            checks.check_all(  # (Note [value checks]: compiled programs check at each call)
+                constraint.check(value),
+                f"Expected parameter {param} ({type(value).__name__} of shape "
+                f"{tuple(value.shape)}) of distribution {self!r} to satisfy the constraint "
+                f"{constraint!r}, but found invalid values:\n", value)
 
     def expand(self, batch_shape, _instance=None):
         """A new distribution whose batch shape is ``batch_shape`` (the parameters expanded, no
@@ -181,12 +181,10 @@ class Distribution:
             return
         if support is None:
             return
-        valid = support.check(value)
-        if not bool(valid.all()):
-            raise ValueError("Expected value argument "
-                             f"({type(value).__name__} of shape {tuple(value.shape)}) "
-                             f"to be within the support ({support!r}) of the distribution "
-                             f"{self!r}, but found invalid values:\n{value}")
+        checks.check_all(support.check(value), "Expected value argument "
+                         f"({type(value).__name__} of shape {tuple(value.shape)}) "
+                         f"to be within the support ({support!r}) of the distribution "
+                         f"{self!r}, but found invalid values:\n", value)
 
     def _expanded(self, cls, batch_shape, _instance=None):
         """The ``expand`` of a distribution whose state is its parameters: a new instance of

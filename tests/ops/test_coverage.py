@@ -34,6 +34,9 @@ COVERED_ELSEWHERE = {
     # random draws: no gradient and no deterministic value to check against finite differences
     "dropout_mask": "tests/compile/test_random_capture.py, tests/nn (dropout)",
     "random_like": "tests/compile/test_random_capture.py, tests/ops/test_torch_more.py",
+    # bool reductions and value checks (no gradient; Note [value checks] in ops/checks.py)
+    "bool_reduce": "tests/compile/test_value_checks.py",
+    "check": "tests/compile/test_value_checks.py",
     # complex-valued rows: the database's runners are real (float64 finite differences)
     "abs_complex": "tests/test_complex.py",
     "conj": "tests/test_complex.py",

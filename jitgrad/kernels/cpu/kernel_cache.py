@@ -200,6 +200,12 @@ _INLINE_COPIES: dict = {}
 CALLER_OPTIONS = {"nogil": True, "error_model": "numpy"}
 
 
+class CheckFailed(Exception):
+    """Raised by generated code whose value check failed (Note [value checks] in
+    ``ops/checks.py``): its caller runs the same work again step by step, where the row's own
+    forward raises the user's error with the values."""
+
+
 def inline_copy(disp):
     """Dispatcher ``disp`` as generated callers call it (Note [inlined callees] in
     ``compile/native.py``): an ``inline='always'`` copy of its Python function, whose code the

@@ -107,6 +107,9 @@ class OpDef:
     # ``random``: the forward draws from jitgrad's default generator (a compiled program draws
     # at each call, in the traced order; never folded, dropped or recomputed)
     random: bool = False
+    # ``check``: the forward raises on bad values and computes nothing used (Note [value checks]
+    # in ops/checks.py: a compiled program runs it at each call; never folded or dropped)
+    check: bool = False
     # composite: the positions of the inputs that get an edge (PyTorch's differentiable inputs:
     # ``NllLossBackward0`` has one edge, not one for the target and the weight); None: all
     edge_inputs: tuple = None
@@ -525,19 +528,20 @@ def def_elementwise(name, node_name, inputs, forward, backward=None, attrs=(), d
 def def_composite(name, node_name, inputs, forward, backward, attrs=(), save=(), view=False,
                   n_outputs=1, dtype_rule="promote", jvp=None, batch_rule=None, cuda_forward=None,
                   complex_ok=False, method=None, inplace=None, export=None, numpy=None, alias=None,
-                  identity=None, value_dependent_shape=False, no_grad=(), random=False):
+                  identity=None, value_dependent_shape=False, no_grad=(), random=False,
+                  check=False):
     """Declare a non-elementwise op: an array-level forward and a Tensor-level backward
     (optionally a ``jvp`` rule for forward mode, a ``batch_rule`` for vmap, a
     ``cuda_forward`` over CUDA arrays, Note [derived surface]'s ``method``, ``inplace``,
     ``export``, ``numpy``, and Note [what compile knows of a row]'s ``alias``, ``identity``,
-    ``value_dependent_shape``, ``random``). ``no_grad``: names of inputs that are never
+    ``value_dependent_shape``, ``random``, ``check``). ``no_grad``: names of inputs that are never
     differentiated (class targets, weights): the node has no edge for them, as PyTorch's."""
     op = OpDef(name=name, node_name=node_name, inputs=tuple(inputs), forward=forward,
                backward=backward, attrs=tuple(attrs), elementwise=False, dtype_rule=dtype_rule,
                save=tuple(save), view=view, n_outputs=n_outputs, jvp=jvp, batch_rule=batch_rule,
                cuda_forward=cuda_forward, complex_ok=complex_ok, method=method, inplace=inplace,
                export=export, numpy=numpy, alias=alias, identity=identity,
-               value_dependent_shape=value_dependent_shape, random=random,
+               value_dependent_shape=value_dependent_shape, random=random, check=check,
                edge_inputs=tuple(k for k, n in enumerate(inputs) if n not in no_grad)
                if no_grad else None)
     op.node_cls = _make_node_class(op)

@@ -100,6 +100,13 @@ _bound["host_read_hook"] = []
 _constants = threading.local()  # .depth: constant constructors running on this thread
 
 
+def tracing() -> bool:
+    """Whether jitgrad.compile's hooks are registered: a trace may run on some thread. Ops
+    whose eager path is cheaper than their row (``rand``, ``Tensor.all``, value checks) take
+    the row only then; both paths give the same values."""
+    return random_hook is not None
+
+
 def set_tracing_hooks(creation, host_read, random_draw) -> None:
     """Register jitgrad.compile's hooks (all None: unregister)."""
     global random_hook
