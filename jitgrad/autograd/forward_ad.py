@@ -367,6 +367,12 @@ def _has_levels() -> bool:
     return bool(_levels)
 
 
+def levels_open() -> bool:
+    """Whether a dual level is open: forward-mode tangents may flow through the ops (code that
+    runs ops under ``no_grad`` and rebuilds their results must then let the ops run plainly)."""
+    return bool(_levels)
+
+
 def _copy_tangents(src, dst) -> None:
     """Give ``dst`` (a tensor with ``src``'s value) the tangents ``src`` has at every open
     level (what a detach that keeps forward gradients needs)."""

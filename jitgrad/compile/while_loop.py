@@ -19,11 +19,13 @@ in ``utils/checkpoint.py``), and their gradients are summed over the steps.
 """
 from __future__ import annotations
 
-from ..autograd import Function, transforms
+from ..autograd import Function, forward_ad, transforms
 from ..autograd import grad as autograd_grad
+from ..func._batching import inner, is_batched
 from ..func._pytree import tree_flatten, tree_unflatten
 from ..graph.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..ops import creation
+from ..ops.binary import where
 from ..tensor import Tensor
 from . import trace
 from .while_capture import traced_while
@@ -47,10 +49,14 @@ def while_loop(cond_fn, body_fn, carry, *, max_tape_bytes=DEFAULT_TAPE_BYTES):
         raise TypeError("while_loop: carry must be a Tensor or a tuple / list / dict of Tensors "
                         f"(got {type(carry).__name__})")
     loop = _Loop(cond_fn, body_fn, spec, leaves, max_tape_bytes)
+    if any(is_batched(t) for t in leaves):
+        return tree_unflatten(_batched(loop, leaves), spec)
     tracer = trace.current()
     if tracer is not None and not tracer.suspended:
         return traced_while(tracer, loop, carry)
-    if not is_grad_enabled():
+    if not is_grad_enabled() or forward_ad.levels_open():
+        # (forward mode: plain ops carry the tangents, which need no tape; a reverse graph, if
+        # wanted too, then holds every step)
         return tree_unflatten(loop.run_plain(leaves), spec)
     used: dict = {}
     transforms.push_collector(used)
@@ -66,6 +72,29 @@ def while_loop(cond_fn, body_fn, carry, *, max_tape_bytes=DEFAULT_TAPE_BYTES):
         return tree_unflatten(final, spec)
     outs = _WhileLoop.apply(loop, final, *leaves, *loop.closures)
     return tree_unflatten(list(outs), spec)
+
+
+def _batched(loop, state) -> list:
+    """``while_loop`` under ``vmap`` (a carry batched over examples), as ``jax.lax.while_loop``
+    under ``vmap``: the loop runs while some example's predicate holds, and an example whose
+    predicate is false keeps its carry, ``where(pred, body(carry), carry)``. Each example gets
+    its own loop's result and gradient; the steps are recorded as plain ops (reverse mode keeps
+    every step: no tape cap under vmap), and the body also runs on finished examples, whose
+    values it must not turn into NaN or inf (their gradient would be NaN)."""
+    while True:
+        c = loop.cond_fn(tree_unflatten(list(state), loop.spec))
+        if not (isinstance(c, Tensor) and is_batched(c)):
+            if not loop.decide(c):
+                return state
+            state = loop.step(state)
+            continue
+        if c.numel() != 1:
+            raise ValueError("while_loop: cond_fn must return a bool or a one-element Tensor "
+                             f"per example (got shape {tuple(c.shape)})")
+        if not bool(inner(c).any()):  # (every example is done)
+            return state
+        keep_going = c.reshape(()).bool()
+        state = [where(keep_going, new, old) for new, old in zip(loop.step(state), state)]
 
 
 class _Loop:
@@ -84,7 +113,11 @@ class _Loop:
         self.stride, self.steps = 1, 0
 
     def holds(self, state) -> bool:
-        c = self.cond_fn(tree_unflatten(list(state), self.spec))
+        return self.decide(self.cond_fn(tree_unflatten(list(state), self.spec)))
+
+    @staticmethod
+    def decide(c) -> bool:
+        """``cond_fn``'s result as a Python bool."""
         if isinstance(c, Tensor):
             if c.numel() != 1:
                 raise ValueError("while_loop: cond_fn must return a bool or a one-element Tensor "

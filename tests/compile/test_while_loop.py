@@ -88,3 +88,43 @@ def test_errors_name_the_problem():
     out = jg.while_loop(lambda c: c.sum() < 10, lambda c: c * c, x)
     with pytest.raises(RuntimeError, match="second derivative"):
         jg.autograd.grad(out.sum(), x, create_graph=True)
+
+
+def _scalar_root(a):
+    """cube_root of a 0-d ``a`` with a per-example trip count under vmap (a counter too)."""
+    def cond(state):
+        x, step, n = state
+        return (step.abs() > 1e-13) & (n < 60)
+
+    def body(state):
+        x, _, n = state
+        step = (x ** 3 - a) / (3 * x ** 2)
+        return x - step, step, n + 1
+    x, _, n = jg.while_loop(cond, body, (a * 0 + 2.0, a * 0 + 1.0, jg.tensor(0)))
+    return x, n
+
+
+def test_under_vmap_each_example_runs_its_own_trip_count():
+    a = jg.tensor([0.5, 8.0, 1000.0])
+    x, n = jg.func.vmap(_scalar_root)(a)
+    per_example = [_scalar_root(jg.tensor(v)) for v in (0.5, 8.0, 1000.0)]
+    np.testing.assert_allclose(x.numpy(), np.cbrt([0.5, 8.0, 1000.0]), rtol=1e-14)
+    np.testing.assert_array_equal(n.numpy(), [int(m) for _, m in per_example])
+    assert len(set(n.tolist())) > 1  # the examples stop at different steps
+    g = jg.func.vmap(jg.func.grad(lambda v: _scalar_root(v)[0]))(a)
+    np.testing.assert_allclose(g.numpy(), 1 / (3 * np.cbrt([0.5, 8.0, 1000.0]) ** 2), rtol=1e-12)
+
+
+def test_forward_mode_and_jacobians_through_the_loop():
+    a = jg.tensor([2.0, 5.0, 9.0])
+    want = np.diag(1 / (3 * np.cbrt([2.0, 5.0, 9.0]) ** 2))
+    for jac in (jg.func.jacfwd, jg.func.jacrev):
+        np.testing.assert_allclose(jac(cube_root)(a).numpy(), want, rtol=1e-12, atol=1e-15)
+    # a tangent entering only through a closure the body reads
+    t = jg.tensor([1.0, -2.0, 0.5])
+    _, tangent = jg.func.jvp(lambda s: cube_root(a * s), (jg.tensor(1.0),), (jg.tensor(1.0),))
+    h = 1e-6
+    fd = (cube_root(a * (1 + h)) - cube_root(a * (1 - h))).numpy() / (2 * h)
+    np.testing.assert_allclose(tangent.numpy(), fd, rtol=1e-8)
+    _, tangent = jg.func.jvp(cube_root, (a,), (t,))
+    np.testing.assert_allclose(tangent.numpy(), want @ t.numpy(), rtol=1e-12)
