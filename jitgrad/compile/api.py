@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from .. import _config, dtypes
+from ..autograd import forward_ad, transforms
 from ..graph.grad_mode import is_grad_enabled
 from ..ops import creation
 from ..func._pytree import tree_flatten, tree_unflatten
@@ -89,7 +90,7 @@ class CompiledFunction:
                 "fallbacks": list(self.fallbacks), "gave_up": self._eager_reason}
 
     def __call__(self, *args, **kwargs):
-        if not _config.COMPILE or is_disabled() or self._eager_reason:
+        if not _config.COMPILE or is_disabled() or self._eager_reason or _under_transform():
             return self._fn(*args, **kwargs)
         fast = None if kwargs or self._static_argnums else _shallow(args)
         if fast is not None:  # the common call, without the pytree walk
@@ -215,6 +216,15 @@ class CompiledFunction:
         self._eager_reason = f"traced {MAX_TRACES} times ({changing} kept changing)"
         warnings.warn(f"jitgrad.compile: {getattr(self._fn, '__qualname__', self._fn)} was "
                       f"{self._eager_reason}; it runs eagerly from now on", stacklevel=4)
+
+
+def _under_transform() -> bool:
+    """Whether a function transform a program cannot carry is active: a forward-mode dual level
+    (``jvp``, ``jacfwd``, ``hessian``) or ``vmap``. A program computes plain arrays, so it would
+    drop the tangents (zero derivatives, silently) and read batched tensors as plain ones; the
+    function runs eagerly inside them instead. (Reverse mode, ``grad``/``jacrev``, runs the
+    program: its backward node carries the gradients.)"""
+    return forward_ad.levels_open() or transforms.batch_runner is not None
 
 
 _LEAF_TYPES = (Tensor, float)
