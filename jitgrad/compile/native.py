@@ -408,6 +408,26 @@ def _nll(e, node, x, t, w, out):
     return True
 
 
+def _bool_reduce(e, node, x, out):
+    """``all``/``any`` over adjacent dims: the row's fold kernel on the (outer, r, inner)
+    view, as its forward calls it."""
+    (vid,) = node.value_args()
+    dims, nd = node.attrs["dims"], len(e.shape(vid))
+    layout = _slices(e.shape(vid), range(nd) if dims is None else dims)
+    if layout is None or not (e.dtype(vid).kind == "b" or e.dtype(vid) in (
+            np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64))):
+        return False
+    outer, r, inner = layout
+    kernel = e.kernel("jitgrad.kernels.cpu.reduce", "SERIAL_BOOL_FOLD")
+    flat, res = e.tmp(), e.tmp()
+    e.lines += [f"{flat} = np.ascontiguousarray({x}).reshape(-1)",
+                f"{res} = np.empty({outer * inner}, np.bool_)",
+                f"{kernel}({flat}, {_ints(outer, r, inner)}, {node.attrs['kind'] == 'all'}, "
+                f"{res})",
+                f"{out} = {res}.reshape({_tuple(e.shape(node.outputs[0]))})"]
+    return True
+
+
 def _check(e, node, ok, value, out):
     """Note [value checks]: ``np.all`` of the flags; a failure raises ``CheckFailed``, and the
     segment's step runs its items one by one, where the row raises eager's error."""
@@ -424,11 +444,12 @@ EMITTERS = {
     "expand": _expand, "transpose": _transpose, "permute": _permute, "cast": _cast,
     "index_backward": _index_backward, "cat": _cat, "logsumexp": _logsumexp,
     "softmax": _softmax, "log_softmax": _softmax, "matmul_mm": _matmul, "matmul_mv": _matmul,
-    "nll_loss": _nll, "check": _check,
+    "nll_loss": _nll, "check": _check, "bool_reduce": _bool_reduce,
     **{f"getitem_{kind}": _getitem for kind in _BASIC_KINDS},
 }
 #: emitters whose operands may be integer arrays (views, and ``_nll``, which checks its own)
-_ANY_DTYPE = {_reshape, _reshape_copy, _expand, _transpose, _permute, _getitem, _nll, _check}
+_ANY_DTYPE = {_reshape, _reshape_copy, _expand, _transpose, _permute, _getitem, _nll, _check,
+              _bool_reduce}
 
 
 def _emit_node(e: _Emit, node) -> bool:

@@ -482,3 +482,31 @@ def prod_others(x3):
                and _config.parallel_kernels())
         _K_PO[par](x, outer, r, inner, out.dtype.type(1), out.reshape(-1))
     return out
+
+
+def _bool_fold(x, outer, r, inner, want_all, out):
+    """out[o, j] = all (``want_all``) or any of ``x[o, i, j] != 0`` over i, stopping at the
+    first element that decides a slice."""
+    for o in range(outer):
+        for j in range(inner):
+            acc = want_all
+            for i in range(r):
+                if (x[(o * r + i) * inner + j] != 0) != want_all:
+                    acc = not want_all
+                    break
+            out[o * inner + j] = acc
+
+
+# (by name, for generated code: Note [native segments] in compile/native.py)
+SERIAL_BOOL_FOLD = cached_njit(nogil=True, error_model="numpy")(
+    _bind(_bool_fold, "_bool_fold_ser"))
+
+
+def reduce_bool(x3, want_all: bool) -> np.ndarray:
+    """``all`` (``want_all``) or ``any`` of ``x3 != 0`` over its middle axis: (outer, inner)
+    bools."""
+    x, outer, r, inner = _prep(x3)
+    out = np.empty(outer * inner, np.bool_)
+    if out.size:
+        SERIAL_BOOL_FOLD(x, outer, r, inner, bool(want_all), out)
+    return out.reshape(outer, inner)
