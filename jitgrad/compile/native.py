@@ -42,6 +42,7 @@ the kernels (``cpu.load_generated``), so an edited row or kernel makes a new seg
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import math
@@ -49,7 +50,8 @@ import os
 
 import numpy as np
 
-from ..kernels.cpu import elementwise as cpu, reduce as cpu_reduce, softmax as cpu_softmax
+from ..kernels.cpu import blas_pool, elementwise as cpu, reduce as cpu_reduce
+from ..kernels.cpu import softmax as cpu_softmax
 from ..kernels.cpu.kernel_cache import CheckFailed
 from . import codegen, segment
 
@@ -92,6 +94,7 @@ class _Emit:
         self.made: set = set()  # values this segment computes (arrays, weak ones too)
         self.transposed: dict = {}  # value -> the name of the matrix it is the transpose of
         self.checks = 0  # value checks emitted (Note [value checks])
+        self.blas_order = 0  # the largest matrix order a BLAS call here takes (0: none)
 
     def kernel(self, module: str, attr: str = "kernel", n_args: int = 0, n_ops: int = 1) -> str:
         """The name the source calls kernel ``module.attr`` by (with ``n_args`` arguments,
@@ -363,9 +366,11 @@ def _matrix(e, vid, name) -> str:
 
 def _matmul(e, node, a, b, out):
     """``a @ b`` of float matrices and vectors (not two vectors): ``np.dot`` in Numba, a BLAS
-    gemm / gemv as eager's ``np.matmul``, up to ``MAX_NATIVE_MATMUL`` multiply-adds (where
-    OpenBLAS runs one thread either way; a larger product stays a step of its own, on
-    NumPy's threads)."""
+    gemm / gemv as eager's ``np.matmul``, up to ``MAX_NATIVE_MATMUL`` multiply-adds (a larger
+    product stays a step of its own, on NumPy's threads). Numba's BLAS is SciPy's: the
+    segment runs with SciPy's pool at one thread (Note [two BLAS pools] in
+    ``kernels/cpu/blas_pool.py``: a 200 x 200 matrix-vector product woke its second thread,
+    which fought NumPy's pool: W12 1.9 -> 6.1 ms)."""
     va, vb = node.value_args()
     sa, sb = e.shape(va), e.shape(vb)
     if (not 1 <= len(sa) <= 2 or not 1 <= len(sb) <= 2 or len(sa) + len(sb) < 3
@@ -376,6 +381,7 @@ def _matmul(e, node, a, b, out):
     if 0 in sa or 0 in sb or work > MAX_NATIVE_MATMUL:
         return False
     e.lines.append(f"{out} = np.dot({_matrix(e, va, a)}, {_matrix(e, vb, b)})")
+    e.blas_order = max(e.blas_order, *sa, *sb)
     return True
 
 
@@ -571,12 +577,15 @@ class Segment:
         function = []
         reads = [(v, v in self.weak) for v in self.inputs]
         outputs = self.outputs
+        order = self.emit.blas_order
+        blas = (lambda: blas_pool.small_call(order)) if order else contextlib.nullcontext
 
         def step(env):
             if not function:
                 function.append(cpu.load_generated(name, src).segment)
             try:
-                results = function[0](*[float(env[v]) if w else env[v] for v, w in reads])
+                with blas():
+                    results = function[0](*[float(env[v]) if w else env[v] for v, w in reads])
             except CheckFailed:
                 for item_step in self.item_steps():
                     item_step(env)  # (the failing check raises here)
