@@ -94,10 +94,10 @@ def current():
 # are rows (``ops/random_rows.py``, ``random=True``) whose forward draws from the default
 # generator. The trace records them as it records any op, and the program calls the row's
 # forward at each call, in the traced order, so a compiled call draws what the eager call would
-# have drawn under the same seed and leaves the generator where eager would. A draw is never folded as a
-# constant, never dropped as dead (``Program``), and refused inside a loop body or a cond
-# branch, whose steps are traced once (a branch not taken would draw) and recomputed by the
-# backward (a second draw). When a trace breaks, the generator is set back to where it was
+# have drawn under the same seed and leaves the generator where eager would. A draw is never
+# folded as a constant, never dropped as dead (``Program``), and refused inside a loop body or
+# a cond branch, whose steps are traced once (a branch not taken would draw) and recomputed by
+# the backward (a second draw). When a trace breaks, the generator is set back to where it was
 # before the trace, so the eager run that follows draws as a plain eager call (api.py). The
 # other draws (explicit generators, ``randint``, the other distributions) break the trace
 # before drawing.
