@@ -42,7 +42,6 @@ the kernels (``cpu.load_generated``), so an edited row or kernel makes a new seg
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import math
@@ -178,18 +177,6 @@ def _emit_group(e: _Emit, group) -> bool:
 
 
 # --- composite rows ------------------------------------------------------------------------
-def _slices(shape, dims):
-    """(outer, r, inner): ``shape`` seen with the reduced ``dims`` as the middle axis, or None
-    for non-adjacent dims (eager moves the axes first)."""
-    dims = tuple(sorted(d % len(shape) for d in dims)) if shape else ()
-    if dims and dims[-1] - dims[0] + 1 != len(dims):
-        return None
-    if not dims:
-        return 1, 1, math.prod(shape)
-    return (math.prod(shape[:dims[0]]), math.prod(shape[dims[0]:dims[-1] + 1]),
-            math.prod(shape[dims[-1] + 1:]))
-
-
 def _float_serial(e: _Emit, vid, limit: int) -> bool:
     """A float32/float64 value of fewer than ``limit`` elements (a serial kernel's size)."""
     return (e.dtype(vid) in (np.dtype(np.float64), np.dtype(np.float32))
@@ -201,7 +188,7 @@ def _sum(e: _Emit, node, x: str, out: str) -> bool:
     (outer, r, inner) view, as the eager ``_fold`` calls it."""
     (vid,) = node.value_args()
     dt = e.dtype(vid)
-    layout = _slices(e.shape(vid), node.attrs["dims"])
+    layout = cpu_reduce.fold_layout(e.shape(vid), node.attrs["dims"])
     if (node.attrs["dtype"] is not None or layout is None
             or not _float_serial(e, vid, cpu_reduce.PARALLEL_MIN_SIZE * 8 // dt.itemsize)):
         return False
@@ -234,7 +221,7 @@ def _emit_slices(e: _Emit, x: str, out: str, vid, layout, mode: int, out_vid) ->
 def _logsumexp(e: _Emit, node, x: str, out: str) -> bool:
     """``logsumexp`` over adjacent dims: the softmax kernel's serial copy, as eager runs it."""
     (vid,) = node.value_args()
-    layout = _slices(e.shape(vid), node.attrs["dims"])
+    layout = cpu_reduce.fold_layout(e.shape(vid), node.attrs["dims"])
     if (layout is None or 0 in layout
             or not _float_serial(e, vid, cpu_softmax.PAR_MIN_SIZE)):
         return False
@@ -245,7 +232,7 @@ def _logsumexp(e: _Emit, node, x: str, out: str) -> bool:
 def _softmax(e: _Emit, node, x: str, out: str) -> bool:
     """``softmax`` / ``log_softmax`` along ``dim`` (float32/float64): the same kernel."""
     (vid,) = node.value_args()
-    layout = _slices(e.shape(vid), (node.attrs["dim"],))
+    layout = cpu_reduce.fold_layout(e.shape(vid), (node.attrs["dim"],))
     if 0 in layout or not _float_serial(e, vid, cpu_softmax.PAR_MIN_SIZE):
         return False
     mode = cpu_softmax.LOG_SOFTMAX if node.attrs["log"] else cpu_softmax.SOFTMAX
@@ -419,7 +406,7 @@ def _bool_reduce(e, node, x, out):
     view, as its forward calls it."""
     (vid,) = node.value_args()
     dims, nd = node.attrs["dims"], len(e.shape(vid))
-    layout = _slices(e.shape(vid), range(nd) if dims is None else dims)
+    layout = cpu_reduce.fold_layout(e.shape(vid), range(nd) if dims is None else dims)
     if layout is None or not (e.dtype(vid).kind == "b" or e.dtype(vid) in (
             np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64))):
         return False
@@ -578,14 +565,17 @@ class Segment:
         reads = [(v, v in self.weak) for v in self.inputs]
         outputs = self.outputs
         order = self.emit.blas_order
-        blas = (lambda: blas_pool.small_call(order)) if order else contextlib.nullcontext
 
         def step(env):
             if not function:
                 function.append(cpu.load_generated(name, src).segment)
+            args = [float(env[v]) if w else env[v] for v, w in reads]
             try:
-                with blas():
-                    results = function[0](*[float(env[v]) if w else env[v] for v, w in reads])
+                if order:
+                    with blas_pool.small_call(order):
+                        results = function[0](*args)
+                else:
+                    results = function[0](*args)
             except CheckFailed:
                 for item_step in self.item_steps():
                     item_step(env)  # (the failing check raises here)

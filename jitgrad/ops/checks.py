@@ -21,8 +21,6 @@ distributions: one native call).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..kernels.cpu import reduce as cpu_reduce
@@ -34,14 +32,11 @@ def _bool_reduce_fwd(ctx, x, dims, keepdim, kind):
     """``all`` (``kind="all"``: every element nonzero) or ``any`` of ``x`` over ``dims``
     (every dim when None): over adjacent dims jitgrad's fold kernel (the one native segments
     call), else NumPy's."""
-    reduced = tuple(range(x.ndim)) if dims is None else tuple(sorted(dims))
+    reduced = tuple(range(x.ndim)) if dims is None else dims
     shape = tuple(1 if d in reduced else n for d, n in enumerate(x.shape) if keepdim
                   or d not in reduced)
-    if (not reduced or reduced[-1] - reduced[0] + 1 == len(reduced)) and (
-            x.dtype.kind in "biu" or x.dtype in (np.float32, np.float64)):
-        first, last = (reduced[0], reduced[-1] + 1) if reduced else (0, 0)
-        layout = (math.prod(x.shape[:first]), math.prod(x.shape[first:last]),
-                  math.prod(x.shape[last:]))
+    layout = cpu_reduce.fold_layout(x.shape, reduced)
+    if layout is not None and (x.dtype.kind in "biu" or x.dtype in (np.float32, np.float64)):
         return cpu_reduce.reduce_bool(x.reshape(layout), kind == "all").reshape(shape)
     reduce = np.all if kind == "all" else np.any
     return np.asarray(reduce(x, axis=dims, keepdims=keepdim))

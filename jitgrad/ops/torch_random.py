@@ -46,24 +46,25 @@ def _finish(array, like, dtype, device, requires_grad):
     return out
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Uniform samples in [0, 1) of ``size`` (default float dtype). From the default generator
-    on the CPU the random row draws them, so ``jitgrad.compile`` captures the draw; else
-    ``creation.rand``. The same numbers either way."""
+def _sampled(kind, fallback, size, generator, dtype, device, requires_grad):
+    """``rand``/``randn``: from the default generator on the CPU the random row draws them, so
+    ``jitgrad.compile`` captures the draw (``creation.row_draw``); else ``fallback``
+    (``creation.rand``/``randn``). The same numbers either way."""
     if creation.row_draw(generator, dtype, device):
-        return _drawn(random_rows.samples(creation.size_of(size), "uniform",
+        return _drawn(random_rows.samples(creation.size_of(size), kind,
                                           creation.float_dtype(dtype)), requires_grad)
-    return creation.rand(*size, generator=generator, dtype=dtype, device=device,
-                         requires_grad=requires_grad)
+    return fallback(*size, generator=generator, dtype=dtype, device=device,
+                    requires_grad=requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1) of ``size`` (default float dtype)."""
+    return _sampled("uniform", creation.rand, size, generator, dtype, device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples of ``size``, as ``rand`` (``creation.randn`` off the row)."""
-    if creation.row_draw(generator, dtype, device):
-        return _drawn(random_rows.samples(creation.size_of(size), "normal",
-                                          creation.float_dtype(dtype)), requires_grad)
-    return creation.randn(*size, generator=generator, dtype=dtype, device=device,
-                          requires_grad=requires_grad)
+    """Standard normal samples of ``size`` (default float dtype)."""
+    return _sampled("normal", creation.randn, size, generator, dtype, device, requires_grad)
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,

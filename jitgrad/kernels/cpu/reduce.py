@@ -26,6 +26,7 @@ This module imports only NumPy and Numba (jitgrad._config sets the cache dir and
 """
 from __future__ import annotations
 
+import math
 
 import numpy as np
 from numba import njit, prange
@@ -500,6 +501,18 @@ def _bool_fold(x, outer, r, inner, want_all, out):
 # (by name, for generated code: Note [native segments] in compile/native.py)
 SERIAL_BOOL_FOLD = cached_njit(nogil=True, error_model="numpy")(
     _bind(_bool_fold, "_bool_fold_ser"))
+
+
+def fold_layout(shape, dims):
+    """(outer, r, inner): ``shape`` seen with the reduced ``dims`` as the middle axis, or None
+    for non-adjacent dims (eager moves the axes first)."""
+    dims = tuple(sorted(d % len(shape) for d in dims)) if shape else ()
+    if dims and dims[-1] - dims[0] + 1 != len(dims):
+        return None
+    if not dims:
+        return 1, 1, math.prod(shape)
+    return (math.prod(shape[:dims[0]]), math.prod(shape[dims[0]:dims[-1] + 1]),
+            math.prod(shape[dims[-1] + 1:]))
 
 
 def reduce_bool(x3, want_all: bool) -> np.ndarray:
